@@ -1,0 +1,13 @@
+package cli
+
+import "github.com/spf13/cobra"
+
+func newSessionsCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List, inspect, search, export, clean up and restore sessions",
+		Args:  args(cobra.NoArgs),
+	}
+	cmd.AddCommand(newSessionsShowCmd(env))
+	return cmd
+}

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+func newSessionsShowCmd(env Env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID|PATH",
+		Short: "Print the conversation exactly as it would be sent to the model on resume",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			conv, err := loadSession(cmd, env, a[0], transcript.LoadOptions{})
+			if err != nil {
+				return err
+			}
+			msgs := conv.Messages()
+			for _, w := range conv.Warnings {
+				fmt.Fprintln(env.Stderr, "warning:", w)
+			}
+			if asJSON {
+				warnings := conv.Warnings
+				if warnings == nil {
+					warnings = []string{}
+				}
+				if msgs == nil {
+					msgs = []model.Message{}
+				}
+				return writeJSON(env.Stdout, struct {
+					SessionID string          `json:"sessionId"`
+					Messages  []model.Message `json:"messages"`
+					Warnings  []string        `json:"warnings"`
+				}{conv.SessionID, msgs, warnings})
+			}
+			printMessages(env.Stdout, msgs)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+// loadSession resolves ref and rebuilds its conversation.
+func loadSession(cmd *cobra.Command, env Env, ref string, opts transcript.LoadOptions) (*transcript.Conversation, error) {
+	home, err := env.Home()
+	if err != nil {
+		return nil, err
+	}
+	path, err := home.Find(env.Cwd, ref)
+	if err != nil {
+		return nil, err
+	}
+	src, err := transcript.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	conv, err := transcript.Load(cmd.Context(), src, opts)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	if conv.SessionID == "" {
+		conv.SessionID = strings.TrimSuffix(pathBase(path), ".jsonl")
+	}
+	return conv, nil
+}
+
+func pathBase(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// printMessages renders messages for a person: role headers, text as is,
+// tool calls and results summarised.
+func printMessages(w io.Writer, msgs []model.Message) {
+	for i, m := range msgs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "── %s ──\n", m.Role)
+		for _, b := range m.Content {
+			switch b.Type {
+			case model.BlockText:
+				fmt.Fprintln(w, b.Text)
+			case model.BlockToolUse:
+				fmt.Fprintf(w, "[tool_use %s %s] %s\n", b.Name, b.ID, string(b.Input))
+			case model.BlockToolResult:
+				tag := "tool_result"
+				if b.IsError != nil && *b.IsError {
+					tag = "tool_result error"
+				}
+				fmt.Fprintf(w, "[%s %s]\n%s\n", tag, b.ToolUseID, b.ResultText())
+			case model.BlockThinking:
+				fmt.Fprintf(w, "[thinking] %s\n", b.Thinking)
+			default:
+				fmt.Fprintf(w, "[%s]\n", b.Type)
+			}
+		}
+	}
+}

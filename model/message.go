@@ -1,0 +1,223 @@
+// Package model defines the conversation types every layer of cairn shares —
+// messages, content blocks, token usage — in the shape of the Anthropic
+// Messages API, which is also the shape Claude Code stores in its transcripts.
+//
+// The types round-trip: fields cairn does not know are kept and written back,
+// so a block read from a newer transcript is sent on unchanged.
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/cairn-dev/cairn/internal/jsonw"
+)
+
+// Roles of a Message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Block types cairn inspects. Other types pass through untouched.
+const (
+	BlockText             = "text"
+	BlockToolUse          = "tool_use"
+	BlockToolResult       = "tool_result"
+	BlockThinking         = "thinking"
+	BlockRedactedThinking = "redacted_thinking"
+	BlockImage            = "image"
+	BlockDocument         = "document"
+)
+
+// Message is one API message: a role and its content blocks.
+type Message struct {
+	Role    string  `json:"role"`
+	Content []Block `json:"content"`
+}
+
+// Text returns the concatenated text of the message's text blocks.
+func (m Message) Text() string {
+	var b []byte
+	for _, c := range m.Content {
+		if c.Type == BlockText {
+			b = append(b, c.Text...)
+		}
+	}
+	return string(b)
+}
+
+// ToolUses returns the tool_use blocks of the message, in order.
+func (m Message) ToolUses() []Block {
+	var out []Block
+	for _, c := range m.Content {
+		if c.Type == BlockToolUse {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Block is one content block. The common fields are typed; everything else
+// (citations, cache_control, source, signature …) is kept in Extra as raw
+// JSON so it is written back exactly.
+type Block struct {
+	Type string
+
+	Text string // text
+
+	ID    string          // tool_use
+	Name  string          // tool_use
+	Input json.RawMessage // tool_use
+
+	ToolUseID string          // tool_result
+	Content   json.RawMessage // tool_result: a string or a list of blocks
+	IsError   *bool           // tool_result; nil when absent
+
+	Thinking string // thinking
+
+	// Extra holds every other field by name.
+	Extra map[string]json.RawMessage
+}
+
+// TextBlock returns a text block.
+func TextBlock(s string) Block { return Block{Type: BlockText, Text: s} }
+
+// ToolResultBlock returns a tool_result block with string content.
+func ToolResultBlock(toolUseID, content string, isError bool) Block {
+	b := Block{Type: BlockToolResult, ToolUseID: toolUseID, Content: jsonw.String(content)}
+	if isError {
+		b.IsError = &isError
+	}
+	return b
+}
+
+// ResultText returns a tool_result's content as text: the string itself, or
+// the text blocks of a block list joined by newlines.
+func (b Block) ResultText() string {
+	if len(b.Content) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(b.Content, &s) == nil {
+		return s
+	}
+	var blocks []Block
+	if json.Unmarshal(b.Content, &blocks) != nil {
+		return ""
+	}
+	var out []byte
+	for i, c := range blocks {
+		if i > 0 {
+			out = append(out, '\n')
+		}
+		switch c.Type {
+		case BlockText:
+			out = append(out, c.Text...)
+		default:
+			out = append(out, "["+c.Type+"]"...)
+		}
+	}
+	return string(out)
+}
+
+// Field names handled by Block's typed fields.
+var blockKnown = map[string]bool{
+	"type": true, "text": true, "id": true, "name": true, "input": true,
+	"tool_use_id": true, "content": true, "is_error": true, "thinking": true,
+}
+
+// UnmarshalJSON decodes a block, keeping unknown fields.
+func (b *Block) UnmarshalJSON(data []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	*b = Block{}
+	str := func(key string, dst *string) error {
+		if raw, ok := fields[key]; ok && !isNull(raw) {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return fmt.Errorf("content block field %q: %w", key, err)
+			}
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"type", &b.Type}, {"text", &b.Text}, {"id", &b.ID}, {"name", &b.Name}, {"tool_use_id", &b.ToolUseID}, {"thinking", &b.Thinking}} {
+		if err := str(f.key, f.dst); err != nil {
+			return err
+		}
+	}
+	if raw, ok := fields["input"]; ok {
+		b.Input = slices.Clone(raw)
+	}
+	if raw, ok := fields["content"]; ok {
+		b.Content = slices.Clone(raw)
+	}
+	if raw, ok := fields["is_error"]; ok && !isNull(raw) {
+		var v bool
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("content block field \"is_error\": %w", err)
+		}
+		b.IsError = &v
+	}
+	for k, v := range fields {
+		if !blockKnown[k] {
+			if b.Extra == nil {
+				b.Extra = make(map[string]json.RawMessage)
+			}
+			b.Extra[k] = slices.Clone(v)
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes a block deterministically: type first, then the typed
+// fields in the API's order, then unknown fields sorted by name. Equal
+// blocks always produce equal bytes, which keeps prompt-cache prefixes stable.
+func (b Block) MarshalJSON() ([]byte, error) {
+	var w jsonw.Object
+	w.Str("type", b.Type)
+	switch b.Type {
+	case BlockText:
+		w.Str("text", b.Text)
+	case BlockThinking:
+		w.Str("thinking", b.Thinking)
+	}
+	if b.Type != BlockText && b.Text != "" {
+		w.Str("text", b.Text)
+	}
+	if b.Type != BlockThinking && b.Thinking != "" {
+		w.Str("thinking", b.Thinking)
+	}
+	if b.ID != "" {
+		w.Str("id", b.ID)
+	}
+	if b.Name != "" {
+		w.Str("name", b.Name)
+	}
+	if b.Input != nil {
+		w.Raw("input", b.Input)
+	} else if b.Type == BlockToolUse {
+		w.Raw("input", json.RawMessage("{}"))
+	}
+	if b.ToolUseID != "" {
+		w.Str("tool_use_id", b.ToolUseID)
+	}
+	if b.Content != nil {
+		w.Raw("content", b.Content)
+	}
+	if b.IsError != nil {
+		w.Bool("is_error", *b.IsError)
+	}
+	w.Sorted(b.Extra, nil)
+	return w.Bytes(), nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}

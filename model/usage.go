@@ -1,0 +1,72 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/cairn-dev/cairn/internal/jsonw"
+)
+
+// Usage is the token accounting of one API response.
+type Usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+// ContextTokens is how much of the context window the response occupied:
+// everything read (fresh, cached and newly cached) plus what was written.
+func (u Usage) ContextTokens() int64 {
+	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens + u.OutputTokens
+}
+
+// UnmarshalJSON decodes a Message whose content is either a string (as
+// Claude Code stores typed prompts) or a list of blocks.
+func (m *Message) UnmarshalJSON(data []byte) error {
+	var wire struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(data, &wire); err != nil {
+		return err
+	}
+	blocks, err := DecodeContent(wire.Content)
+	if err != nil {
+		return err
+	}
+	*m = Message{Role: wire.Role, Content: blocks}
+	return nil
+}
+
+// DecodeContent decodes message content given as a string or a block list.
+// An absent or null content is an empty list.
+func DecodeContent(raw json.RawMessage) ([]Block, error) {
+	if len(raw) == 0 || isNull(raw) {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("message content: %w", err)
+		}
+		return []Block{TextBlock(s)}, nil
+	}
+	var blocks []Block
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, fmt.Errorf("message content: %w", err)
+	}
+	return blocks, nil
+}
+
+// MarshalJSON encodes a Message with its content as a block list.
+func (m Message) MarshalJSON() ([]byte, error) {
+	content, err := jsonw.Marshal(m.Content)
+	if err != nil {
+		return nil, err
+	}
+	var w jsonw.Object
+	w.Str("role", m.Role)
+	w.Raw("content", content)
+	return w.Bytes(), nil
+}

@@ -1,0 +1,520 @@
+package transcript
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cairn-dev/cairn/model"
+)
+
+// LoadOptions adjust Load.
+type LoadOptions struct {
+	// Leaf resumes from this entry instead of the session's current leaf
+	// (rewinding the conversation, or resuming at a chosen message).
+	Leaf string
+	// History follows compactions back to the start of the session instead
+	// of stopping at the last compact boundary: the scroll-back a person
+	// reads, not the context the model gets. It reads the whole file.
+	History bool
+	// NewUUID and Now make the entries the repair adds; uuid.NewString and
+	// time.Now when nil.
+	NewUUID func() string
+	Now     func() time.Time
+}
+
+// Conversation is a session rebuilt from its transcript.
+type Conversation struct {
+	SessionID string
+	// Entries is the active chain from its root (or last compact boundary)
+	// to the leaf, with preserved segments spliced in after their anchors,
+	// snipped entries left out, and parallel tool results that hang off
+	// side branches re-attached after their calls. It holds chain entries
+	// of every type; Messages turns it into what the model is sent.
+	Entries []Entry
+	// Leaf is the uuid of the last entry of the chain.
+	Leaf string
+	// LastPrompt is the newest last-prompt record's text, if any.
+	LastPrompt string
+	// Warnings name each line that was skipped or repaired, and why.
+	Warnings []string
+	// BytesRead is how much of the file was read to rebuild the chain.
+	BytesRead int64
+	// Repaired counts the entries at the end of Entries that are not in the
+	// file: answers and replies added so the conversation can continue (see
+	// repair). A writer that continues the session appends them.
+	Repaired int
+}
+
+// Load rebuilds the conversation of the transcript in src. It reads the
+// file backwards from the end and stops as soon as the active chain is
+// complete, so history before the last compact boundary costs nothing.
+// Lines that are not valid entries are skipped with a warning; nothing
+// else is dropped. Load never modifies the source.
+func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, error) {
+	l := &loader{
+		ctx:         ctx,
+		sc:          newBackwardScanner(src, src.Size(), nil),
+		byUUID:      make(map[string]*Entry),
+		removed:     make(map[string]bool),
+		byAnchor:    make(map[string]*boundaryInfo),
+		byPreserved: make(map[string]*boundaryInfo),
+		history:     opts.History,
+		conv:        &Conversation{},
+	}
+	l.sc.warn = func(s string) { l.warnf("%s", s) }
+	if err := l.findLeaf(opts.Leaf); err != nil {
+		return nil, err
+	}
+	if l.leaf == nil {
+		l.conv.BytesRead = src.Size() - l.sc.Offset()
+		return l.conv, nil
+	}
+	if err := l.walk(); err != nil {
+		return nil, err
+	}
+	l.reattach()
+	if !opts.History {
+		l.repair(opts.NewUUID, opts.Now)
+	}
+	l.conv.BytesRead = src.Size() - l.sc.Offset()
+	return l.conv, nil
+}
+
+// boundaryInfo is what a compact boundary with preserved messages changes
+// in the chain: the preserved messages hang off the anchor (the summary),
+// and whatever followed the anchor continues from the last of them.
+type boundaryInfo struct {
+	entry  *Entry
+	anchor string
+	head   string
+	tail   string
+	// list is the explicit order of preserved messages, when the boundary
+	// names them (preservedMessages.uuids); nil means follow parents from
+	// tail to head.
+	list []string
+	// checked is set once the segment was found whole in the file; broken
+	// once it was not, and the boundary is then applied without it.
+	checked, broken bool
+}
+
+type loader struct {
+	ctx     context.Context
+	sc      *backwardScanner
+	bof     bool
+	history bool
+
+	byUUID      map[string]*Entry
+	order       []*Entry // chain entries in the order read (newest first)
+	removed     map[string]bool
+	byAnchor    map[string]*boundaryInfo
+	byPreserved map[string]*boundaryInfo // by the uuid of a preserved message
+
+	newestChain    *Entry
+	lastPromptLeaf string
+	promptNewer    bool // a last-prompt record was read before any chain line
+	leaf           *Entry
+	chain          []*Entry
+	inChain        map[string]bool
+
+	conv *Conversation
+}
+
+func (l *loader) warnf(format string, args ...any) {
+	l.conv.Warnings = append(l.conv.Warnings, fmt.Sprintf(format, args...))
+}
+
+// readLine reads and indexes one more line, backwards. It returns false at
+// the start of the file.
+func (l *loader) readLine() (bool, error) {
+	if l.bof {
+		return false, nil
+	}
+	if err := l.ctx.Err(); err != nil {
+		return false, err
+	}
+	line, ok, err := l.sc.Next()
+	if err != nil {
+		return false, fmt.Errorf("read transcript: %w", err)
+	}
+	if !ok {
+		l.bof = true
+		return false, nil
+	}
+	e, ok := decodeLine(line, l.warnf)
+	if ok {
+		e.offset = line.Offset
+		l.index(e)
+	}
+	return true, nil
+}
+
+// decodeLine turns a raw line into an entry, reporting why it cannot.
+func decodeLine(line rawLine, warn func(string, ...any)) (*Entry, bool) {
+	b := line.Bytes
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, false
+	}
+	if i := bytes.LastIndexByte(b, 0); i >= 0 {
+		// A crash can leave a run of zero bytes where a write was lost;
+		// what follows the zeros may still be a whole entry.
+		warn("%s: %d bytes of null bytes and damaged data skipped", line.where(), i+1)
+		b = b[i+1:]
+		if len(bytes.TrimSpace(b)) == 0 {
+			return nil, false
+		}
+	}
+	e, err := DecodeEntry(b)
+	if err != nil {
+		if line.Torn {
+			warn("%s: incomplete last line (a write was cut short), skipped", line.where())
+		} else {
+			warn("%s: not a valid entry (%v), skipped", line.where(), err)
+		}
+		return nil, false
+	}
+	return &e, true
+}
+
+func (l *loader) index(e *Entry) {
+	switch {
+	case e.Type == TypeLastPrompt:
+		if l.lastPromptLeaf == "" && e.LeafUUID != "" {
+			l.lastPromptLeaf = e.LeafUUID
+			l.promptNewer = l.newestChain == nil
+		}
+		if l.conv.LastPrompt == "" {
+			l.conv.LastPrompt = e.LastPrompt
+		}
+		return
+	case !e.IsChain():
+		return
+	}
+	if l.conv.SessionID == "" {
+		l.conv.SessionID = e.SessionID
+	}
+	if _, dup := l.byUUID[e.UUID]; dup {
+		// Read backwards, so the copy already held is the later one, which
+		// is the one that counts.
+		return
+	}
+	l.byUUID[e.UUID] = e
+	l.order = append(l.order, e)
+	if l.newestChain == nil && !e.IsSidechain {
+		l.newestChain = e
+	}
+	if len(e.SnipMetadata) > 0 {
+		// Claude Code recognises a snip by its removedUuids, whatever the
+		// entry's subtype.
+		var sm struct {
+			RemovedUUIDs []string `json:"removedUuids"`
+		}
+		if err := json.Unmarshal(e.SnipMetadata, &sm); err != nil {
+			l.warnf("snip record %s: %v; ignored", e.UUID, err)
+		}
+		for _, id := range sm.RemovedUUIDs {
+			l.removed[id] = true
+		}
+	}
+	if e.IsCompactBoundary() {
+		l.indexBoundary(e)
+	}
+}
+
+func (l *loader) indexBoundary(e *Entry) {
+	md, err := e.DecodeCompactMetadata()
+	if err != nil {
+		l.warnf("compact boundary %s: %v; its preserved messages are not restored", e.UUID, err)
+		return
+	}
+	bi := &boundaryInfo{entry: e}
+	if pm := md.PreservedMessages; pm != nil && pm.AnchorUUID != "" && len(pm.UUIDs) > 0 {
+		bi.anchor, bi.list = pm.AnchorUUID, pm.UUIDs
+		bi.head, bi.tail = pm.UUIDs[0], pm.UUIDs[len(pm.UUIDs)-1]
+	} else if seg := md.PreservedSegment; seg != nil && seg.AnchorUUID != "" && seg.HeadUUID != "" && seg.TailUUID != "" {
+		bi.anchor, bi.head, bi.tail = seg.AnchorUUID, seg.HeadUUID, seg.TailUUID
+	} else {
+		return
+	}
+	if _, seen := l.byAnchor[bi.anchor]; seen {
+		return // a later boundary with the same anchor was read first
+	}
+	l.byAnchor[bi.anchor] = bi
+	for _, id := range append([]string{bi.head}, bi.list...) {
+		l.byPreserved[id] = bi
+	}
+}
+
+// get returns the entry with uuid, reading further back until it is found
+// or the file is exhausted.
+func (l *loader) get(uuid string) (*Entry, error) {
+	for {
+		if e, ok := l.byUUID[uuid]; ok {
+			return e, nil
+		}
+		more, err := l.readLine()
+		if err != nil || !more {
+			return nil, err
+		}
+	}
+}
+
+// findLeaf decides where the conversation ends: an explicit leaf, else the
+// newest last-prompt record's leaf when nothing was appended after it, else
+// the newest main-chain line (a turn cut short by a crash still counts).
+func (l *loader) findLeaf(explicit string) error {
+	for l.newestChain == nil {
+		more, err := l.readLine()
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	want := explicit
+	if want == "" && l.promptNewer {
+		want = l.lastPromptLeaf
+	}
+	if want != "" {
+		e, err := l.get(want)
+		if err != nil {
+			return err
+		}
+		if e != nil {
+			l.leaf = e
+			return nil
+		}
+		if explicit != "" {
+			return fmt.Errorf("no message %q in this session", explicit)
+		}
+		l.warnf("last-prompt names leaf %s, which is not in the file; resuming from the newest message", want)
+	}
+	l.leaf = l.newestChain
+	return nil
+}
+
+// parentOf returns the uuid the walk goes to after e: its parent, with
+// compact boundaries' preserved messages spliced in.
+func (l *loader) parentOf(e *Entry) (string, error) {
+	if l.history {
+		if e.IsCompactBoundary() {
+			return e.LogicalParentUUID, nil
+		}
+		return e.ParentUUID, nil
+	}
+	if bi := l.byPreserved[e.UUID]; bi != nil {
+		ok, err := l.segmentWhole(bi)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			if e.UUID == bi.head {
+				return bi.anchor, nil // the segment hangs off the summary
+			}
+			if i := slices.Index(bi.list, e.UUID); i > 0 {
+				return bi.list[i-1], nil
+			}
+		}
+	}
+	p := e.ParentUUID
+	if p == "" {
+		return "", nil
+	}
+	pe, err := l.get(p)
+	if err != nil || pe == nil {
+		return p, err
+	}
+	if pe.ParentUUID != "" && l.byAnchor[p] == nil {
+		// The boundary that may name pe as its anchor sits just before it.
+		if _, err := l.get(pe.ParentUUID); err != nil {
+			return "", err
+		}
+	}
+	if bi := l.byAnchor[p]; bi != nil && l.byPreserved[e.UUID] != bi {
+		ok, err := l.segmentWhole(bi)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			// What followed the summary continues from the preserved tail.
+			return bi.tail, nil
+		}
+	}
+	return p, nil
+}
+
+// segmentWhole reports whether a boundary's preserved messages are all in
+// the file (following parents from tail to head when the boundary does not
+// list them). Claude Code applies the splice only then; so does cairn.
+func (l *loader) segmentWhole(bi *boundaryInfo) (bool, error) {
+	if bi.checked || bi.broken {
+		return bi.checked, nil
+	}
+	fail := func(why string) (bool, error) {
+		bi.broken = true
+		l.warnf("compact boundary %s: %s; the messages it preserved are left out", bi.entry.UUID, why)
+		return false, nil
+	}
+	if bi.list != nil {
+		for _, id := range bi.list {
+			e, err := l.get(id)
+			if err != nil {
+				return false, err
+			}
+			if e == nil {
+				return fail(fmt.Sprintf("preserved message %s is not in the file", id))
+			}
+		}
+		bi.checked = true
+		return true, nil
+	}
+	seen := make(map[string]bool)
+	for id := bi.tail; ; {
+		if seen[id] {
+			return fail("its preserved messages form a loop")
+		}
+		seen[id] = true
+		e, err := l.get(id)
+		if err != nil {
+			return false, err
+		}
+		if e == nil {
+			return fail(fmt.Sprintf("preserved message %s is not in the file", id))
+		}
+		if id == bi.head {
+			break
+		}
+		if e.ParentUUID == "" {
+			return fail("its preserved messages do not lead back to their head")
+		}
+		id = e.ParentUUID
+	}
+	for id := range seen {
+		l.byPreserved[id] = bi
+	}
+	bi.checked = true
+	return true, nil
+}
+
+// walk follows parents from the leaf to the root or compact boundary.
+func (l *loader) walk() error {
+	l.inChain = make(map[string]bool)
+	e := l.leaf
+	for e != nil {
+		if l.inChain[e.UUID] {
+			l.warnf("entry %s: its parents form a loop; the conversation starts after it", e.UUID)
+			break
+		}
+		l.inChain[e.UUID] = true
+		if !l.removed[e.UUID] {
+			l.chain = append(l.chain, e)
+		}
+		if e.IsCompactBoundary() && !l.history {
+			break
+		}
+		p, err := l.parentOf(e)
+		if err != nil {
+			return err
+		}
+		if p == "" {
+			break
+		}
+		next, err := l.get(p)
+		if err != nil {
+			return err
+		}
+		if next == nil {
+			l.warnf("entry %s: parent %s is not in the file; the conversation starts at %s", e.UUID, p, e.UUID)
+			break
+		}
+		e = next
+	}
+	slices.Reverse(l.chain)
+	l.conv.Leaf = l.leaf.UUID
+	return nil
+}
+
+// reattach puts back the entries Claude Code writes off the chain for one
+// response: other content lines of the same message (siblings), and the
+// results of parallel tool calls, each of which hangs off its own tool_use
+// line. Like Claude Code, it inserts them after the response's last line on
+// the chain: siblings first, then results, each in file order.
+func (l *loader) reattach() {
+	children := make(map[string][]*Entry)
+	for i := len(l.order) - 1; i >= 0; i-- { // oldest first
+		e := l.order[i]
+		if e.ParentUUID != "" && !l.inChain[e.UUID] && !l.removed[e.UUID] && !e.IsSidechain {
+			children[e.ParentUUID] = append(children[e.ParentUUID], e)
+		}
+	}
+	ids := make([]string, len(l.chain))
+	for i, e := range l.chain {
+		if e.Type == TypeAssistant {
+			ids[i] = messageID(e)
+		}
+	}
+	out := make([]Entry, 0, len(l.chain))
+	for i, e := range l.chain {
+		out = append(out, *e)
+		if e.Type != TypeAssistant || (ids[i] != "" && i+1 < len(l.chain) && ids[i+1] == ids[i]) {
+			continue // not the last line of a response
+		}
+		start := i
+		for ids[i] != "" && start > 0 && ids[start-1] == ids[i] {
+			start--
+		}
+		var members, siblings, results []*Entry
+		for j := start; j <= i; j++ {
+			members = append(members, l.chain[j])
+		}
+		for k := 0; k < len(members); k++ {
+			for _, c := range children[members[k].UUID] {
+				switch {
+				case l.inChain[c.UUID]:
+				case c.Type == TypeAssistant && ids[i] != "" && messageID(c) == ids[i]:
+					l.inChain[c.UUID] = true
+					siblings = append(siblings, c)
+					members = append(members, c)
+				case isToolResultEntry(c):
+					l.inChain[c.UUID] = true
+					results = append(results, c)
+				}
+			}
+		}
+		byOffset := func(a, b *Entry) int { return cmp.Compare(a.offset, b.offset) }
+		slices.SortStableFunc(siblings, byOffset)
+		slices.SortStableFunc(results, byOffset)
+		for _, c := range append(siblings, results...) {
+			out = append(out, *c)
+		}
+	}
+	l.conv.Entries = out
+}
+
+// messageID returns an entry's message.id.
+func messageID(e *Entry) string {
+	var m struct {
+		ID string `json:"id"`
+	}
+	if len(e.Message) == 0 || json.Unmarshal(e.Message, &m) != nil {
+		return ""
+	}
+	return m.ID
+}
+
+// isToolResultEntry reports whether e is a user entry carrying tool results.
+func isToolResultEntry(e *Entry) bool {
+	if e.Type != TypeUser {
+		return false
+	}
+	m, ok, err := e.DecodeMessage()
+	if !ok || err != nil {
+		return false
+	}
+	return len(m.Content) > 0 && m.Content[0].Type == model.BlockToolResult
+}

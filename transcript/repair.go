@@ -1,0 +1,135 @@
+package transcript
+
+import (
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/google/uuid"
+)
+
+// repair appends what a resumed conversation needs to be valid and to read
+// as Claude Code's would: an error result for each call of the last
+// response that never got one (the process died while the tool ran), the
+// "Continue from where you left off." prompt after an unfinished turn, and
+// the "No response requested." reply after a trailing user message.
+func (l *loader) repair(newUUID func() string, now func() time.Time) {
+	c := l.conv
+	if len(c.Entries) == 0 {
+		return
+	}
+	if newUUID == nil {
+		newUUID = uuid.NewString
+	}
+	if now == nil {
+		now = time.Now
+	}
+	envelope := c.Entries[len(c.Entries)-1]
+	add := func(e Entry) {
+		e.UUID = newUUID()
+		e.ParentUUID = c.Entries[len(c.Entries)-1].UUID
+		e.SessionID, e.CWD, e.Version, e.GitBranch = envelope.SessionID, envelope.CWD, envelope.Version, envelope.GitBranch
+		e.UserType, e.Entrypoint, e.Slug = envelope.UserType, envelope.Entrypoint, envelope.Slug
+		e.Timestamp = FormatTime(now())
+		c.Entries = append(c.Entries, e)
+		c.Repaired++
+	}
+
+	// Calls of the last response with no result anywhere in the chain.
+	answered := make(map[string]bool)
+	type call struct{ id, line string }
+	var pending []call
+	for i := range c.Entries {
+		e := &c.Entries[i]
+		if e.Type != TypeUser && e.Type != TypeAssistant {
+			continue
+		}
+		m, ok, err := e.DecodeMessage()
+		if !ok || err != nil {
+			continue
+		}
+		if e.Type == TypeAssistant && !e.IsAPIErrorMessage {
+			if len(pending) > 0 && i > 0 && c.Entries[i-1].Type != TypeAssistant {
+				pending = pending[:0] // a new response: earlier calls are not trailing
+			}
+			for _, b := range m.Content {
+				if b.Type == model.BlockToolUse {
+					pending = append(pending, call{b.ID, e.UUID})
+				}
+			}
+			continue
+		}
+		for _, b := range m.Content {
+			if b.Type == model.BlockToolResult {
+				answered[b.ToolUseID] = true
+			}
+		}
+	}
+	for _, p := range pending {
+		if answered[p.id] {
+			continue
+		}
+		raw, _ := model.Message{Role: model.RoleUser, Content: []model.Block{model.ToolResultBlock(p.id, InterruptedResult, true)}}.MarshalJSON()
+		add(Entry{
+			Type: TypeUser, Message: raw,
+			ToolUseResult:           jsonw.String("Error: " + InterruptedResult),
+			SourceToolAssistantUUID: p.line,
+		})
+	}
+
+	last := lastTurnEntry(c.Entries)
+	if last == nil {
+		return
+	}
+	interrupted := false
+	switch last.Type {
+	case TypeAttachment:
+		interrupted = true
+	case TypeUser:
+		interrupted = !last.IsMeta && !last.IsCompactSummary && isToolResultEntry(last)
+	}
+	if interrupted {
+		add(Entry{Type: TypeUser, IsMeta: true, Message: userText(ContinueText)})
+	}
+	if last = lastTurnEntry(c.Entries); last != nil && last.Type == TypeUser {
+		add(Entry{Type: TypeAssistant, Message: syntheticAssistant(newUUID(), NoResponseText)})
+	}
+}
+
+// lastTurnEntry is the last entry that is part of a turn: not a system line
+// and not an API error standing in for a reply.
+func lastTurnEntry(entries []Entry) *Entry {
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := &entries[i]
+		if e.Type == TypeSystem || (e.Type == TypeAssistant && e.IsAPIErrorMessage) {
+			continue
+		}
+		return e
+	}
+	return nil
+}
+
+func userText(s string) []byte {
+	var o jsonw.Object
+	o.Str("role", model.RoleUser)
+	o.Raw("content", jsonw.String(s))
+	return o.Bytes()
+}
+
+// syntheticAssistant is the message of an assistant line cairn writes
+// itself, shaped as Claude Code's synthetic messages.
+func syntheticAssistant(id, text string) []byte {
+	content, _ := jsonw.Marshal([]model.Block{model.TextBlock(text)})
+	var o jsonw.Object
+	o.Str("id", id)
+	o.Raw("container", []byte("null"))
+	o.Str("model", SyntheticModel)
+	o.Str("role", model.RoleAssistant)
+	o.Raw("stop_details", []byte("null"))
+	o.Str("stop_reason", "stop_sequence")
+	o.Str("stop_sequence", "")
+	o.Str("type", "message")
+	o.Raw("usage", []byte(`{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}`))
+	o.Raw("content", content)
+	return o.Bytes()
+}

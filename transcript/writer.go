@@ -1,0 +1,216 @@
+package transcript
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// WriterOptions configure a Writer.
+type WriterOptions struct {
+	// Eager makes every Append synchronous and durable, for hosts that kill
+	// the process as soon as output appears.
+	Eager bool
+	// Known lists uuids already in the transcript (a resumed session's
+	// loaded entries); entries with these uuids are not written again.
+	Known []string
+	// OnError is told about a failed background write. The entries stay
+	// queued and are retried by the next write or Flush.
+	OnError func(error)
+}
+
+// Writer appends a session's entries in order, each uuid once. User entries
+// go through AppendDurable, which returns once they are on disk; assistant
+// and tool entries go through Append, which queues them for a background
+// goroutine that writes whatever has accumulated in one batch. Flush waits
+// for everything queued before it. A Writer is safe for concurrent use.
+type Writer struct {
+	app  Appender
+	opts WriterOptions
+
+	mu      sync.Mutex
+	seen    map[string]struct{}
+	queue   []Entry
+	durable bool          // a queued entry needs fsync
+	gen     uint64        // number of batches taken from the queue
+	written uint64        // number of batches finished
+	err     error         // the last write's error, cleared by a success
+	wake    chan struct{} // buffered(1): the loop has work
+	done    *sync.Cond    // broadcast after each batch
+	closed  bool
+	exited  chan struct{}
+}
+
+// NewWriter starts a Writer over app. Close it to stop its goroutine and
+// release app.
+func NewWriter(app Appender, opts WriterOptions) *Writer {
+	w := &Writer{
+		app:    app,
+		opts:   opts,
+		seen:   make(map[string]struct{}, len(opts.Known)),
+		wake:   make(chan struct{}, 1),
+		exited: make(chan struct{}),
+	}
+	w.done = sync.NewCond(&w.mu)
+	for _, id := range opts.Known {
+		w.seen[id] = struct{}{}
+	}
+	go w.loop()
+	return w
+}
+
+// Append queues entries for writing and returns at once. Entries whose uuid
+// was written or queued before are dropped. In eager mode it is
+// AppendDurable.
+func (w *Writer) Append(entries ...Entry) error {
+	if w.opts.Eager {
+		return w.AppendDurable(context.Background(), entries...)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errWriterClosed
+	}
+	w.enqueue(entries, false)
+	return nil
+}
+
+var errWriterClosed = errors.New("transcript writer is closed")
+
+// AppendDurable writes entries after everything queued before them and
+// returns once all of it is on stable storage.
+func (w *Writer) AppendDurable(ctx context.Context, entries ...Entry) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return errWriterClosed
+	}
+	w.enqueue(entries, true)
+	w.mu.Unlock()
+	return w.Flush(ctx)
+}
+
+// Seen reports whether an entry with this uuid was written or queued.
+func (w *Writer) Seen(uuid string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.seen[uuid]
+	return ok
+}
+
+func (w *Writer) enqueue(entries []Entry, durable bool) {
+	added := false
+	for _, e := range entries {
+		if e.UUID != "" {
+			if _, dup := w.seen[e.UUID]; dup {
+				continue
+			}
+			w.seen[e.UUID] = struct{}{}
+		}
+		w.queue = append(w.queue, e)
+		added = true
+	}
+	if !added {
+		return
+	}
+	w.durable = w.durable || durable
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Flush waits until every entry queued before the call is written (and, if
+// any of them was durable, synced), and returns the error of a failed
+// write. Cancelling ctx stops the wait, not the write.
+func (w *Writer) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	target := w.gen
+	if len(w.queue) > 0 {
+		target++ // the batch that will take what is queued now
+	}
+	var stop func() bool
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() {
+			w.mu.Lock()
+			w.done.Broadcast()
+			w.mu.Unlock()
+		})
+	}
+	for w.written < target && ctx.Err() == nil {
+		if w.err != nil && !w.closed && len(w.queue) > 0 {
+			// The last batch failed and was put back: retry now.
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
+		w.done.Wait()
+		if w.err != nil {
+			break
+		}
+	}
+	err := w.err
+	w.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+func (w *Writer) loop() {
+	defer close(w.exited)
+	for range w.wake {
+		w.mu.Lock()
+		batch, durable := w.queue, w.durable
+		w.queue, w.durable = nil, false
+		if len(batch) == 0 {
+			w.mu.Unlock()
+			continue
+		}
+		w.gen++
+		w.mu.Unlock()
+
+		err := w.app.Append(context.Background(), batch, durable)
+
+		w.mu.Lock()
+		if err != nil {
+			// Put the batch back in front, keeping order, for a retry.
+			w.queue = append(batch, w.queue...)
+			w.durable = w.durable || durable
+			w.gen--
+			w.err = err
+		} else {
+			w.err = nil
+			w.written++
+		}
+		w.done.Broadcast()
+		w.mu.Unlock()
+		if err != nil && w.opts.OnError != nil {
+			w.opts.OnError(err)
+		}
+	}
+}
+
+// Close flushes what is queued, stops the goroutine and closes the
+// Appender. Entries that could not be written are reported in the error.
+func (w *Writer) Close() error {
+	ferr := w.Flush(context.Background())
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ferr
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.wake)
+	<-w.exited
+	cerr := w.app.Close()
+	if ferr != nil {
+		return ferr
+	}
+	return cerr
+}
