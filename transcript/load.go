@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/model"
@@ -72,6 +74,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 	}
 	if l.leaf == nil {
 		l.conv.BytesRead = src.Size() - l.sc.Offset()
+		l.numberLines(src)
 		return l.conv, nil
 	}
 	if err := l.walk(); err != nil {
@@ -82,6 +85,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		l.repair(opts.NewUUID, opts.Now)
 	}
 	l.conv.BytesRead = src.Size() - l.sc.Offset()
+	l.numberLines(src)
 	return l.conv, nil
 }
 
@@ -122,6 +126,44 @@ type loader struct {
 	inChain        map[string]bool
 
 	conv *Conversation
+	// lineWarnings are warnings that name a line by byte offset (the
+	// backward scan does not know line numbers); see numberLines.
+	lineWarnings []lineWarning
+}
+
+type lineWarning struct {
+	index  int // in conv.Warnings
+	offset int64
+}
+
+// numberLines rewrites warnings about skipped lines to name them by line
+// number, as a person opening the file would look for them. It counts
+// newlines up to the last such line, so it costs nothing when the load had
+// no damaged lines.
+func (l *loader) numberLines(src io.ReaderAt) {
+	if len(l.lineWarnings) == 0 {
+		return
+	}
+	slices.SortFunc(l.lineWarnings, func(a, b lineWarning) int { return cmp.Compare(a.offset, b.offset) })
+	buf := make([]byte, 64<<10)
+	var off int64
+	line := 1
+	for _, w := range l.lineWarnings {
+		for off < w.offset {
+			n := int64(len(buf))
+			if rest := w.offset - off; rest < n {
+				n = rest
+			}
+			k, err := src.ReadAt(buf[:n], off)
+			line += bytes.Count(buf[:k], []byte("\n"))
+			off += int64(k)
+			if err != nil && k == 0 {
+				return
+			}
+		}
+		old := fmt.Sprintf("the line at byte %d", w.offset)
+		l.conv.Warnings[w.index] = strings.Replace(l.conv.Warnings[w.index], old, fmt.Sprintf("line %d (byte %d)", line, w.offset), 1)
+	}
 }
 
 func (l *loader) warnf(format string, args ...any) {
@@ -145,7 +187,12 @@ func (l *loader) readLine() (bool, error) {
 		l.bof = true
 		return false, nil
 	}
-	e, ok := decodeLine(line, l.warnf)
+	e, ok := decodeLine(line, func(format string, args ...any) {
+		if line.No == 0 {
+			l.lineWarnings = append(l.lineWarnings, lineWarning{len(l.conv.Warnings), line.Offset})
+		}
+		l.warnf(format, args...)
+	})
 	if ok {
 		e.offset = line.Offset
 		l.index(e)
