@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/jsonw"
@@ -304,24 +305,36 @@ func (e *Entry) Unknown() map[string]json.RawMessage {
 		return nil
 	}
 	for k := range all {
-		if knownFields[k] {
+		// encoding/json matches field names without regard to case, so a
+		// key like "Type" already went into a typed field.
+		if knownFields[k] || knownFolded[strings.ToLower(k)] {
 			delete(all, k)
 		}
 	}
 	return all
 }
 
+var knownFolded = func() map[string]bool {
+	m := make(map[string]bool, len(knownFields))
+	for k := range knownFields {
+		m[strings.ToLower(k)] = true
+	}
+	return m
+}()
+
 // MarshalJSON encodes the entry as one transcript line (without the newline),
 // keys in the order Claude Code writes them, then fields it does not know.
 func (e Entry) MarshalJSON() ([]byte, error) {
 	var w jsonw.Object
 	chain := e.UUID != ""
-	if chain {
+	if chain || e.ParentUUID != "" {
 		if e.ParentUUID == "" {
 			w.Null("parentUuid")
 		} else {
 			w.Str("parentUuid", e.ParentUUID)
 		}
+	}
+	if chain {
 		if e.LogicalParentUUID != "" || e.IsCompactBoundary() {
 			if e.LogicalParentUUID == "" {
 				w.Null("logicalParentUuid")

@@ -101,12 +101,13 @@ type backwardScanner struct {
 	carry []byte // the partial line that starts before pos
 	lines []rawLine
 	warn  func(string)
-	first bool // the next line yielded is the file's last line
+	block int64 // bytes to read at a time
+	first bool  // the next line yielded is the file's last line
 	skip  bool // discarding a line longer than MaxLineBytes
 }
 
 func newBackwardScanner(r io.ReaderAt, size int64, warn func(string)) *backwardScanner {
-	return &backwardScanner{r: r, pos: size, warn: warn, first: true}
+	return &backwardScanner{r: r, pos: size, warn: warn, first: true, block: backwardBlock}
 }
 
 // Offset reports the offset of the earliest byte read so far.
@@ -139,7 +140,7 @@ func (s *backwardScanner) fill() error {
 	}
 	// Read at least as much as the partial line already held, so a long
 	// line costs linear time, not quadratic.
-	n := max(int64(backwardBlock), int64(len(s.carry)))
+	n := max(s.block, int64(len(s.carry)))
 	if n > s.pos {
 		n = s.pos
 	}

@@ -18,6 +18,7 @@ const (
 	MissingResult     = "[Tool result missing due to internal error]"
 	NoContentText     = "(no content)"
 	SyntheticModel    = "<synthetic>"
+	MissingStartText  = "[The start of this conversation is missing from its transcript.]"
 )
 
 // Messages returns the conversation as the model is sent it: attachments
@@ -81,6 +82,11 @@ func (c *Conversation) Messages() []model.Message {
 		}
 	}
 	out = dropEmptyAssistants(out)
+	if len(out) > 0 && out[0].Role == model.RoleAssistant {
+		// The API needs the user to speak first; a chain whose start is
+		// missing from the file says so instead.
+		out = append([]model.Message{{Role: model.RoleUser, Content: []model.Block{model.TextBlock(MissingStartText)}}}, out...)
+	}
 	return pairToolResults(out)
 }
 
@@ -166,15 +172,23 @@ func mergeUser(out []model.Message, m model.Message, seam bool) []model.Message 
 }
 
 // dropEmptyAssistants removes assistant messages left with only white-space
-// text, and gives an empty non-final one a placeholder.
+// text, joins messages of one role that end up adjacent, and gives an empty
+// non-final assistant message a placeholder.
 func dropEmptyAssistants(msgs []model.Message) []model.Message {
 	out := msgs[:0]
 	for _, m := range msgs {
 		if m.Role == model.RoleAssistant && len(m.Content) > 0 && whitespaceOnly(m.Content) {
 			continue
 		}
-		if len(out) > 0 && m.Role == model.RoleUser && out[len(out)-1].Role == model.RoleUser {
-			out = mergeUser(out, m, true)
+		if len(out) > 0 && m.Role == out[len(out)-1].Role {
+			// Two responses in a row (what was between them was snipped or
+			// never written): the API would join them; join them here so
+			// pairing sees one turn.
+			if m.Role == model.RoleUser {
+				out = mergeUser(out, m, true)
+			} else {
+				out[len(out)-1].Content = append(out[len(out)-1].Content, m.Content...)
+			}
 			continue
 		}
 		out = append(out, m)
@@ -206,16 +220,15 @@ func pairToolResults(msgs []model.Message) []model.Message {
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
 		if m.Role == model.RoleUser {
-			// A user message not right after an assistant answers nothing.
-			if !(len(out) > 0 && out[len(out)-1].Role == model.RoleAssistant) {
-				m.Content = withoutResults(m.Content, nil)
-				if len(m.Content) == 0 {
-					if len(out) == 0 {
-						m.Content = []model.Block{model.TextBlock("[Orphaned tool result removed due to conversation resume]")}
-					} else {
-						continue
-					}
+			// Answers are taken together with their calls below, so tool
+			// results here answer nothing.
+			m.Content = withoutResults(m.Content, nil)
+			if len(m.Content) == 0 {
+				text := NoContentText
+				if len(out) == 0 {
+					text = "[Orphaned tool result removed due to conversation resume]"
 				}
+				m.Content = []model.Block{model.TextBlock(text)}
 			}
 			out = append(out, m)
 			continue
