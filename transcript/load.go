@@ -458,7 +458,8 @@ func (l *loader) walk() error {
 			break
 		}
 		l.inChain[e.UUID] = true
-		if !l.removed[e.UUID] {
+		if !l.removed[e.UUID] || l.history {
+			// Scroll-back keeps what was snipped; the model does not see it.
 			l.chain = append(l.chain, e)
 		}
 		if e.IsCompactBoundary() && !l.history {

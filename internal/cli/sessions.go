@@ -9,5 +9,6 @@ func newSessionsCmd(env Env) *cobra.Command {
 		Args:  args(cobra.NoArgs),
 	}
 	cmd.AddCommand(newSessionsShowCmd(env))
+	cmd.AddCommand(newSessionsExportCmd(env))
 	return cmd
 }
