@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
+
+	"github.com/cairn-dev/cairn/internal/jsonl"
 )
 
 // FileStore keeps transcripts as <dir>/<sessionId>.jsonl files (mode 0600),
@@ -53,7 +55,7 @@ func (s *FileStore) OpenAppender(ctx context.Context, sessionID string) (Appende
 		return nil, fmt.Errorf("create the project folder: %w", err)
 	}
 	path := s.Path(sessionID)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript: %w", err)
 	}
@@ -67,32 +69,13 @@ func (s *FileStore) OpenAppender(ctx context.Context, sessionID string) (Appende
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, ErrLocked)
 	}
-	torn, err := endsMidLine(path)
+	torn, err := jsonl.EndsMidLine(f)
 	if err != nil {
 		lock.Close()
 		f.Close()
 		return nil, err
 	}
 	return &fileAppender{f: f, lock: lock, needNewline: torn}, nil
-}
-
-// endsMidLine reports whether the file's last byte is not a newline: the
-// last write was cut short.
-func endsMidLine(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.Size() == 0 {
-		return false, err
-	}
-	var b [1]byte
-	if _, err := f.ReadAt(b[:], st.Size()-1); err != nil {
-		return false, err
-	}
-	return b[0] != '\n', nil
 }
 
 type fileAppender struct {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/jsonl"
 	"github.com/cairn-dev/cairn/model"
 )
 
@@ -60,7 +61,6 @@ type Conversation struct {
 func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, error) {
 	l := &loader{
 		ctx:         ctx,
-		sc:          newBackwardScanner(src, src.Size(), nil),
 		byUUID:      make(map[string]*Entry),
 		removed:     make(map[string]bool),
 		byAnchor:    make(map[string]*boundaryInfo),
@@ -68,7 +68,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		history:     opts.History,
 		conv:        &Conversation{},
 	}
-	l.sc.warn = func(s string) { l.warnf("%s", s) }
+	l.sc = jsonl.NewBackward(src, src.Size(), 0, 0, func(s string) { l.warnf("%s", s) })
 	if err := l.findLeaf(opts.Leaf); err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ type boundaryInfo struct {
 
 type loader struct {
 	ctx     context.Context
-	sc      *backwardScanner
+	sc      *jsonl.Backward
 	bof     bool
 	history bool
 
@@ -201,7 +201,7 @@ func (l *loader) readLine() (bool, error) {
 }
 
 // decodeLine turns a raw line into an entry, reporting why it cannot.
-func decodeLine(line rawLine, warn func(string, ...any)) (*Entry, bool) {
+func decodeLine(line jsonl.Line, warn func(string, ...any)) (*Entry, bool) {
 	b := line.Bytes
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, false
@@ -209,7 +209,7 @@ func decodeLine(line rawLine, warn func(string, ...any)) (*Entry, bool) {
 	if i := bytes.LastIndexByte(b, 0); i >= 0 {
 		// A crash can leave a run of zero bytes where a write was lost;
 		// what follows the zeros may still be a whole entry.
-		warn("%s: %d bytes of null bytes and damaged data skipped", line.where(), i+1)
+		warn("%s: %d bytes of null bytes and damaged data skipped", line.Where(), i+1)
 		b = b[i+1:]
 		if len(bytes.TrimSpace(b)) == 0 {
 			return nil, false
@@ -218,9 +218,9 @@ func decodeLine(line rawLine, warn func(string, ...any)) (*Entry, bool) {
 	e, err := DecodeEntry(b)
 	if err != nil {
 		if line.Torn {
-			warn("%s: incomplete last line (a write was cut short), skipped", line.where())
+			warn("%s: incomplete last line (a write was cut short), skipped", line.Where())
 		} else {
-			warn("%s: not a valid entry (%v), skipped", line.where(), err)
+			warn("%s: not a valid entry (%v), skipped", line.Where(), err)
 		}
 		return nil, false
 	}

@@ -1,0 +1,226 @@
+// Package jsonl reads line-oriented files — transcripts, the prompt
+// history — forwards or backwards with bounded memory: a line longer than
+// the limit is skipped with a warning instead of being buffered, and a last
+// line cut short by a crash is reported as torn.
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// MaxLineBytes bounds the memory one line may take while reading. A longer
+// line is skipped with a warning (the file itself is left as it is).
+const MaxLineBytes = 64 << 20
+
+// DefaultBlock is how much the backward scanner reads at a time.
+const DefaultBlock = 256 << 10
+
+// Line is one line of a file, without its newline.
+type Line struct {
+	Offset int64 // byte offset of the line's first byte
+	No     int   // 1-based line number; 0 when scanning backward
+	Bytes  []byte
+	// Torn is set on a last line with no newline (a write cut short).
+	Torn bool
+}
+
+// Where names the line for a person: by number when known, else by offset.
+func (l Line) Where() string {
+	if l.No > 0 {
+		return fmt.Sprintf("line %d", l.No)
+	}
+	return fmt.Sprintf("the line at byte %d", l.Offset)
+}
+
+// ErrStop, returned by a Forward callback, ends the scan without error.
+var ErrStop = errors.New("stop")
+
+// Forward calls fn for every line of r in order. Lines longer than maxLine
+// (MaxLineBytes when zero) are reported through warn and skipped without
+// buffering them. The slice passed to fn is only valid during the call.
+func Forward(r io.Reader, maxLine int, warn func(string), fn func(Line) error) error {
+	if maxLine <= 0 {
+		maxLine = MaxLineBytes
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var (
+		off  int64
+		no   int
+		long []byte
+		skip bool
+	)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			if !skip {
+				long = append(long, chunk...)
+				if len(long) > maxLine {
+					skip, long = true, nil
+				}
+			}
+			off += int64(len(chunk))
+			continue
+		case err != nil && err != io.EOF:
+			return err
+		}
+		start := off - int64(len(long))
+		if skip {
+			start = -1
+		}
+		off += int64(len(chunk))
+		line := chunk
+		if long != nil {
+			line = append(long, chunk...)
+		}
+		if len(line) == 0 && err == io.EOF {
+			return nil
+		}
+		no++
+		torn := err == io.EOF && !bytes.HasSuffix(line, []byte("\n"))
+		switch {
+		case skip:
+			warn(fmt.Sprintf("line %d: longer than %d bytes, skipped", no, maxLine))
+		default:
+			if ferr := fn(Line{Offset: start, No: no, Bytes: bytes.TrimSuffix(line, []byte("\n")), Torn: torn}); ferr != nil {
+				if ferr == ErrStop {
+					return nil
+				}
+				return ferr
+			}
+		}
+		long, skip = nil, false
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// Backward yields the lines of a file from the last to the first, reading
+// blocks from the end. It keeps at most one block plus one line in memory.
+type Backward struct {
+	r       io.ReaderAt
+	pos     int64  // bytes before pos are not read yet
+	carry   []byte // the partial line that starts before pos
+	lines   []Line
+	warn    func(string)
+	block   int64 // bytes to read at a time
+	maxLine int
+	first   bool // the next line yielded is the file's last line
+	skip    bool // discarding an over-long line
+}
+
+// NewBackward returns a backward reader of the size bytes of r. warn (may
+// be nil) hears about skipped over-long lines; block and maxLine default
+// to DefaultBlock and MaxLineBytes when zero.
+func NewBackward(r io.ReaderAt, size int64, block, maxLine int, warn func(string)) *Backward {
+	if block <= 0 {
+		block = DefaultBlock
+	}
+	if maxLine <= 0 {
+		maxLine = MaxLineBytes
+	}
+	if warn == nil {
+		warn = func(string) {}
+	}
+	return &Backward{r: r, pos: size, warn: warn, first: true, block: int64(block), maxLine: maxLine}
+}
+
+// Offset reports the offset of the earliest byte read so far.
+func (s *Backward) Offset() int64 { return s.pos }
+
+// Next returns the previous line; ok is false at the start of the file.
+func (s *Backward) Next() (Line, bool, error) {
+	for len(s.lines) == 0 {
+		if s.pos == 0 && s.carry == nil {
+			return Line{}, false, nil
+		}
+		if err := s.fill(); err != nil {
+			return Line{}, false, err
+		}
+	}
+	l := s.lines[0]
+	s.lines = s.lines[1:]
+	return l, true, nil
+}
+
+// fill reads the block before pos and splits it into lines (last first).
+func (s *Backward) fill() error {
+	if s.pos == 0 {
+		// What remains is the file's first line.
+		if !s.skip {
+			s.emit(0, s.carry)
+		}
+		s.carry, s.skip = nil, false
+		return nil
+	}
+	// Read at least as much as the partial line already held, so a long
+	// line costs linear time, not quadratic.
+	n := max(s.block, int64(len(s.carry)))
+	if n > s.pos {
+		n = s.pos
+	}
+	start := s.pos - n
+	buf := make([]byte, n, n+int64(len(s.carry)))
+	if _, err := s.r.ReadAt(buf, start); err != nil && err != io.EOF {
+		return err
+	}
+	s.pos = start
+	buf = append(buf, s.carry...)
+	s.carry = nil
+	// Split from the end; the part before the first newline continues into
+	// the previous block.
+	end := len(buf)
+	for {
+		i := bytes.LastIndexByte(buf[:end], '\n')
+		if i < 0 {
+			break
+		}
+		if s.skip {
+			s.skip = false
+		} else if end > i+1 || !s.first {
+			s.emit(start+int64(i+1), buf[i+1:end])
+		} else {
+			s.first = false // the file ends with a newline
+		}
+		end = i
+	}
+	if s.skip {
+		return nil
+	}
+	if end > s.maxLine {
+		s.warn(fmt.Sprintf("the line ending at byte %d: longer than %d bytes, skipped", start+int64(end), s.maxLine))
+		s.skip = true
+		return nil
+	}
+	s.carry = buf[:end:end]
+	if start == 0 {
+		return s.fill()
+	}
+	return nil
+}
+
+func (s *Backward) emit(off int64, b []byte) {
+	torn := s.first
+	s.first = false
+	s.lines = append(s.lines, Line{Offset: off, Bytes: b, Torn: torn})
+}
+
+// EndsMidLine reports whether f is not empty and does not end with a
+// newline: its last write was cut short.
+func EndsMidLine(f *os.File) (bool, error) {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return false, err
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], st.Size()-1); err != nil {
+		return false, err
+	}
+	return b[0] != '\n', nil
+}

@@ -1,0 +1,140 @@
+package jsonl
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// FuzzScanners checks that reading a file backwards yields exactly the lines
+// reading it forwards does, in reverse, including a torn last line.
+func FuzzScanners(f *testing.F) {
+	f.Add([]byte("a\nbb\n\nccc"), 3)
+	f.Add([]byte("\n\n\n"), 1)
+	f.Add([]byte("no newline"), 2)
+	f.Add(bytes.Repeat([]byte("x\n"), 100), 7)
+	f.Fuzz(func(t *testing.T, data []byte, block int) {
+		var fwd []string
+		var fwdOff []int64
+		var tornF bool
+		err := Forward(bytes.NewReader(data), 0, func(string) { t.Fatal("unexpected warning") }, func(l Line) error {
+			fwd = append(fwd, string(l.Bytes))
+			fwdOff = append(fwdOff, l.Offset)
+			tornF = l.Torn
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Small blocks exercise lines spanning reads.
+		sc := NewBackward(bytes.NewReader(data), int64(len(data)), 1+(block%16+16)%16, 0, func(string) { t.Fatal("unexpected warning") })
+		var back []string
+		var backOff []int64
+		var tornB bool
+		for first := true; ; first = false {
+			l, ok, err := sc.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			if first {
+				tornB = l.Torn
+			} else if l.Torn {
+				t.Fatalf("line at %d marked torn but is not last", l.Offset)
+			}
+			back = append(back, string(l.Bytes))
+			backOff = append(backOff, l.Offset)
+		}
+		slices.Reverse(back)
+		slices.Reverse(backOff)
+		if !slices.Equal(fwd, back) || !slices.Equal(fwdOff, backOff) {
+			t.Fatalf("forward %q %v\nbackward %q %v", fwd, fwdOff, back, backOff)
+		}
+		if len(fwd) > 0 && tornF != tornB {
+			t.Fatalf("torn: forward %v backward %v", tornF, tornB)
+		}
+	})
+}
+
+func TestBackwardScannerLongLines(t *testing.T) {
+	long := bytes.Repeat([]byte("y"), 3*DefaultBlock+17)
+	data := slices.Concat([]byte("first\n"), long, []byte("\nlast\n"))
+	sc := NewBackward(bytes.NewReader(data), int64(len(data)), 0, 0, func(w string) { t.Fatal(w) })
+	var got []int
+	for {
+		l, ok, err := sc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		got = append(got, len(l.Bytes))
+	}
+	if want := []int{4, len(long), 5}; !slices.Equal(got, want) {
+		t.Errorf("line lengths %v, want %v", got, want)
+	}
+}
+
+func TestBackwardSkipsOverlongLines(t *testing.T) {
+	data := []byte("a\n" + string(bytes.Repeat([]byte("z"), 100)) + "\nb\n")
+	var warned []string
+	sc := NewBackward(bytes.NewReader(data), int64(len(data)), 8, 50, func(w string) { warned = append(warned, w) })
+	var got []string
+	for {
+		l, ok, err := sc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		got = append(got, string(l.Bytes))
+	}
+	if !slices.Equal(got, []string{"b", "a"}) || len(warned) != 1 {
+		t.Errorf("lines %q, warnings %q; want [b a] and one warning", got, warned)
+	}
+}
+
+func TestLinesBackward(t *testing.T) {
+	tests := []struct {
+		name   string
+		in     string
+		block  int
+		maxLen int
+		want   []string
+	}{
+		{"empty", "", 4, 100, nil},
+		{"one line no newline", "abc", 4, 100, []string{"abc"}},
+		{"final newline", "a\nbb\n", 2, 100, []string{"bb", "a"}},
+		{"lines across blocks", "one\ntwo\nthree", 3, 100, []string{"three", "two", "one"}},
+		{"block of 1", "ab\n\ncd", 1, 100, []string{"cd", "", "ab"}},
+		{"long line skipped", "ok\n" + strings.Repeat("L", 20) + "\nfine", 4, 8, []string{"fine", "ok"}},
+		{"long first line skipped", strings.Repeat("L", 20) + "\nfine", 3, 8, []string{"fine"}},
+		{"exactly max", "12345678\nx", 3, 8, []string{"x", "12345678"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			sc := NewBackward(strings.NewReader(tt.in), int64(len(tt.in)), tt.block, tt.maxLen, nil)
+			for {
+				l, ok, err := sc.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				got = append(got, string(l.Bytes))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
