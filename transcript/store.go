@@ -9,7 +9,7 @@ import (
 
 // ErrLocked is returned by Store.OpenAppender when another writer (another
 // cairn process, most likely) has the session open.
-var ErrLocked = errors.New("session is open in another process")
+var ErrLocked = errors.New("the session is open in another cairn process; wait for it to finish, or continue it as a new session with --fork-session")
 
 // ErrNotFound is returned when a session does not exist in a store.
 var ErrNotFound = errors.New("session not found")
