@@ -1,0 +1,368 @@
+// Package engine is the agent loop: it sends the conversation to the model,
+// streams the reply, runs the tools the model calls and loops until the
+// model stops (SPEC E1, E2). It holds no business logic of its own — what
+// goes into a request, how a transcript is written, which calls are
+// allowed, how context is compacted all come in through Config — and it
+// reports everything it does as a stream of Events that the command line,
+// the terminal UI and the tests consume alike.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
+)
+
+// Config is what a Session runs with.
+type Config struct {
+	Model     model.Model
+	ModelName string
+	MaxTokens int
+	Tools     *tool.Registry
+	Env       *tool.Env
+	// System returns the system prompt for the next request.
+	System func(ctx context.Context) ([]model.SystemBlock, error)
+	// Recorder keeps the transcript. Required.
+	Recorder Recorder
+	// Prepare turns the history into the messages of the next request:
+	// the compaction pipeline's hook. It may return the history unchanged.
+	// Nil sends the history as it is.
+	Prepare func(ctx context.Context, history []model.Message) ([]model.Message, error)
+	// Permit decides whether a tool call may run. A refusal's reason is
+	// sent to the model as the call's error result. Nil allows everything.
+	Permit func(ctx context.Context, t tool.Tool, call model.Block) (ok bool, reason string)
+	// MaxTurns stops the loop after this many model requests; 0 is no limit.
+	MaxTurns int
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Recorder writes what happens to the session's transcript.
+type Recorder interface {
+	// Prompt records the user's message; it is on stable storage when
+	// Prompt returns, before the model is called.
+	Prompt(ctx context.Context, msg model.Message) error
+	// Response records a complete model response.
+	Response(ctx context.Context, resp *model.Response) error
+	// Results records the results answering a response's tool calls, in
+	// call order.
+	Results(ctx context.Context, resp *model.Response, results []Outcome) error
+	// TurnDone marks the end of a turn and waits until everything
+	// recorded is written.
+	TurnDone(ctx context.Context) error
+}
+
+// Outcome is one tool call and what it produced.
+type Outcome struct {
+	Call   model.Block // the tool_use block
+	Result tool.Result
+}
+
+// Session is one conversation with the model. One goroutine owns it: Run
+// must not be called again before the previous Run's sequence has ended.
+type Session struct {
+	cfg     Config
+	history []model.Message
+}
+
+// New returns a session continuing history (empty for a new session).
+func New(cfg Config, history []model.Message) *Session {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Session{cfg: cfg, history: history}
+}
+
+// History returns the conversation so far.
+func (s *Session) History() []model.Message { return s.history }
+
+// Texts of the messages recorded when the user interrupts, as Claude Code
+// writes them.
+const (
+	InterruptedText        = "[Request interrupted by user]"
+	InterruptedForToolText = "[Request interrupted by user for tool use]"
+)
+
+// Run sends the user's message and runs the loop until the model ends its
+// turn, MaxTurns requests were made, or ctx is cancelled. It yields the
+// events of the turn; the last is an EventDone with the turn's Result.
+// A failure yields the error (after which the sequence ends); the
+// transcript is left complete and resumable in every case.
+func (s *Session) Run(ctx context.Context, prompt model.Message) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		t := &turn{s: s, yield: yield, start: s.cfg.Now()}
+		res, err := t.run(ctx, prompt)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		yield(Event{Type: EventDone, Done: res}, nil)
+	}
+}
+
+// turn is the state of one Run.
+type turn struct {
+	s       *Session
+	yield   func(Event, error) bool
+	stopped bool // the consumer stopped listening
+	start   time.Time
+	res     Result
+}
+
+func (t *turn) emit(e Event) {
+	if !t.stopped && !t.yield(e, nil) {
+		t.stopped = true
+	}
+}
+
+func (t *turn) run(ctx context.Context, prompt model.Message) (*Result, error) {
+	cfg := t.s.cfg
+	if err := cfg.Recorder.Prompt(ctx, prompt); err != nil {
+		return nil, fmt.Errorf("record the prompt: %w", err)
+	}
+	t.s.history = append(t.s.history, prompt)
+	t.emit(Event{Type: EventUser, Message: &prompt})
+
+	// Recording must finish even when the turn is cancelled.
+	saveCtx := context.WithoutCancel(ctx)
+	for {
+		if cfg.MaxTurns > 0 && t.res.Turns >= cfg.MaxTurns {
+			t.res.Stop = StopMaxTurns
+			break
+		}
+		if ctx.Err() != nil || t.stopped {
+			return t.interrupted(saveCtx, ctx.Err())
+		}
+		resp, err := t.request(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return t.interrupted(saveCtx, ctx.Err())
+			}
+			cfg.Recorder.TurnDone(saveCtx)
+			return nil, err
+		}
+		t.res.Turns++
+		t.res.Usage = resp.Usage
+		t.res.addCost(resp.Usage)
+		if err := cfg.Recorder.Response(saveCtx, resp); err != nil {
+			return nil, fmt.Errorf("record the response: %w", err)
+		}
+		msg := model.Message{Role: model.RoleAssistant, Content: resp.Content}
+		t.s.history = append(t.s.history, msg)
+		t.emit(Event{Type: EventAssistant, Message: &msg, Response: resp})
+		t.res.Text = msg.Text()
+
+		calls := msg.ToolUses()
+		if len(calls) == 0 {
+			t.res.Stop = StopEndTurn
+			break
+		}
+		outcomes := t.runTools(ctx, calls)
+		if err := cfg.Recorder.Results(saveCtx, resp, outcomes); err != nil {
+			return nil, fmt.Errorf("record tool results: %w", err)
+		}
+		results := resultMessage(outcomes)
+		t.s.history = append(t.s.history, results)
+		t.emit(Event{Type: EventUser, Message: &results})
+		if ctx.Err() != nil {
+			return t.interrupted(saveCtx, ctx.Err())
+		}
+	}
+	t.res.Duration = t.s.cfg.Now().Sub(t.start)
+	if err := cfg.Recorder.TurnDone(saveCtx); err != nil {
+		return nil, fmt.Errorf("record the end of the turn: %w", err)
+	}
+	return &t.res, nil
+}
+
+// interrupted ends a cancelled turn: the transcript gets Claude Code's
+// interruption marker so a resume knows the turn did not finish.
+func (t *turn) interrupted(ctx context.Context, cause error) (*Result, error) {
+	cfg := t.s.cfg
+	marker := model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(InterruptedText)}}
+	if err := cfg.Recorder.Prompt(ctx, marker); err != nil {
+		return nil, fmt.Errorf("record the interruption: %w", err)
+	}
+	t.s.history = append(t.s.history, marker)
+	if err := cfg.Recorder.TurnDone(ctx); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("interrupted: %w", cause)
+}
+
+// request builds and streams one model request.
+func (t *turn) request(ctx context.Context) (*model.Response, error) {
+	cfg := t.s.cfg
+	msgs := t.s.history
+	if cfg.Prepare != nil {
+		var err error
+		if msgs, err = cfg.Prepare(ctx, msgs); err != nil {
+			return nil, fmt.Errorf("prepare the request: %w", err)
+		}
+	}
+	var system []model.SystemBlock
+	if cfg.System != nil {
+		var err error
+		if system, err = cfg.System(ctx); err != nil {
+			return nil, fmt.Errorf("build the system prompt: %w", err)
+		}
+	}
+	req := &model.Request{
+		Model:     cfg.ModelName,
+		MaxTokens: cfg.MaxTokens,
+		System:    system,
+		Messages:  WithCacheBreakpoint(msgs),
+	}
+	if cfg.Tools != nil {
+		req.Tools = cfg.Tools.Specs()
+	}
+	t.emit(Event{Type: EventRequest, Request: req})
+	var resp *model.Response
+	for c, err := range cfg.Model.Stream(ctx, req) {
+		if err != nil {
+			return nil, err
+		}
+		switch c.Kind {
+		case model.ChunkTextDelta:
+			t.emit(Event{Type: EventText, Text: c.Text})
+		case model.ChunkThinkingDelta:
+			t.emit(Event{Type: EventThinking, Text: c.Text})
+		case model.ChunkDone:
+			resp = c.Response
+		}
+	}
+	if resp == nil {
+		return nil, errors.New("the model's stream ended without a response")
+	}
+	return resp, nil
+}
+
+// WithCacheBreakpoint returns msgs with a prompt-cache breakpoint on the
+// last block of the last message — Claude Code's single message-level
+// breakpoint — without changing msgs.
+func WithCacheBreakpoint(msgs []model.Message) []model.Message {
+	if len(msgs) == 0 {
+		return msgs
+	}
+	out := make([]model.Message, len(msgs))
+	copy(out, msgs)
+	last := &out[len(out)-1]
+	if len(last.Content) == 0 {
+		return out
+	}
+	content := make([]model.Block, len(last.Content))
+	copy(content, last.Content)
+	b := content[len(content)-1]
+	extra := make(map[string]json.RawMessage, len(b.Extra)+1)
+	for k, v := range b.Extra {
+		extra[k] = v
+	}
+	extra["cache_control"] = model.CacheControl
+	b.Extra = extra
+	content[len(content)-1] = b
+	last.Content = content
+	return out
+}
+
+// runTools runs a response's tool calls: consecutive calls that are safe
+// to run concurrently run together, the others one at a time, and the
+// outcomes come back in call order. A cancelled context stops running
+// calls; calls that never ran get an interruption result.
+func (t *turn) runTools(ctx context.Context, calls []model.Block) []Outcome {
+	out := make([]Outcome, len(calls))
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if t.concurrent(calls[i]) {
+			for j < len(calls) && t.concurrent(calls[j]) {
+				j++
+			}
+		}
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			t.emit(Event{Type: EventToolCall, Call: &calls[k]})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[k] = Outcome{Call: calls[k], Result: t.runTool(ctx, calls[k])}
+			}()
+		}
+		wg.Wait()
+		for k := i; k < j; k++ {
+			t.emit(Event{Type: EventToolResult, Call: &out[k].Call, Result: &out[k].Result})
+		}
+		i = j
+	}
+	return out
+}
+
+func (t *turn) concurrent(call model.Block) bool {
+	tl, ok := t.s.cfg.Tools.Lookup(call.Name)
+	return ok && tl.ConcurrencySafe(call.Input)
+}
+
+func (t *turn) runTool(ctx context.Context, call model.Block) tool.Result {
+	if ctx.Err() != nil {
+		return interruptedResult()
+	}
+	cfg := t.s.cfg
+	var tl tool.Tool
+	ok := false
+	if cfg.Tools != nil {
+		tl, ok = cfg.Tools.Lookup(call.Name)
+	}
+	if !ok {
+		return tool.Errorf("No such tool available: %s", call.Name)
+	}
+	if cfg.Permit != nil {
+		if allowed, reason := cfg.Permit(ctx, tl, call); !allowed {
+			return tool.Errorf("%s", reason)
+		}
+	}
+	res, err := tl.Run(ctx, cfg.Env, call.Input)
+	switch {
+	case ctx.Err() != nil && err != nil:
+		return interruptedResult()
+	case err != nil:
+		return tool.Errorf("Error: %v", err)
+	}
+	return res
+}
+
+func interruptedResult() tool.Result {
+	r := tool.Text(InterruptedForToolText)
+	r.IsError = true
+	return r
+}
+
+// resultMessage is the user message answering a response's calls.
+func resultMessage(outcomes []Outcome) model.Message {
+	m := model.Message{Role: model.RoleUser}
+	for _, o := range outcomes {
+		m.Content = append(m.Content, ResultBlock(o.Call.ID, o.Result))
+	}
+	return m
+}
+
+// ResultBlock is the tool_result block carrying r.
+func ResultBlock(toolUseID string, r tool.Result) model.Block {
+	var content json.RawMessage
+	if len(r.Content) == 1 && r.Content[0].Type == model.BlockText {
+		content = jsonw.String(r.Content[0].Text)
+	} else {
+		content, _ = jsonw.Marshal(r.Content) // blocks always encode
+	}
+	b := model.Block{Type: model.BlockToolResult, ToolUseID: toolUseID, Content: content}
+	if r.IsError {
+		isErr := true
+		b.IsError = &isErr
+	}
+	return b
+}

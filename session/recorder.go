@@ -1,0 +1,235 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// Envelope is what every chain line of a session carries besides its
+// message, as Claude Code writes it.
+type Envelope struct {
+	SessionID  string
+	CWD        string
+	Version    string
+	GitBranch  string // "HEAD" outside git, as Claude Code writes it
+	Entrypoint string // "cli" interactive, "sdk-cli" headless
+	UserType   string // "external"
+}
+
+// RecorderOptions configure a Recorder.
+type RecorderOptions struct {
+	Envelope
+	// Leaf is the uuid the next entry hangs off: a resumed session's
+	// current leaf; empty for a new session.
+	Leaf           string
+	PermissionMode string
+	Now            func() time.Time
+	NewUUID        func() string
+}
+
+// Recorder writes a session's transcript as Claude Code does: the prompt
+// durably before the request; one assistant line per content block, chained
+// and sharing message.id and requestId; each tool result hanging off the
+// line of its tool_use (so parallel results sit on side branches, which
+// the loader re-attaches); a last-prompt record after every turn. It
+// implements engine.Recorder. Safe for concurrent use.
+type Recorder struct {
+	w    *transcript.Writer
+	opts RecorderOptions
+
+	mu         sync.Mutex
+	parent     string
+	promptID   string
+	lastPrompt string
+	toolLines  map[string]string // tool_use id → uuid of its line, for the last response
+}
+
+var _ engine.Recorder = (*Recorder)(nil)
+
+// NewRecorder returns a recorder writing through w.
+func NewRecorder(w *transcript.Writer, opts RecorderOptions) *Recorder {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewUUID == nil {
+		opts.NewUUID = uuid.NewString
+	}
+	if opts.UserType == "" {
+		opts.UserType = "external"
+	}
+	return &Recorder{w: w, opts: opts, parent: opts.Leaf}
+}
+
+// Leaf returns the uuid of the last entry recorded.
+func (r *Recorder) Leaf() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.parent
+}
+
+// entry returns a chain entry with the envelope, a new uuid and parent.
+func (r *Recorder) entry(typ, parent string) transcript.Entry {
+	o := r.opts
+	return transcript.Entry{
+		Type: typ, UUID: o.NewUUID(), ParentUUID: parent,
+		SessionID: o.SessionID, CWD: o.CWD, Version: o.Version, GitBranch: o.GitBranch,
+		Entrypoint: o.Entrypoint, UserType: o.UserType,
+		Timestamp: transcript.FormatTime(o.Now()),
+	}
+}
+
+// Append writes entries that continue the chain (a resume's repairs,
+// compaction records) and moves the leaf to the last of them.
+func (r *Recorder) Append(ctx context.Context, entries ...transcript.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	r.parent = entries[len(entries)-1].UUID
+	r.mu.Unlock()
+	return r.w.AppendDurable(ctx, entries...)
+}
+
+// Prompt implements engine.Recorder: the entry is synced before it returns.
+func (r *Recorder) Prompt(ctx context.Context, msg model.Message) error {
+	r.mu.Lock()
+	e := r.entry(transcript.TypeUser, r.parent)
+	text := msg.Text()
+	interrupt := text == engine.InterruptedText
+	if !interrupt {
+		r.promptID = r.opts.NewUUID()
+		r.lastPrompt = promptLine(text)
+	}
+	e.PromptID = r.promptID
+	e.PermissionMode = r.opts.PermissionMode
+	e.Message = userMessageJSON(msg)
+	r.parent = e.UUID
+	r.mu.Unlock()
+	return r.w.AppendDurable(ctx, e)
+}
+
+// promptLine is a prompt as the session list shows it: one line, at most
+// 200 characters.
+func promptLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = strings.TrimSpace(string(r[:200])) + "…"
+	}
+	return s
+}
+
+// userMessageJSON stores a prompt that is plain text as a string, as
+// Claude Code stores typed prompts, and anything else as blocks.
+func userMessageJSON(msg model.Message) json.RawMessage {
+	var o jsonw.Object
+	o.Str("role", model.RoleUser)
+	if len(msg.Content) == 1 && msg.Content[0].Type == model.BlockText && len(msg.Content[0].Extra) == 0 {
+		o.Raw("content", jsonw.String(msg.Content[0].Text))
+	} else {
+		content, _ := jsonw.Marshal(msg.Content) // blocks always encode
+		o.Raw("content", content)
+	}
+	return o.Bytes()
+}
+
+// Response implements engine.Recorder: one line per content block.
+func (r *Recorder) Response(ctx context.Context, resp *model.Response) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var entries []transcript.Entry
+	r.toolLines = make(map[string]string)
+	for _, b := range resp.Content {
+		e := r.entry(transcript.TypeAssistant, r.parent)
+		e.Message = assistantMessageJSON(resp, b)
+		e.RequestID = resp.RequestID
+		entries = append(entries, e)
+		r.parent = e.UUID
+		if b.Type == model.BlockToolUse {
+			r.toolLines[b.ID] = e.UUID
+		}
+	}
+	if len(entries) == 0 {
+		// An empty reply still gets a line, so the chain records it.
+		e := r.entry(transcript.TypeAssistant, r.parent)
+		e.Message = assistantMessageJSON(resp, model.Block{})
+		e.RequestID = resp.RequestID
+		entries = append(entries, e)
+		r.parent = e.UUID
+	}
+	return r.w.Append(entries...)
+}
+
+func assistantMessageJSON(resp *model.Response, b model.Block) json.RawMessage {
+	content := []byte("[]")
+	if b.Type != "" {
+		content, _ = jsonw.Marshal([]model.Block{b}) // blocks always encode
+	}
+	usage, _ := jsonw.Marshal(resp.Usage)
+	var o jsonw.Object
+	o.Str("id", resp.ID)
+	o.Str("type", "message")
+	o.Str("role", model.RoleAssistant)
+	o.Str("model", resp.Model)
+	o.Raw("content", content)
+	if resp.StopReason != "" {
+		o.Str("stop_reason", resp.StopReason)
+	} else {
+		o.Null("stop_reason")
+	}
+	o.Null("stop_sequence")
+	o.Raw("usage", usage)
+	return o.Bytes()
+}
+
+// Results implements engine.Recorder. Each result's parent is the line of
+// its own tool_use; the turn continues from the last result.
+func (r *Recorder) Results(ctx context.Context, resp *model.Response, results []engine.Outcome) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var entries []transcript.Entry
+	for _, o := range results {
+		parent := r.toolLines[o.Call.ID]
+		if parent == "" {
+			parent = r.parent
+		}
+		e := r.entry(transcript.TypeUser, parent)
+		e.PromptID = r.promptID
+		e.SourceToolAssistantUUID = parent
+		msg := model.Message{Role: model.RoleUser, Content: []model.Block{engine.ResultBlock(o.Call.ID, o.Result)}}
+		e.Message = userMessageJSON(msg)
+		if o.Result.Detail != nil {
+			if d, err := jsonw.Marshal(o.Result.Detail); err == nil {
+				e.ToolUseResult = d
+			}
+		} else if o.Result.IsError {
+			e.ToolUseResult = jsonw.String("Error: " + o.Result.Content[0].Text)
+		}
+		entries = append(entries, e)
+	}
+	if len(entries) > 0 {
+		r.parent = entries[len(entries)-1].UUID
+	}
+	return r.w.Append(entries...)
+}
+
+// TurnDone implements engine.Recorder: it writes the last-prompt record
+// and waits for every line of the turn to be written.
+func (r *Recorder) TurnDone(ctx context.Context) error {
+	r.mu.Lock()
+	lp := transcript.Entry{Type: transcript.TypeLastPrompt, LastPrompt: r.lastPrompt, LeafUUID: r.parent, SessionID: r.opts.SessionID}
+	r.mu.Unlock()
+	if err := r.w.Append(lp); err != nil {
+		return err
+	}
+	return r.w.Flush(ctx)
+}
