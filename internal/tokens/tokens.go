@@ -1,0 +1,155 @@
+// Package tokens counts context the way the auto-compaction trigger sees it
+// (SPEC K1–K3): the last response's usage plus an estimate of what came
+// after, against an effective window with fixed buffers. The context meter,
+// `cairn context` and the trigger all use these functions, so what the user
+// sees and what cairn does never disagree.
+package tokens
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/model"
+)
+
+// Reference buffers, in tokens (seed 003 §3).
+const (
+	// MaxOutputReserve caps what the window keeps free for the reply.
+	MaxOutputReserve = 20_000
+	// AutoCompactBuffer is kept free below the effective window.
+	AutoCompactBuffer = 13_000
+	// WarningBuffer is where the user is warned that compaction is near.
+	WarningBuffer = 20_000
+	// ManualCompactBuffer is what a manual /compact needs to stay below.
+	ManualCompactBuffer = 3_000
+	// BytesPerToken is the estimate's ratio.
+	BytesPerToken = 4
+)
+
+// Estimate returns a rough token count of text: about 4 bytes a token.
+func Estimate(text string) int64 {
+	return int64((len(text) + BytesPerToken - 1) / BytesPerToken)
+}
+
+// EstimateMessages estimates the tokens of messages from their encoding.
+func EstimateMessages(msgs []model.Message) int64 {
+	var n int64
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			n += EstimateBlock(b)
+		}
+	}
+	return n
+}
+
+// EstimateBlock estimates one content block. Images count a flat 1,600
+// tokens (about what the API charges for a 1 MP image), not their base64.
+func EstimateBlock(b model.Block) int64 {
+	switch b.Type {
+	case model.BlockText:
+		return Estimate(b.Text)
+	case model.BlockThinking:
+		return Estimate(b.Thinking)
+	case model.BlockToolUse:
+		return Estimate(b.Name) + Estimate(string(b.Input))
+	case model.BlockToolResult:
+		var blocks []model.Block
+		if c := b.Content; len(c) > 0 && c[0] == '[' {
+			if dec, err := model.DecodeContent(c); err == nil {
+				blocks = dec
+			}
+		}
+		if blocks == nil {
+			return Estimate(b.ResultText())
+		}
+		var n int64
+		for _, c := range blocks {
+			n += EstimateBlock(c)
+		}
+		return n
+	case model.BlockImage, model.BlockDocument:
+		return 1600
+	}
+	enc, _ := jsonw.Marshal(b)
+	return Estimate(string(enc))
+}
+
+// Count is the context size after msgs (K1): the usage the API reported
+// for the response at index anchor, plus an estimate of every message after
+// it. anchor < 0 means no response reported usage yet: everything is
+// estimated.
+func Count(msgs []model.Message, anchor int, usage model.Usage) int64 {
+	if anchor < 0 || anchor >= len(msgs) {
+		return EstimateMessages(msgs)
+	}
+	return usage.ContextTokens() + EstimateMessages(msgs[anchor+1:])
+}
+
+// Window describes the context limits of one model.
+type Window struct {
+	// Size is the model's context window.
+	Size int64
+	// MaxOutput is the most the model may write in one reply.
+	MaxOutput int64
+	// Cap, when positive, lowers the window used for the thresholds
+	// (CAIRN_AUTO_COMPACT_WINDOW).
+	Cap int64
+}
+
+// Effective is the window less the reply's reserve (K2).
+func (w Window) Effective() int64 {
+	size := w.Size
+	if w.Cap > 0 && w.Cap < size {
+		size = w.Cap
+	}
+	return size - min(w.MaxOutput, MaxOutputReserve)
+}
+
+// AutoCompactAt is the context size that triggers auto-compaction (K3).
+func (w Window) AutoCompactAt() int64 { return w.Effective() - AutoCompactBuffer }
+
+// WarnAt is the context size at which the user is warned (K3).
+func (w Window) WarnAt() int64 { return w.Effective() - WarningBuffer }
+
+// ManualCompactLimit is the most context a manual compaction can start from.
+func (w Window) ManualCompactLimit() int64 { return w.Effective() - ManualCompactBuffer }
+
+// PercentUsed is used as a share of the effective window, 0–100.
+func (w Window) PercentUsed(used int64) float64 {
+	e := w.Effective()
+	if e <= 0 {
+		return 100
+	}
+	return min(100, float64(used)*100/float64(e))
+}
+
+// ForModel returns the window of a model cairn knows, and false for one it
+// does not (the caller then asks CAIRN_CONTEXT_WINDOW / contextWindow).
+// Claude models have 200K windows (1M with the "[1m]" suffix) and write up
+// to 32K tokens (64K for Sonnet and Haiku 4.5), per Anthropic's model
+// overview.
+func ForModel(name string) (Window, bool) {
+	n := strings.ToLower(name)
+	if !strings.Contains(n, "claude") {
+		return Window{}, false
+	}
+	w := Window{Size: 200_000, MaxOutput: 32_000}
+	if strings.HasSuffix(n, "[1m]") {
+		w.Size = 1_000_000
+	}
+	if strings.Contains(n, "sonnet") || strings.Contains(n, "haiku") {
+		w.MaxOutput = 64_000
+	}
+	return w, true
+}
+
+// CapFromEnv parses CAIRN_AUTO_COMPACT_WINDOW: a positive number of tokens,
+// else 0 (no cap).
+func CapFromEnv(getenv func(string) string) int64 {
+	v, err := strconv.ParseInt(strings.TrimSpace(getenv("CAIRN_AUTO_COMPACT_WINDOW")), 10, 64)
+	if err != nil || v <= 0 {
+		return 0
+	}
+	return v
+}

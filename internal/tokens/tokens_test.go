@@ -1,0 +1,71 @@
+package tokens
+
+import (
+	"testing"
+
+	"github.com/cairn-dev/cairn/model"
+)
+
+func TestThresholds(t *testing.T) {
+	tests := []struct {
+		name                  string
+		w                     Window
+		effective, auto, warn int64
+	}{
+		{"claude 200K, 32K output", Window{Size: 200_000, MaxOutput: 32_000}, 180_000, 167_000, 160_000},
+		{"small output keeps more", Window{Size: 200_000, MaxOutput: 8_000}, 192_000, 179_000, 172_000},
+		{"capped by the environment", Window{Size: 200_000, MaxOutput: 32_000, Cap: 50_000}, 30_000, 17_000, 10_000},
+		{"a cap above the window does nothing", Window{Size: 100_000, MaxOutput: 4_000, Cap: 500_000}, 96_000, 83_000, 76_000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.w.Effective(); got != tt.effective {
+				t.Errorf("Effective = %d, want %d", got, tt.effective)
+			}
+			if got := tt.w.AutoCompactAt(); got != tt.auto {
+				t.Errorf("AutoCompactAt = %d, want %d", got, tt.auto)
+			}
+			if got := tt.w.WarnAt(); got != tt.warn {
+				t.Errorf("WarnAt = %d, want %d", got, tt.warn)
+			}
+		})
+	}
+}
+
+func TestCountAnchorsAtTheLastResponse(t *testing.T) {
+	msgs := []model.Message{
+		{Role: model.RoleUser, Content: []model.Block{model.TextBlock("aaaaaaaa")}},      // 2
+		{Role: model.RoleAssistant, Content: []model.Block{model.TextBlock("bbbbbbbb")}}, // reported
+		{Role: model.RoleUser, Content: []model.Block{model.ToolResultBlock("t", "cccccccccccc", false)}},
+		{Role: model.RoleUser, Content: []model.Block{model.TextBlock("dddd")}},
+	}
+	usage := model.Usage{InputTokens: 10, CacheReadInputTokens: 1000, CacheCreationInputTokens: 50, OutputTokens: 5}
+	if got, want := Count(msgs, 1, usage), int64(1065+3+1); got != want {
+		t.Errorf("Count = %d, want %d", got, want)
+	}
+	if got, want := Count(msgs, -1, usage), int64(2+2+3+1); got != want {
+		t.Errorf("Count without usage = %d, want %d", got, want)
+	}
+}
+
+func TestForModel(t *testing.T) {
+	for name, want := range map[string]Window{
+		"claude-opus-4-8":         {Size: 200_000, MaxOutput: 32_000},
+		"claude-sonnet-4-5[1m]":   {Size: 1_000_000, MaxOutput: 64_000},
+		"claude-3-5-haiku-latest": {Size: 200_000, MaxOutput: 64_000},
+	} {
+		if got, ok := ForModel(name); !ok || got != want {
+			t.Errorf("ForModel(%q) = %+v, %v", name, got, ok)
+		}
+	}
+	if _, ok := ForModel("llama3"); ok {
+		t.Error("llama3 is not a model cairn knows the window of")
+	}
+	env := map[string]string{"CAIRN_AUTO_COMPACT_WINDOW": "50000"}
+	if got := CapFromEnv(func(k string) string { return env[k] }); got != 50000 {
+		t.Errorf("CapFromEnv = %d", got)
+	}
+	if got := CapFromEnv(func(string) string { return "junk" }); got != 0 {
+		t.Errorf("CapFromEnv(junk) = %d", got)
+	}
+}
