@@ -47,9 +47,10 @@ type Config struct {
 
 // Recorder writes what happens to the session's transcript.
 type Recorder interface {
-	// Prompt records the user's message; it is on stable storage when
-	// Prompt returns, before the model is called.
-	Prompt(ctx context.Context, msg model.Message) error
+	// Prompt records the user's message and the context attached to it;
+	// they are on stable storage when Prompt returns, before the model is
+	// called.
+	Prompt(ctx context.Context, msg model.Message, attachments []Attachment) error
 	// Response records a complete model response.
 	Response(ctx context.Context, resp *model.Response) error
 	// Results records the results answering a response's tool calls, in
@@ -58,6 +59,22 @@ type Recorder interface {
 	// TurnDone marks the end of a turn and waits until everything
 	// recorded is written.
 	TurnDone(ctx context.Context) error
+}
+
+// Input is what the user sends: a message, and context the harness
+// attaches to it (environment, instruction files, recalled memories).
+type Input struct {
+	Message     model.Message
+	Attachments []Attachment
+}
+
+// Attachment is context added to a user turn. The model reads Rendered,
+// appended to the turn's message; the transcript keeps Type and Data
+// beside it, as Claude Code keeps its attachments.
+type Attachment struct {
+	Type     string
+	Data     map[string]any
+	Rendered []model.Block
 }
 
 // Outcome is one tool call and what it produced.
@@ -96,10 +113,10 @@ const (
 // events of the turn; the last is an EventDone with the turn's Result.
 // A failure yields the error (after which the sequence ends); the
 // transcript is left complete and resumable in every case.
-func (s *Session) Run(ctx context.Context, prompt model.Message) iter.Seq2[Event, error] {
+func (s *Session) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		t := &turn{s: s, yield: yield, start: s.cfg.Now()}
-		res, err := t.run(ctx, prompt)
+		res, err := t.run(ctx, in)
 		if err != nil {
 			yield(Event{}, err)
 			return
@@ -123,10 +140,14 @@ func (t *turn) emit(e Event) {
 	}
 }
 
-func (t *turn) run(ctx context.Context, prompt model.Message) (*Result, error) {
+func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 	cfg := t.s.cfg
-	if err := cfg.Recorder.Prompt(ctx, prompt); err != nil {
+	if err := cfg.Recorder.Prompt(ctx, in.Message, in.Attachments); err != nil {
 		return nil, fmt.Errorf("record the prompt: %w", err)
+	}
+	prompt := model.Message{Role: model.RoleUser, Content: append([]model.Block(nil), in.Message.Content...)}
+	for _, a := range in.Attachments {
+		prompt.Content = append(prompt.Content, a.Rendered...)
 	}
 	t.s.history = append(t.s.history, prompt)
 	t.emit(Event{Type: EventUser, Message: &prompt})
@@ -188,7 +209,7 @@ func (t *turn) run(ctx context.Context, prompt model.Message) (*Result, error) {
 func (t *turn) interrupted(ctx context.Context, cause error) (*Result, error) {
 	cfg := t.s.cfg
 	marker := model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(InterruptedText)}}
-	if err := cfg.Recorder.Prompt(ctx, marker); err != nil {
+	if err := cfg.Recorder.Prompt(ctx, marker, nil); err != nil {
 		return nil, fmt.Errorf("record the interruption: %w", err)
 	}
 	t.s.history = append(t.s.history, marker)

@@ -146,7 +146,12 @@ func newHarness(t *testing.T, m *scripted, tools []tool.Tool, mod func(*engine.C
 func (h *harness) run(t *testing.T, ctx context.Context, prompt string) ([]engine.Event, error) {
 	t.Helper()
 	var events []engine.Event
-	for ev, err := range h.sess.Run(ctx, model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(prompt)}}) {
+	in := engine.Input{Message: model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(prompt)}}}
+	if prompt == "hi" {
+		in.Attachments = []engine.Attachment{{Type: "cairn_context", Data: map[string]any{"cwd": "/proj"},
+			Rendered: []model.Block{model.TextBlock("<system-reminder>\ncwd: /proj\n</system-reminder>")}}}
+	}
+	for ev, err := range h.sess.Run(ctx, in) {
 		if err != nil {
 			return events, err
 		}
@@ -343,10 +348,11 @@ func TestCancelDuringTool(t *testing.T) {
 
 func TestCancelDuringStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
 	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){say("a long reply that will be cut")}}
 	h := newHarness(t, m, nil, nil)
 	var err error
-	for ev, e := range h.sess.Run(ctx, model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock("hi")}}) {
+	for ev, e := range h.sess.Run(ctx, engine.Input{Message: model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock("hi")}}}) {
 		if ev.Type == engine.EventText {
 			cancel()
 		}

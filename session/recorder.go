@@ -100,8 +100,10 @@ func (r *Recorder) Append(ctx context.Context, entries ...transcript.Entry) erro
 	return r.w.AppendDurable(ctx, entries...)
 }
 
-// Prompt implements engine.Recorder: the entry is synced before it returns.
-func (r *Recorder) Prompt(ctx context.Context, msg model.Message) error {
+// Prompt implements engine.Recorder: the prompt and an attachment line for
+// each attachment (with what it rendered to, so a resume sends the same
+// bytes) are synced before it returns.
+func (r *Recorder) Prompt(ctx context.Context, msg model.Message, attachments []engine.Attachment) error {
 	r.mu.Lock()
 	e := r.entry(transcript.TypeUser, r.parent)
 	text := msg.Text()
@@ -114,8 +116,30 @@ func (r *Recorder) Prompt(ctx context.Context, msg model.Message) error {
 	e.PermissionMode = r.opts.PermissionMode
 	e.Message = userMessageJSON(msg)
 	r.parent = e.UUID
+	entries := []transcript.Entry{e}
+	for _, a := range attachments {
+		ae := r.entry(transcript.TypeAttachment, r.parent)
+		ae.Attachment, ae.Extra = attachmentJSON(a)
+		entries = append(entries, ae)
+		r.parent = ae.UUID
+	}
 	r.mu.Unlock()
-	return r.w.AppendDurable(ctx, e)
+	return r.w.AppendDurable(ctx, entries...)
+}
+
+// attachmentJSON encodes an attachment and what it rendered to, in the
+// fields newer Claude Code versions write (rendered, renderedRole).
+func attachmentJSON(a engine.Attachment) (json.RawMessage, map[string]json.RawMessage) {
+	data := map[string]any{"type": a.Type}
+	for k, v := range a.Data {
+		data[k] = v
+	}
+	att, _ := jsonw.Marshal(data) // maps of plain values always encode
+	type part struct {
+		Content []model.Block `json:"content"`
+	}
+	rendered, _ := jsonw.Marshal([]part{{Content: a.Rendered}})
+	return att, map[string]json.RawMessage{"rendered": rendered, "renderedRole": jsonw.String("user")}
 }
 
 // promptLine is a prompt as the session list shows it: one line, at most
