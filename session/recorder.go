@@ -88,6 +88,13 @@ func (r *Recorder) entry(typ, parent string) transcript.Entry {
 	}
 }
 
+// SetLeaf makes the next entry hang off uuid.
+func (r *Recorder) SetLeaf(uuid string) {
+	r.mu.Lock()
+	r.parent = uuid
+	r.mu.Unlock()
+}
+
 // Append writes entries that continue the chain (a resume's repairs,
 // compaction records) and moves the leaf to the last of them.
 func (r *Recorder) Append(ctx context.Context, entries ...transcript.Entry) error {

@@ -1,0 +1,266 @@
+// Package agent assembles a working session from its parts — the model,
+// the tools, the system prompt, the transcript — and picks the session to
+// run: a new one, the newest of the project (--continue), a named one
+// (--resume), or a copy (--fork-session). The command line and the
+// terminal UI both start sessions here.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/gitinfo"
+	"github.com/cairn-dev/cairn/internal/prompt"
+	"github.com/cairn-dev/cairn/internal/tokens"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/session"
+	"github.com/cairn-dev/cairn/tool"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// Version is what cairn writes in the version field of its transcripts.
+const Version = "cairn-0.1.0"
+
+// Options describe the session to open.
+type Options struct {
+	Home session.Home
+	Cwd  string
+
+	Model     model.Model
+	ModelName string
+	MaxTokens int
+	Window    tokens.Window
+
+	Tools  []tool.Tool
+	Permit func(ctx context.Context, t tool.Tool, call model.Block) (bool, string)
+
+	// Which session: at most one of Continue and Resume; Fork copies the
+	// chosen session into a new one; SessionID names a new session.
+	Continue  bool
+	Resume    string
+	Fork      bool
+	SessionID string
+
+	MaxTurns           int
+	AppendSystemPrompt string
+	PermissionMode     string
+	// Entrypoint is recorded on every line: "cli" or "sdk-cli".
+	Entrypoint string
+	// Eager writes every transcript line synchronously.
+	Eager bool
+
+	Now     func() time.Time
+	NewUUID func() string
+}
+
+// Agent is an open session, holding its transcript's lock until Close.
+type Agent struct {
+	opts     Options
+	id       string
+	path     string
+	resumed  bool
+	writer   *transcript.Writer
+	recorder *session.Recorder
+	engine   *engine.Session
+	prompts  *prompt.Builder
+	// Warnings from loading the transcript, for the user to read.
+	Warnings []string
+}
+
+// Open picks the session, loads it if it exists, and gets it ready to run.
+func Open(ctx context.Context, o Options) (*Agent, error) {
+	if o.Model == nil {
+		return nil, errors.New("no model configured")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.NewUUID == nil {
+		o.NewUUID = uuid.NewString
+	}
+	if o.Continue && o.Resume != "" {
+		return nil, errors.New("--continue and --resume pick different sessions; give one of them")
+	}
+	a := &Agent{opts: o}
+	var conv *transcript.Conversation
+	switch {
+	case o.Continue || o.Resume != "":
+		path, err := a.pick(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if conv, err = load(ctx, path, o.NewUUID, o.Now); err != nil {
+			return nil, err
+		}
+		a.Warnings = conv.Warnings
+		a.resumed = true
+		if o.Fork {
+			a.id = a.newID()
+			a.path = o.Home.Store(o.Cwd).Path(a.id)
+		} else {
+			a.path = path
+			a.id = conv.SessionID
+			if a.id == "" {
+				a.id = trimExt(filepath.Base(path))
+			}
+		}
+	default:
+		a.id = a.newID()
+		a.path = o.Home.Store(o.Cwd).Path(a.id)
+		if _, err := os.Stat(a.path); err == nil {
+			return nil, fmt.Errorf("session %s already exists; continue it with --resume %s", a.id, a.id)
+		}
+	}
+	if err := a.start(ctx, conv); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Agent) newID() string {
+	if a.opts.SessionID != "" {
+		return a.opts.SessionID
+	}
+	return a.opts.NewUUID()
+}
+
+// pick finds the transcript to resume.
+func (a *Agent) pick(ctx context.Context) (string, error) {
+	if a.opts.Continue {
+		info, err := session.Latest(ctx, a.opts.Home, a.opts.Cwd)
+		if err != nil {
+			return "", err
+		}
+		return info.Path, nil
+	}
+	return a.opts.Home.Find(a.opts.Cwd, a.opts.Resume)
+}
+
+func load(ctx context.Context, path string, newUUID func() string, now func() time.Time) (*transcript.Conversation, error) {
+	src, err := transcript.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return conv, nil
+}
+
+func trimExt(name string) string { return name[:len(name)-len(filepath.Ext(name))] }
+
+// start opens the transcript for appending and builds the engine.
+func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error {
+	o := a.opts
+	store := transcript.NewFileStore(filepath.Dir(a.path))
+	app, err := store.OpenAppender(ctx, a.id)
+	if err != nil {
+		return err
+	}
+	var known []string
+	var onDisk, repairs []transcript.Entry
+	if conv != nil {
+		onDisk = conv.Entries[:len(conv.Entries)-conv.Repaired]
+		repairs = conv.Entries[len(conv.Entries)-conv.Repaired:]
+		if !o.Fork {
+			for _, e := range onDisk {
+				known = append(known, e.UUID)
+			}
+		}
+	}
+	a.writer = transcript.NewWriter(app, transcript.WriterOptions{Known: known, Eager: o.Eager})
+	a.recorder = session.NewRecorder(a.writer, session.RecorderOptions{
+		Envelope: session.Envelope{
+			SessionID: a.id, CWD: o.Cwd, Version: Version, GitBranch: gitinfo.Branch(o.Cwd),
+			Entrypoint: o.Entrypoint,
+		},
+		PermissionMode: o.PermissionMode,
+		Now:            o.Now,
+		NewUUID:        o.NewUUID,
+	})
+	var history []model.Message
+	if conv != nil {
+		carry := append(append([]transcript.Entry(nil), onDisk...), repairs...)
+		if o.Fork {
+			for i := range carry {
+				carry[i].SessionID = a.id
+			}
+		} else {
+			carry = repairs
+		}
+		if err := a.recorder.Append(ctx, carry...); err != nil {
+			a.writer.Close()
+			return fmt.Errorf("write the resumed session: %w", err)
+		}
+		if len(carry) == 0 {
+			a.recorder.SetLeaf(conv.Leaf)
+		}
+		history = conv.Messages()
+	}
+	a.prompts = prompt.NewBuilder(prompt.Cairn(prompt.Options{
+		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
+	})...)
+	reg, err := tool.NewRegistry(o.Tools...)
+	if err != nil {
+		a.writer.Close()
+		return err
+	}
+	env := tool.NewEnv(o.Cwd)
+	env.Now = o.Now
+	env.SessionDir = filepath.Join(filepath.Dir(a.path), a.id)
+	a.engine = engine.New(engine.Config{
+		Model: o.Model, ModelName: o.ModelName, MaxTokens: o.MaxTokens,
+		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder,
+		Permit: o.Permit, MaxTurns: o.MaxTurns, Now: o.Now,
+	}, history)
+	return nil
+}
+
+// ID is the session's id.
+func (a *Agent) ID() string { return a.id }
+
+// Path is the session's transcript file.
+func (a *Agent) Path() string { return a.path }
+
+// History is the conversation so far.
+func (a *Agent) History() []model.Message { return a.engine.History() }
+
+// System returns the system prompt the next request carries.
+func (a *Agent) System(ctx context.Context) ([]model.SystemBlock, error) {
+	return a.prompts.Build(ctx)
+}
+
+// Run sends text as the user's next message and runs the turn.
+func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, error] {
+	in := engine.Input{Message: model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(text)}}}
+	if !a.resumed && len(a.engine.History()) == 0 {
+		in.Attachments = append(in.Attachments, a.environment())
+	}
+	return a.engine.Run(ctx, in)
+}
+
+// environment is the context attached to a new session's first prompt:
+// facts that change from day to day stay out of the system prompt, so its
+// cache survives, and are recorded with the turn, so a resume replays them.
+func (a *Agent) environment() engine.Attachment {
+	date := a.opts.Now().Format("2006-01-02")
+	text := "As you answer the user's questions, you can use the following context:\n# currentDate\nToday's date is " + date + "."
+	return engine.Attachment{
+		Type:     "cairn_context",
+		Data:     map[string]any{"currentDate": date},
+		Rendered: []model.Block{model.TextBlock(transcript.WrapSystemReminder(text))},
+	}
+}
+
+// Close waits for the transcript to be written and releases the session.
+func (a *Agent) Close() error { return a.writer.Close() }
