@@ -51,6 +51,10 @@ type Conversation struct {
 	// file: answers and replies added so the conversation can continue (see
 	// repair). A writer that continues the session appends them.
 	Repaired int
+	// Preserved holds the uuids of messages a compaction kept verbatim.
+	// Their usage figures describe the context before the compaction, so
+	// token counting ignores them (SPEC R5).
+	Preserved map[string]bool
 }
 
 // Load rebuilds the conversation of the transcript in src. It reads the
@@ -81,6 +85,14 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		return nil, err
 	}
 	l.reattach()
+	for _, e := range l.conv.Entries {
+		if bi := l.byPreserved[e.UUID]; bi != nil && bi.checked {
+			if l.conv.Preserved == nil {
+				l.conv.Preserved = make(map[string]bool)
+			}
+			l.conv.Preserved[e.UUID] = true
+		}
+	}
 	if !opts.History {
 		l.repair(opts.NewUUID, opts.Now)
 	}

@@ -453,3 +453,37 @@ func jsonString(s string) string {
 	b := jsonw.String(s)
 	return string(b[1 : len(b)-1])
 }
+
+func TestContextTokens(t *testing.T) {
+	s := &script{}
+	u := s.user("", strings.Repeat("q", 400)) // 100 tokens, before the usage: not counted
+	a := s.assistant(u, "m1", text("x"), toolUse("A", "Bash"), toolUse("B", "Bash"))
+	s.result(a[1], "A", strings.Repeat("r", 800)) // 200
+	rb := s.result(a[2], "B", strings.Repeat("r", 400))
+	s.lastPrompt(rb)
+	c := load(t, s.bytes(), transcript.LoadOptions{})
+	// usage 10+5+100 = 115; after the first line of m1: its other lines
+	// (tool_use names and inputs) and both results.
+	want := int64(115) + (1 + 3) + (1 + 3) + 200 + 100
+	// The repair adds "Continue…" (9) and the synthetic reply (6).
+	want += 9 + 6
+	if got := c.ContextTokens(); got != want {
+		t.Errorf("ContextTokens = %d, want %d", got, want)
+	}
+}
+
+func TestContextTokensIgnoresPreservedUsage(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "cc-2.1.197-manual-compact.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := load(t, data, transcript.LoadOptions{})
+	if !c.Preserved["e4b38694-5212-4ec2-9db5-11e8d6bc8250"] {
+		t.Fatal("the preserved reply is not marked")
+	}
+	// The last reply reported 1154+18418+13 = 19585; the preserved one
+	// (20,917) must never be taken as the size.
+	if got := c.ContextTokens(); got < 19585 || got > 19585+200 {
+		t.Errorf("ContextTokens = %d, want the last reply's 19585 plus a little", got)
+	}
+}
