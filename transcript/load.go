@@ -464,6 +464,25 @@ func (l *loader) segmentWhole(bi *boundaryInfo) (bool, error) {
 func (l *loader) walk() error {
 	l.inChain = make(map[string]bool)
 	e := l.leaf
+	if !l.history && e.ParentUUID != "" {
+		// A session that stopped right after a compaction ends at the
+		// summary. Its preserved messages now hang off the summary, so the
+		// conversation ends at the last of them, as Claude Code resumes it.
+		if _, err := l.get(e.ParentUUID); err != nil {
+			return err
+		}
+		if bi := l.byAnchor[e.UUID]; bi != nil {
+			ok, err := l.segmentWhole(bi)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if tail, err := l.get(bi.tail); err == nil && tail != nil {
+					e, l.leaf = tail, tail
+				}
+			}
+		}
+	}
 	for e != nil {
 		if l.inChain[e.UUID] {
 			l.warnf("entry %s: its parents form a loop; the conversation starts after it", e.UUID)

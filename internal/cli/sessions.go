@@ -10,5 +10,9 @@ func newSessionsCmd(env Env) *cobra.Command {
 	}
 	cmd.AddCommand(newSessionsShowCmd(env))
 	cmd.AddCommand(newSessionsExportCmd(env))
+	cmd.AddCommand(newSessionsListCmd(env))
+	cmd.AddCommand(newSessionsSearchCmd(env))
+	cmd.AddCommand(newSessionsCleanupCmd(env))
+	cmd.AddCommand(newSessionsRestoreCmd(env))
 	return cmd
 }

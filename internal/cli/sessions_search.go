@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/session"
+)
+
+func newSessionsSearchCmd(env Env) *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "search QUERY",
+		Short: "Search the text of this project's sessions (every project's with --all)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if strings.TrimSpace(a[0]) == "" {
+				return usagef("the search query is empty; give the text to look for")
+			}
+			home, err := env.Home()
+			if err != nil {
+				return err
+			}
+			matches, err := session.Search(cmd.Context(), home, session.SearchOptions{
+				Query: a[0], Cwd: env.Cwd, All: all, Warn: warner(env),
+			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(env.Stdout, matches)
+			}
+			if len(matches) == 0 {
+				fmt.Fprintf(env.Stdout, "No matches for %q.\n", a[0])
+				return nil
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			sessions := map[string]bool{}
+			for _, m := range matches {
+				sessions[m.Path] = true
+				when := "-"
+				if !m.Timestamp.IsZero() {
+					when = m.Timestamp.UTC().Format("2006-01-02 15:04")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", shortID(m.SessionID), when, m.Snippet)
+			}
+			tw.Flush()
+			fmt.Fprintf(env.Stdout, "%d %s in %d %s.\n", len(matches), plural(len(matches), "match", "matches"),
+				len(sessions), plural(len(sessions), "session", "sessions"))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "search the sessions of every project")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,129 @@
+// Package settings reads cairn's layered JSON settings: the user's file in
+// the cairn home, then the project's Claude Code files, then the project's
+// cairn files, each later file overriding the keys it sets.
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// Defaults of the settings this package interprets.
+const (
+	DefaultCleanupPeriodDays  = 30
+	DefaultTrashRetentionDays = 30
+)
+
+// Settings is the merged view of every settings file that applies to a
+// project.
+type Settings struct {
+	// CleanupPeriodDays is how many days a session may sit idle before
+	// retention moves it to the trash (setting "cleanupPeriodDays").
+	CleanupPeriodDays int
+	// TrashRetentionDays is how many days a session stays in the trash
+	// before it is deleted for good (setting "trashRetentionDays").
+	TrashRetentionDays int
+	// Raw holds every top-level key of the merged files, as written.
+	Raw map[string]json.RawMessage
+	// Source names, for each key of Raw, the file whose value won.
+	Source map[string]string
+	// Files lists the files that exist and were read, lowest priority first.
+	Files []string
+}
+
+// Paths returns the settings files for a project, lowest priority first:
+// the user's settings.json in the cairn home, then the project's
+// .claude/settings.json and .claude/settings.local.json, then its
+// .cairn/settings.json and .cairn/settings.local.json. An empty home or
+// project leaves out that level.
+func Paths(homeDir, projectDir string) []string {
+	var ps []string
+	if homeDir != "" {
+		ps = append(ps, filepath.Join(homeDir, "settings.json"))
+	}
+	if projectDir != "" {
+		for _, d := range []string{".claude", ".cairn"} {
+			ps = append(ps,
+				filepath.Join(projectDir, d, "settings.json"),
+				filepath.Join(projectDir, d, "settings.local.json"))
+		}
+	}
+	return ps
+}
+
+// Load reads and merges the settings files of Paths(homeDir, projectDir).
+// Missing files are skipped. The merge is by top-level key: a later file's
+// value replaces an earlier one's whole. A file that is not a JSON object,
+// or a known key with a value of the wrong kind, is an error naming the
+// file.
+func Load(homeDir, projectDir string) (*Settings, error) {
+	s := &Settings{
+		Raw:    make(map[string]json.RawMessage),
+		Source: make(map[string]string),
+	}
+	for _, p := range Paths(homeDir, projectDir) {
+		fields, ok, err := readFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		s.Files = append(s.Files, p)
+		for k, v := range fields {
+			s.Raw[k] = v
+			s.Source[k] = p
+		}
+	}
+	var err error
+	if s.CleanupPeriodDays, err = s.days("cleanupPeriodDays", DefaultCleanupPeriodDays); err != nil {
+		return nil, err
+	}
+	if s.TrashRetentionDays, err = s.days("trashRetentionDays", DefaultTrashRetentionDays); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// readFile decodes one settings file; ok is false when it does not exist.
+// An empty file counts as an empty object.
+func readFile(path string) (map[string]json.RawMessage, bool, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read settings: %w", err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return map[string]json.RawMessage{}, true, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, false, fmt.Errorf("settings file %s is not a valid JSON object (%v); fix or remove it", path, err)
+	}
+	if fields == nil { // the file holds null
+		fields = map[string]json.RawMessage{}
+	}
+	return fields, true, nil
+}
+
+// days decodes a whole number of days ≥ 0 stored under key, or returns def
+// when no file sets it.
+func (s *Settings) days(key string, def int) (int, error) {
+	raw, ok := s.Raw[key]
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return def, nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || f < 0 || f > math.MaxInt32 || f != math.Trunc(f) {
+		return 0, fmt.Errorf("setting %q in %s is %s; it must be a whole number of days, 0 or more", key, s.Source[key], raw)
+	}
+	return int(f), nil
+}

@@ -1,0 +1,293 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"image"
+	"image/png"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
+)
+
+func TestReadText(t *testing.T) {
+	long := strings.Repeat("é", ReadMaxLineLength+10)
+	tests := []struct {
+		name    string
+		content string
+		input   map[string]any
+		want    string
+		file    readFile // FilePath is filled in
+		partial bool
+	}{
+		{
+			name:    "trailing newline gives an empty last line",
+			content: "a\nb\n",
+			want:    "1\ta\n2\tb\n3\t",
+			file:    readFile{Content: "a\nb\n", NumLines: 3, StartLine: 1, TotalLines: 3},
+		},
+		{
+			name:    "no trailing newline",
+			content: "a\nb",
+			want:    "1\ta\n2\tb",
+			file:    readFile{Content: "a\nb", NumLines: 2, StartLine: 1, TotalLines: 2},
+		},
+		{
+			name:    "offset and limit",
+			content: "1\n2\n3\n4\n5\n",
+			input:   map[string]any{"offset": 2, "limit": 2},
+			want:    "2\t2\n3\t3",
+			file:    readFile{Content: "2\n3", NumLines: 2, StartLine: 2, TotalLines: 6},
+			partial: true,
+		},
+		{
+			name:    "numbers given as strings",
+			content: "1\n2\n3\n4\n5\n",
+			input:   map[string]any{"offset": "4", "limit": "1"},
+			want:    "4\t4",
+			file:    readFile{Content: "4", NumLines: 1, StartLine: 4, TotalLines: 6},
+			partial: true,
+		},
+		{
+			name:    "offset 0 is the start",
+			content: "x\n",
+			input:   map[string]any{"offset": 0},
+			want:    "1\tx\n2\t",
+			file:    readFile{Content: "x\n", NumLines: 2, StartLine: 1, TotalLines: 2},
+		},
+		{
+			name:    "CRLF",
+			content: "a\r\nb\r\n",
+			want:    "1\ta\n2\tb\n3\t",
+			file:    readFile{Content: "a\nb\n", NumLines: 3, StartLine: 1, TotalLines: 3},
+		},
+		{
+			name:    "long line cut",
+			content: long + "\nshort",
+			want:    "1\t" + long[:2*ReadMaxLineLength] + lineCut + "\n2\tshort",
+			file:    readFile{Content: long[:2*ReadMaxLineLength] + lineCut + "\nshort", NumLines: 2, StartLine: 1, TotalLines: 2},
+		},
+		{
+			name:    "offset past the end",
+			content: "a\nb",
+			input:   map[string]any{"offset": 9},
+			want:    "<system-reminder>Warning: the file exists but is shorter than the provided offset (9). The file has 2 lines.</system-reminder>",
+			file:    readFile{Content: "", NumLines: 0, StartLine: 9, TotalLines: 2},
+		},
+		{
+			name:    "empty file",
+			content: "",
+			want:    "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>",
+			file:    readFile{Content: "", NumLines: 0, StartLine: 1, TotalLines: 0},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newEnv(t)
+			path := filepath.Join(env.ProjectDir, "f.txt")
+			writeTestFile(t, path, tt.content)
+			input := map[string]any{"file_path": path}
+			for k, v := range tt.input {
+				input[k] = v
+			}
+			r := call(t, Read{}, env, input)
+			if r.IsError {
+				t.Fatalf("error: %s", text(t, r))
+			}
+			if diff := cmp.Diff(tt.want, text(t, r)); diff != "" {
+				t.Errorf("content (-want +got):\n%s", diff)
+			}
+			tt.file.FilePath = path
+			if diff := cmp.Diff(readDetail{Type: "text", File: tt.file}, r.Detail); diff != "" {
+				t.Errorf("detail (-want +got):\n%s", diff)
+			}
+			if tt.file.NumLines == 0 && tt.content != "" {
+				return // nothing was shown
+			}
+			seen, ok := env.Files.Seen(path)
+			if !ok || seen.Partial != tt.partial {
+				t.Errorf("Files.Seen = %+v, %v; want recorded with Partial %v", seen, ok, tt.partial)
+			}
+		})
+	}
+}
+
+func TestReadDefaultLimit(t *testing.T) {
+	env := newEnv(t)
+	path := filepath.Join(env.ProjectDir, "big.txt")
+	var b strings.Builder
+	for range ReadDefaultLimit + 500 {
+		b.WriteString("x\n")
+	}
+	writeTestFile(t, path, b.String())
+	r := call(t, Read{}, env, map[string]any{"file_path": path})
+	d := r.Detail.(readDetail)
+	if d.File.NumLines != ReadDefaultLimit || d.File.TotalLines != ReadDefaultLimit+501 {
+		t.Errorf("numLines %d totalLines %d, want %d and %d", d.File.NumLines, d.File.TotalLines, ReadDefaultLimit, ReadDefaultLimit+501)
+	}
+	if seen, _ := env.Files.Seen(path); !seen.Partial {
+		t.Error("a read cut by the default limit is not recorded as partial")
+	}
+	// A later partial read of the same version keeps the full read.
+	call(t, Read{}, env, map[string]any{"file_path": path, "offset": 1, "limit": ReadDefaultLimit + 501})
+	call(t, Read{}, env, map[string]any{"file_path": path, "offset": 10, "limit": 1})
+	if seen, _ := env.Files.Seen(path); seen.Partial {
+		t.Error("a partial read after a full one of the same version marked the file partial")
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	env := newEnv(t)
+	bin := filepath.Join(env.ProjectDir, "prog.bin")
+	writeTestFile(t, bin, "ELF\x00\x01\x02garbage")
+	latin := filepath.Join(env.ProjectDir, "latin.bin")
+	writeTestFile(t, latin, strings.Repeat("\xe9\xff\xfe", 100))
+	tests := []struct {
+		name  string
+		input any
+		want  string // in the error text
+	}{
+		{"relative path", map[string]any{"file_path": "notes.txt"}, "must be an absolute path"},
+		{"missing", map[string]any{"file_path": filepath.Join(env.ProjectDir, "nope")}, "File does not exist"},
+		{"directory", map[string]any{"file_path": env.ProjectDir}, "is a directory"},
+		{"NUL bytes", map[string]any{"file_path": bin}, "binary file (a NUL byte at offset 3)"},
+		{"not UTF-8", map[string]any{"file_path": latin}, "binary file"},
+		{"no file_path", map[string]any{}, `the required parameter "file_path" is missing`},
+		{"wrong type", map[string]any{"file_path": 3}, `parameter "file_path" must be a string, got 3`},
+		{"bad limit", map[string]any{"file_path": bin, "limit": 0}, `"limit" must be 1 or more`},
+		{"fractional offset", map[string]any{"file_path": bin, "offset": 1.5}, `"offset" must be an integer`},
+		{"unknown parameter", map[string]any{"file_path": bin, "path": "x"}, `unknown parameter "path"`},
+		{"not an object", "[1]", "must be a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := call(t, Read{}, env, tt.input)
+			got := text(t, r)
+			if !r.IsError || !strings.Contains(got, tt.want) || !strings.HasPrefix(got, "<tool_use_error>") {
+				t.Errorf("got %q (error %v), want a tool_use_error containing %q", got, r.IsError, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadTooMuch(t *testing.T) {
+	env := newEnv(t)
+	path := filepath.Join(env.ProjectDir, "wide.txt")
+	line := strings.Repeat("y", 1000) + "\n"
+	writeTestFile(t, path, strings.Repeat(line, 1000))
+	r := call(t, Read{}, env, map[string]any{"file_path": path})
+	if !r.IsError || !strings.Contains(text(t, r), "offset and limit") {
+		t.Errorf("got %q, want an error asking for offset and limit", text(t, r))
+	}
+	r = call(t, Read{}, env, map[string]any{"file_path": path, "limit": 100})
+	if r.IsError {
+		t.Errorf("a small part was refused: %q", text(t, r))
+	}
+}
+
+func TestReadImage(t *testing.T) {
+	env := newEnv(t)
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 3, 2))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(env.ProjectDir, "dot.png")
+	writeTestFile(t, path, buf.String())
+	// An image named .jpg is sent with the type its bytes have.
+	misnamed := filepath.Join(env.ProjectDir, "dot.jpg")
+	writeTestFile(t, misnamed, buf.String())
+
+	for _, p := range []string{path, misnamed} {
+		r := call(t, Read{}, env, map[string]any{"file_path": p})
+		if r.IsError || len(r.Content) != 1 || r.Content[0].Type != model.BlockImage {
+			t.Fatalf("%s: got %+v, want one image block", p, r)
+		}
+		var src struct {
+			Type      string
+			MediaType string `json:"media_type"`
+			Data      string
+		}
+		if err := json.Unmarshal(r.Content[0].Extra["source"], &src); err != nil {
+			t.Fatal(err)
+		}
+		data := base64.StdEncoding.EncodeToString(buf.Bytes())
+		if src.Type != "base64" || src.MediaType != "image/png" || src.Data != data {
+			t.Errorf("source = %+v, want base64 image/png of the file", src)
+		}
+		want := map[string]any{"type": "image", "file": map[string]any{
+			"base64": data, "type": "image/png", "originalSize": float64(buf.Len()),
+			"dimensions": map[string]any{"originalWidth": 3.0, "originalHeight": 2.0, "displayWidth": 3.0, "displayHeight": 2.0},
+		}}
+		if diff := cmp.Diff(want, detail(t, r)); diff != "" {
+			t.Errorf("detail (-want +got):\n%s", diff)
+		}
+		if _, ok := env.Files.Seen(p); !ok {
+			t.Error("image read not recorded")
+		}
+	}
+
+	// A .png that is not an image is a binary file like any other.
+	fake := filepath.Join(env.ProjectDir, "fake.png")
+	writeTestFile(t, fake, "\x00\x01not an image")
+	if r := call(t, Read{}, env, map[string]any{"file_path": fake}); !r.IsError || !strings.Contains(text(t, r), "binary") {
+		t.Errorf("fake image: got %+v", r)
+	}
+}
+
+func TestReadCancelled(t *testing.T) {
+	env := newEnv(t)
+	path := filepath.Join(env.ProjectDir, "f.txt")
+	writeTestFile(t, path, "a\n")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := (Read{}).Run(ctx, env, rawInput(t, map[string]any{"file_path": path})); err == nil {
+		t.Error("Run with a cancelled context returned no error")
+	}
+}
+
+func TestReadSafety(t *testing.T) {
+	var tl tool.Tool = Read{}
+	in := json.RawMessage(`{"file_path":"/x"}`)
+	if !tl.ReadOnly(in) || tl.Destructive(in) || !tl.ConcurrencySafe(in) {
+		t.Error("Read must be read-only, not destructive, concurrency-safe")
+	}
+}
+
+func TestImageType(t *testing.T) {
+	tests := []struct {
+		data, want string
+	}{
+		{"\x89PNG\r\n\x1a\nrest", "image/png"},
+		{"\xff\xd8\xff\xe0", "image/jpeg"},
+		{"GIF89a...", "image/gif"},
+		{"RIFF\x00\x00\x00\x00WEBPVP8 ", "image/webp"},
+		{"BM bitmap", ""},
+		{"RIFF\x00\x00\x00\x00WAVE", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := imageType([]byte(tt.data)); got != tt.want {
+			t.Errorf("imageType(%q) = %q, want %q", tt.data, got, tt.want)
+		}
+	}
+}
+
+func TestReadFIFO(t *testing.T) {
+	env := newEnv(t)
+	fifo := filepath.Join(env.ProjectDir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	// Reading it would block for ever; Read refuses instead.
+	if r := call(t, Read{}, env, map[string]any{"file_path": fifo}); !r.IsError || !strings.Contains(text(t, r), "not a regular file") {
+		t.Errorf("got %q", text(t, r))
+	}
+}

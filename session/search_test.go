@@ -1,0 +1,188 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSearch(t *testing.T) {
+	home := Home{Dir: t.TempDir()}
+	cwd := "/home/user/proj"
+	dir := home.ProjectDir(cwd)
+
+	a := newFixture(sidA, cwd, t0)
+	a.queued("queued text is not searched")
+	uPrompt := a.prompt("Fix the greeting in hello.py, l'été dernier")
+	uCall := a.toolUse("toolu_1", "Bash", map[string]any{"command": "grep -rn Greeting src/", "timeout": 5})
+	uResult := a.toolResult("toolu_1", "src/hello.py:1:print(\"hello wrld\")")
+	a.user([]byte(`[{"tool_use_id":"toolu_2","type":"tool_result","content":[{"type":"text","text":"block result NEEDLE"}]}]`))
+	uBlock := a.parent
+	uSay := a.say("I fixed the typo: \"wrld\" → \"world\".\n\nThe greeting now prints correctly.")
+	a.write(t, filepath.Join(dir, sidA+".jsonl"), t0.Add(time.Hour))
+	pathA := filepath.Join(dir, sidA+".jsonl")
+
+	b := newFixture(sidB, cwd, t0.Add(time.Hour))
+	uB := b.prompt("another greeting")
+	b.write(t, filepath.Join(dir, sidB+".jsonl"), t0.Add(2*time.Hour))
+	pathB := filepath.Join(dir, sidB+".jsonl")
+
+	side := newFixture(sidC, cwd, t0)
+	side.prompt("greeting from a subagent")
+	writeFile(t, filepath.Join(dir, sidC+".jsonl"),
+		bytes.ReplaceAll(side.buf.Bytes(), []byte(`"isSidechain":false`), []byte(`"isSidechain":true`)), t0.Add(3*time.Hour))
+
+	other := newFixture(sidC, "/elsewhere", t0)
+	uOther := other.prompt("greeting elsewhere")
+	pathOther := other.write(t, filepath.Join(home.ProjectDir("/elsewhere"), sidC+".jsonl"), t0)
+
+	at := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
+	for _, tc := range []struct {
+		name  string
+		query string
+		all   bool
+		want  []Match
+	}{
+		{"prompt, any case", "FIX THE", false, []Match{
+			{sidA, pathA, uPrompt, at(0), "Fix the greeting in hello.py, l'été dernier"},
+		}},
+		{"newest session first", "greeting", false, []Match{
+			{sidB, pathB, uB, t0.Add(time.Hour), "another greeting"},
+			{sidA, pathA, uPrompt, at(0), "Fix the greeting in hello.py, l'été dernier"},
+			{sidA, pathA, uCall, at(1), "grep -rn Greeting src/"},
+			{sidA, pathA, uSay, at(4), `I fixed the typo: "wrld" → "world". The greeting now prints correctly.`},
+		}},
+		{"all projects", "greeting e", true, []Match{
+			{sidC, pathOther, uOther, t0, "greeting elsewhere"},
+		}},
+		{"tool input", "-rn greet", false, []Match{
+			{sidA, pathA, uCall, at(1), "grep -rn Greeting src/"},
+		}},
+		{"tool result", `print("hello`, false, []Match{
+			{sidA, pathA, uResult, at(2), `src/hello.py:1:print("hello wrld")`},
+		}},
+		{"tool result blocks", "needle", false, []Match{
+			{sidA, pathA, uBlock, at(3), "block result NEEDLE"},
+		}},
+		{"non-ASCII, any case", "L'ÉTÉ", false, []Match{
+			{sidA, pathA, uPrompt, at(0), "Fix the greeting in hello.py, l'été dernier"},
+		}},
+		{"across a newline in JSON", "world\". the", false, []Match{}},
+		{"field names are not text", "command", false, []Match{}},
+		{"side records are not searched", "queued text", false, []Match{}},
+		{"nothing", "zebra", true, []Match{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Search(context.Background(), home, SearchOptions{Query: tc.query, Cwd: cwd, All: tc.all,
+				Warn: func(s string) { t.Errorf("warning: %s", s) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Search(%q) (-want +got):\n%s", tc.query, diff)
+			}
+		})
+	}
+
+	t.Run("empty query", func(t *testing.T) {
+		if _, err := Search(context.Background(), home, SearchOptions{Query: "  ", Cwd: cwd}); !errors.Is(err, ErrEmptyQuery) {
+			t.Fatalf("err = %v; want ErrEmptyQuery", err)
+		}
+	})
+}
+
+func TestSearchSkipsOverlongLines(t *testing.T) {
+	home := Home{Dir: t.TempDir()}
+	cwd := "/p"
+	f := newFixture(sidA, cwd, t0)
+	f.toolResult("toolu_1", "needle "+strings.Repeat("x", 100_000))
+	u := f.prompt("needle after the long line")
+	path := f.write(t, filepath.Join(home.ProjectDir(cwd), sidA+".jsonl"), t0)
+
+	var warnings []string
+	got, err := Search(context.Background(), home, SearchOptions{
+		Query: "needle", Cwd: cwd, MaxLineBytes: 4096,
+		Warn: func(s string) { warnings = append(warnings, s) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Match{{sidA, path, u, t0.Add(time.Second), "needle after the long line"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Search (-want +got):\n%s", diff)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "line 1 is longer than 4096 bytes") {
+		t.Errorf("warnings = %q; want one about line 1", warnings)
+	}
+}
+
+func TestLineReader(t *testing.T) {
+	long := strings.Repeat("y", 100)
+	for _, tc := range []struct {
+		name string
+		in   string
+		want []string // "!" marks a skipped line
+	}{
+		{"empty", "", nil},
+		{"lines", "a\nbb\n", []string{"a", "bb"}},
+		{"no final newline", "a\nbb", []string{"a", "bb"}},
+		{"blank lines", "\n\na", []string{"", "", "a"}},
+		{"at the limit", strings.Repeat("z", 40) + "\nq", []string{strings.Repeat("z", 40), "q"}},
+		{"over the limit", "a\n" + long + "\nb\n" + long, []string{"a", "!", "b", "!"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lr := &lineReader{br: bufio.NewReaderSize(strings.NewReader(tc.in), 16), max: 40}
+			var got []string
+			for {
+				line, skipped, err := lr.next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if skipped {
+					got = append(got, "!")
+				} else {
+					got = append(got, string(line))
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSnippet(t *testing.T) {
+	long := strings.Repeat("abcd ", 40) // 200 characters
+	for _, tc := range []struct {
+		name       string
+		s          string
+		start, end int
+		want       string
+	}{
+		{"short", "find me here", 5, 7, "find me here"},
+		{"whitespace", "a\n\n\tfind  me", 4, 8, "a find me"},
+		{"centred", long + "MATCH" + long, 200, 205,
+			"…d abcd abcd abcd abcd abcd abcd abcd MATCHabcd abcd abcd abcd abcd abcd abcd abc…"},
+		{"at the start", "MATCH" + long, 0, 5, "MATCH" + strings.TrimSpace(long[:75]) + "…"},
+		{"at the end", long + "MATCH", 200, 205, "…" + long[125:] + "MATCH"},
+		{"runes", strings.Repeat("é", 100) + "x", 200, 201, "…" + strings.Repeat("é", 79) + "x"},
+		{"long match", strings.Repeat("m", 100), 0, 100, strings.Repeat("m", 80) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := snippet(tc.s, tc.start, tc.end); got != tc.want {
+				t.Errorf("snippet = %q\nwant      %q", got, tc.want)
+			}
+		})
+	}
+}
