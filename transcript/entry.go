@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/jsonw"
@@ -87,8 +88,9 @@ type Entry struct {
 	// Extra holds fields set by the program that have no typed field.
 	Extra map[string]json.RawMessage
 
-	raw    []byte // the line this entry was decoded from
-	offset int64  // where that line starts in its file
+	raw    []byte    // the line this entry was decoded from
+	offset int64     // where that line starts in its file
+	cache  *msgCache // the decoded message, for entries read from a file
 }
 
 // IsChain reports whether the entry is part of the conversation chain.
@@ -132,7 +134,29 @@ type APIMessage struct {
 }
 
 // DecodeMessage decodes the entry's message; ok is false when it has none.
+//
+// Entries read by DecodeEntry decode their message once and keep it; the
+// returned Content may be appended to without affecting later calls.
 func (e *Entry) DecodeMessage() (m APIMessage, ok bool, err error) {
+	if e.cache == nil {
+		return e.decodeMessage()
+	}
+	c := e.cache
+	c.once.Do(func() { c.msg, c.ok, c.err = e.decodeMessage() })
+	m = c.msg
+	m.Content = slices.Clip(m.Content)
+	return m, c.ok, c.err
+}
+
+// msgCache holds an entry's decoded message; copies of the entry share it.
+type msgCache struct {
+	once sync.Once
+	msg  APIMessage
+	ok   bool
+	err  error
+}
+
+func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	if len(e.Message) == 0 || bytes.Equal(e.Message, []byte("null")) {
 		return m, false, nil
 	}
@@ -277,6 +301,9 @@ func DecodeEntry(line []byte) (Entry, error) {
 		CompactMetadata: nullToNil(w.CompactMetadata), SnipMetadata: nullToNil(w.SnipMetadata),
 		LeafUUID: w.LeafUUID, LastPrompt: w.LastPrompt,
 		raw: slices.Clone(line),
+	}
+	if e.Message != nil {
+		e.cache = &msgCache{}
 	}
 	if w.ParentUUID != nil {
 		e.ParentUUID = *w.ParentUUID

@@ -577,10 +577,8 @@ func (l *loader) reattach() {
 
 // messageID returns an entry's message.id.
 func messageID(e *Entry) string {
-	var m struct {
-		ID string `json:"id"`
-	}
-	if len(e.Message) == 0 || json.Unmarshal(e.Message, &m) != nil {
+	m, ok, err := e.DecodeMessage()
+	if !ok || err != nil {
 		return ""
 	}
 	return m.ID
