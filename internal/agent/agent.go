@@ -71,6 +71,7 @@ type Agent struct {
 	recorder *session.Recorder
 	engine   *engine.Session
 	prompts  *prompt.Builder
+	tools    *tool.Registry
 	// Warnings from loading the transcript, for the user to read.
 	Warnings []string
 }
@@ -215,6 +216,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		a.writer.Close()
 		return err
 	}
+	a.tools = reg
 	env := tool.NewEnv(o.Cwd)
 	env.Now = o.Now
 	env.SessionDir = filepath.Join(filepath.Dir(a.path), a.id)
@@ -226,11 +228,36 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	return nil
 }
 
+// ModelName is the model the session talks to.
+func (a *Agent) ModelName() string { return a.opts.ModelName }
+
+// Conversation reads the session's transcript back as a resume would see
+// it, with what was written so far.
+func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, error) {
+	if err := a.writer.Flush(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(a.path); err != nil {
+		return &transcript.Conversation{SessionID: a.id}, nil
+	}
+	conv, err := load(ctx, a.path, a.opts.NewUUID, a.opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	if conv.SessionID == "" {
+		conv.SessionID = a.id
+	}
+	return conv, nil
+}
+
 // ID is the session's id.
 func (a *Agent) ID() string { return a.id }
 
 // Path is the session's transcript file.
 func (a *Agent) Path() string { return a.path }
+
+// ToolSpecs are the tools the model is offered.
+func (a *Agent) ToolSpecs() []model.ToolSpec { return a.tools.Specs() }
 
 // History is the conversation so far.
 func (a *Agent) History() []model.Message { return a.engine.History() }

@@ -87,10 +87,12 @@ func newRoot(env Env) *cobra.Command {
 		Short:         "A coding agent with sessions that survive anything",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
 	}
+	addAgentFlags(root, env)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.AddCommand(newSessionsCmd(env))
+	root.AddCommand(newContextCmd(env))
+	root.AddCommand(newPermissionsCmd(env))
 	return root
 }
 

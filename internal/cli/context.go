@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/gitinfo"
+	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/internal/prompt"
+	"github.com/cairn-dev/cairn/internal/settings"
+	"github.com/cairn-dev/cairn/internal/tokens"
+	"github.com/cairn-dev/cairn/internal/tools"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// contextReport is what `cairn context` and /context print: the next
+// request's size as the auto-compaction trigger counts it, and a breakdown.
+type contextReport struct {
+	SessionID string `json:"sessionId"`
+	Model     string `json:"model"`
+	Window    struct {
+		Size          int64 `json:"size"`
+		Effective     int64 `json:"effective"`
+		AutoCompactAt int64 `json:"autoCompactAt"`
+		WarnAt        int64 `json:"warnAt"`
+	} `json:"window"`
+	Used             int64   `json:"used"`
+	PercentUsed      float64 `json:"percentUsed"`
+	UntilAutoCompact int64   `json:"untilAutoCompact"`
+	// Source says how Used was found: the last response's reported usage
+	// plus estimates, or estimates alone.
+	Source    string `json:"source"`
+	Breakdown struct {
+		System       int64 `json:"system"`
+		Tools        int64 `json:"tools"`
+		Instructions int64 `json:"instructions"`
+		Memory       int64 `json:"memory"`
+		Messages     int64 `json:"messages"`
+		ToolResults  int64 `json:"toolResults"`
+	} `json:"breakdown"`
+}
+
+func newContextCmd(env Env) *cobra.Command {
+	var asJSON bool
+	var modelName string
+	cmd := &cobra.Command{
+		Use:   "context ID|PATH",
+		Short: "Show what the next request of a session would hold, in tokens, against the window",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			conv, err := loadSession(cmd, env, a[0], transcript.LoadOptions{})
+			if err != nil {
+				return err
+			}
+			rep, err := buildContextReport(cmd.Context(), env, conv, modelName)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(env.Stdout, rep)
+			}
+			printContext(env.Stdout, rep)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().StringVar(&modelName, "model", "", "the model whose window to measure against (default: the session's)")
+	return cmd
+}
+
+func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversation, modelName string) (*contextReport, error) {
+	rep := &contextReport{SessionID: conv.SessionID}
+	cwd := env.Cwd
+	for _, e := range conv.Entries {
+		if e.CWD != "" {
+			cwd = e.CWD
+		}
+		if m, ok, _ := e.DecodeMessage(); ok && m.Model != "" && m.Model != transcript.SyntheticModel && modelName == "" {
+			rep.Model = m.Model
+		}
+	}
+	if modelName != "" {
+		rep.Model = modelName
+	}
+	if rep.Model == "" {
+		rep.Model = env.Getenv("ANTHROPIC_MODEL")
+	}
+	if rep.Model == "" {
+		rep.Model = DefaultAnthropicModel
+	}
+	w, err := windowFor(env, rep.Model, cwd)
+	if err != nil {
+		return nil, err
+	}
+	rep.Window.Size, rep.Window.Effective, rep.Window.AutoCompactAt, rep.Window.WarnAt = w.Size, w.Effective(), w.AutoCompactAt(), w.WarnAt()
+
+	system, err := prompt.NewBuilder(prompt.Cairn(prompt.Options{Cwd: cwd, IsGitRepo: gitinfo.Root(cwd) != "", ModelName: rep.Model})...).Build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range system {
+		rep.Breakdown.System += tokens.Estimate(b.Text)
+	}
+	for _, t := range tools.Core() {
+		spec, _ := jsonw.Marshal(map[string]any{"name": t.Spec().Name, "description": t.Spec().Description, "input_schema": t.Spec().InputSchema})
+		rep.Breakdown.Tools += tokens.Estimate(string(spec))
+	}
+	for _, m := range conv.Messages() {
+		for _, b := range m.Content {
+			n := tokens.EstimateBlock(b)
+			switch {
+			case b.Type == model.BlockToolResult:
+				rep.Breakdown.ToolResults += n
+			case b.Type == model.BlockText && strings.HasPrefix(b.Text, "<system-reminder>") && strings.Contains(b.Text, "Contents of "):
+				rep.Breakdown.Instructions += n
+			default:
+				rep.Breakdown.Messages += n
+			}
+		}
+	}
+	bd := rep.Breakdown
+	estimate := bd.System + bd.Tools + bd.Instructions + bd.Memory + bd.Messages + bd.ToolResults
+	rep.Used, rep.Source = estimate, "estimate"
+	if counted := conv.ContextTokens(); hasUsage(conv) {
+		rep.Used, rep.Source = counted, "usage+estimate"
+	}
+	rep.PercentUsed = float64(int(w.PercentUsed(rep.Used)*10)) / 10
+	rep.UntilAutoCompact = max(0, w.AutoCompactAt()-rep.Used)
+	return rep, nil
+}
+
+// hasUsage reports whether any response of the conversation reported usage
+// that counts (not a synthetic reply, not a preserved message).
+func hasUsage(conv *transcript.Conversation) bool {
+	for i := range conv.Entries {
+		e := &conv.Entries[i]
+		if e.Type != transcript.TypeAssistant || conv.Preserved[e.UUID] {
+			continue
+		}
+		if m, ok, _ := e.DecodeMessage(); ok && m.Usage != nil && m.Model != transcript.SyntheticModel {
+			return true
+		}
+	}
+	return false
+}
+
+// windowFor is the window of a model with the environment's and the
+// settings' overrides, as a session with that model would use.
+func windowFor(env Env, modelName, cwd string) (tokens.Window, error) {
+	home, err := env.Home()
+	if err != nil {
+		return tokens.Window{}, err
+	}
+	st, err := settings.Load(home.Dir, cwd)
+	if err != nil {
+		return tokens.Window{}, err
+	}
+	return windowOf(env, modelName, st)
+}
+
+func printContext(w io.Writer, r *contextReport) {
+	fmt.Fprintf(w, "Session %s · %s\n", r.SessionID, r.Model)
+	fmt.Fprintf(w, "Context: %s of %s tokens (%.1f%% of the effective window, %s)\n", thousands(r.Used), thousands(r.Window.Effective), r.PercentUsed, r.Source)
+	fmt.Fprintf(w, "Auto-compaction at %s: %s tokens to go\n\n", thousands(r.Window.AutoCompactAt), thousands(r.UntilAutoCompact))
+	rows := []struct {
+		name string
+		n    int64
+	}{
+		{"System prompt", r.Breakdown.System}, {"Tools", r.Breakdown.Tools}, {"Instructions", r.Breakdown.Instructions},
+		{"Memory", r.Breakdown.Memory}, {"Messages", r.Breakdown.Messages}, {"Tool results", r.Breakdown.ToolResults},
+	}
+	for _, row := range rows {
+		fmt.Fprintf(w, "  %-14s %10s\n", row.name, thousands(row.n))
+	}
+	fmt.Fprintf(w, "\nWindow %s, effective %s (less the reply's reserve), warning at %s.\n", thousands(r.Window.Size), thousands(r.Window.Effective), thousands(r.Window.WarnAt))
+}
+
+// thousands formats n with comma separators.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/permission"
+)
+
+func newPermissionsCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "permissions",
+		Short: "Inspect how permission rules and modes decide tool calls",
+		Args:  args(cobra.NoArgs),
+	}
+	cmd.AddCommand(newPermissionsCheckCmd(env))
+	return cmd
+}
+
+func newPermissionsCheckCmd(env Env) *cobra.Command {
+	var (
+		toolName, input, mode string
+		allowed, disallowed   []string
+		asJSON, headless      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "check --tool NAME --input JSON",
+		Short: "Decide one tool call under this project's settings, exactly as the agent would",
+		Long: "Decide one tool call under this project's settings (the user's settings.json in CAIRN_HOME, " +
+			"then .claude/ and .cairn/ settings.json and settings.local.json) and print " +
+			`{"decision":"allow"|"ask"|"deny","reason","rule"}. Every decision exits 0.`,
+		Example: `  cairn permissions check --tool Bash --input '{"command":"git status && rm -rf build"}'
+  cairn permissions check --tool Edit --input '{"file_path":"src/main.go"}' --mode acceptEdits --json`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			raw, m, err := checkArgs(toolName, input, mode)
+			if err != nil {
+				return err
+			}
+			chk, err := newChecker(env, m, allowed, disallowed, headless)
+			if err != nil {
+				return err
+			}
+			for _, w := range chk.Warnings() {
+				fmt.Fprintln(env.Stderr, "warning:", w)
+			}
+			ro, de := permission.Traits(toolName, raw, env.Cwd)
+			d := chk.Check(cmd.Context(), toolName, raw, ro, de)
+			if asJSON {
+				return writeJSON(env.Stdout, d)
+			}
+			printDecision(env, d)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&toolName, "tool", "", "the tool's name: Bash, Read, Edit, Write, WebFetch, mcp__server__tool …")
+	f.StringVar(&input, "input", "", `the tool's input as a JSON object, e.g. '{"command":"npm test"}'`)
+	f.StringVar(&mode, "mode", "", "the permission mode: default, acceptEdits, plan, bypassPermissions (default: the settings' defaultMode)")
+	f.StringArrayVar(&allowed, "allowedTools", nil, "more allow rules, as for the agent")
+	f.StringArrayVar(&disallowed, "disallowedTools", nil, "more deny rules, as for the agent")
+	f.BoolVar(&headless, "headless", false, "decide as `cairn -p` does, where what would ask is denied")
+	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+// checkArgs validates the flags: a tool name, a JSON object, a known mode.
+func checkArgs(toolName, input, mode string) (json.RawMessage, permission.Mode, error) {
+	if toolName == "" {
+		return nil, "", usagef("--tool is required, e.g. --tool Bash")
+	}
+	if input == "" {
+		return nil, "", usagef(`--input is required: the tool's input as a JSON object, e.g. --input '{"command":"ls"}'`)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(input), &obj); err != nil || obj == nil {
+		return nil, "", usagef(`--input must be a JSON object such as '{"command":"ls"}', not %q`, clip(input, 60, false))
+	}
+	var m permission.Mode
+	if mode != "" {
+		var err error
+		if m, err = permission.ParseMode(mode); err != nil {
+			return nil, "", usagef("--mode: %v", err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(input)); err != nil {
+		return nil, "", usagef("--input is not valid JSON: %v", err)
+	}
+	return buf.Bytes(), m, nil
+}
+
+// newChecker builds the checker the agent would build for this directory.
+func newChecker(env Env, mode permission.Mode, allowed, disallowed []string, headless bool) (*permission.Checker, error) {
+	home, err := env.Home()
+	if err != nil {
+		return nil, err
+	}
+	userHome := ""
+	if env.Getenv != nil {
+		userHome = env.Getenv("HOME")
+	}
+	if userHome == "" {
+		userHome, _ = os.UserHomeDir()
+	}
+	chk, err := permission.New(permission.Options{
+		CairnHome: home.Dir, UserHome: userHome,
+		ProjectDir: env.Cwd, Cwd: env.Cwd, Mode: mode,
+		AllowedTools: allowed, DisallowedTools: disallowed,
+		Headless: headless,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot check permissions: %w", err)
+	}
+	return chk, nil
+}
+
+// printDecision prints a decision for people: "deny: reason (rule: X)".
+func printDecision(env Env, d permission.Decision) {
+	line := string(d.Behavior) + ": " + d.Reason
+	if d.Rule != "" {
+		line += " (rule: " + d.Rule + ")"
+	}
+	fmt.Fprintln(env.Stdout, line)
+}

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/internal/permission"
+	"github.com/cairn-dev/cairn/internal/pricing"
+	"github.com/cairn-dev/cairn/model"
+)
+
+// printer writes a headless run in one of Claude Code's output formats:
+// text (the final reply), json (the result object) or stream-json (one
+// object a line: init, each message, the result).
+type printer struct {
+	env     Env
+	format  string
+	verbose bool
+	ag      *agent.Agent
+	choice  *modelChoice
+	start   time.Time
+	apiTime time.Duration
+	cost    float64
+	denials *denials
+}
+
+func newPrinter(env Env, format string, verbose bool, ag *agent.Agent, choice *modelChoice, d *denials) *printer {
+	return &printer{env: env, format: format, verbose: verbose, ag: ag, choice: choice, start: env.Now(), denials: d}
+}
+
+func (p *printer) line(v any) {
+	b, err := jsonw.Marshal(v)
+	if err != nil {
+		fmt.Fprintln(p.env.Stderr, "cairn: encode output:", err)
+		return
+	}
+	p.env.Stdout.Write(append(b, '\n'))
+}
+
+func (p *printer) init(checker *permission.Checker) {
+	if p.format != "stream-json" {
+		return
+	}
+	names := p.agentTools()
+	p.line(map[string]any{
+		"type": "system", "subtype": "init", "cwd": p.env.Cwd, "session_id": p.ag.ID(),
+		"tools": names, "mcp_servers": []any{}, "model": p.choice.Name,
+		"permissionMode": string(checker.Mode()), "slash_commands": []string{"compact", "context", "summary"},
+		"apiKeySource": p.keySource(), "output_style": "default", "uuid": uuid.NewString(),
+	})
+}
+
+func (p *printer) agentTools() []string {
+	var out []string
+	for _, s := range p.ag.ToolSpecs() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func (p *printer) keySource() string {
+	switch {
+	case p.choice.Provider == "anthropic" && p.env.Getenv("ANTHROPIC_API_KEY") != "":
+		return "ANTHROPIC_API_KEY"
+	case p.choice.Provider == "openai" && p.env.Getenv("OPENAI_API_KEY") != "":
+		return "OPENAI_API_KEY"
+	}
+	return "none"
+}
+
+// run runs one turn and prints it. It returns errReported when the turn
+// failed (the failure was printed).
+func (p *printer) run(ctx context.Context, prompt string) error {
+	var sent time.Time
+	var done *engine.Result
+	var failure error
+	for ev, err := range p.ag.Run(ctx, prompt) {
+		if err != nil {
+			failure = err
+			break
+		}
+		switch ev.Type {
+		case engine.EventRequest:
+			sent = p.env.Now()
+		case engine.EventAssistant:
+			p.apiTime += p.env.Now().Sub(sent)
+			p.cost += pricing.Cost(p.choice.Name, ev.Response.Usage)
+			if p.format == "stream-json" {
+				p.line(map[string]any{"type": "assistant", "message": assistantJSON(ev.Response), "parent_tool_use_id": nil, "session_id": p.ag.ID(), "uuid": uuid.NewString()})
+			}
+		case engine.EventUser:
+			if p.format == "stream-json" && isToolResults(ev.Message) {
+				p.line(map[string]any{"type": "user", "message": ev.Message, "parent_tool_use_id": nil, "session_id": p.ag.ID(), "uuid": uuid.NewString()})
+			}
+		case engine.EventToolResult:
+			if p.verbose {
+				fmt.Fprintf(p.env.Stderr, "[%s] %s\n", ev.Call.Name, firstLine(ev.Result.Content))
+			}
+		case engine.EventNotice:
+			fmt.Fprintln(p.env.Stderr, "cairn:", ev.Text)
+		case engine.EventDone:
+			done = ev.Done
+		}
+	}
+	return p.finish(done, failure)
+}
+
+func (p *printer) finish(done *engine.Result, failure error) error {
+	res := map[string]any{
+		"type": "result", "session_id": p.ag.ID(),
+		"duration_ms": p.env.Now().Sub(p.start).Milliseconds(), "duration_api_ms": p.apiTime.Milliseconds(),
+		"total_cost_usd": p.cost, "permission_denials": p.denials.list(), "uuid": uuid.NewString(),
+	}
+	var exit error
+	switch {
+	case failure != nil:
+		res["subtype"], res["is_error"], res["num_turns"], res["result"] = "error_during_execution", true, 0, failure.Error()
+		res["usage"] = model.Usage{}
+		exit = failure
+	default:
+		res["num_turns"], res["usage"], res["result"] = done.Turns, done.Total, done.Text
+		res["subtype"], res["is_error"] = "success", false
+		if done.Stop == engine.StopMaxTurns {
+			res["subtype"], res["is_error"] = "error_max_turns", true
+			exit = fmt.Errorf("stopped after %d turns (--max-turns); continue with `cairn -c -p …`: %w", done.Turns, errReported)
+		}
+	}
+	switch p.format {
+	case "text":
+		if failure == nil {
+			fmt.Fprintln(p.env.Stdout, done.Text)
+		}
+	default:
+		p.line(res)
+		if failure != nil {
+			exit = fmt.Errorf("%v: %w", failure, errReported)
+		}
+	}
+	return exit
+}
+
+// finishText ends a run that did not call the model (a slash command)
+// with text as its result.
+func (p *printer) finishText(text string) error {
+	if p.format == "text" {
+		fmt.Fprint(p.env.Stdout, text)
+		return nil
+	}
+	p.line(map[string]any{
+		"type": "result", "subtype": "success", "is_error": false, "session_id": p.ag.ID(),
+		"duration_ms": p.env.Now().Sub(p.start).Milliseconds(), "duration_api_ms": 0, "num_turns": 0,
+		"result": text, "total_cost_usd": 0, "usage": model.Usage{}, "permission_denials": []any{}, "uuid": uuid.NewString(),
+	})
+	return nil
+}
+
+// assistantJSON is a response as Claude Code prints it in stream-json.
+func assistantJSON(r *model.Response) map[string]any {
+	return map[string]any{
+		"id": r.ID, "type": "message", "role": model.RoleAssistant, "model": r.Model,
+		"content": r.Content, "stop_reason": r.StopReason, "stop_sequence": nil, "usage": r.Usage,
+	}
+}
+
+func isToolResults(m *model.Message) bool {
+	return m != nil && len(m.Content) > 0 && m.Content[0].Type == model.BlockToolResult
+}
+
+func firstLine(blocks []model.Block) string {
+	for _, b := range blocks {
+		if b.Type == model.BlockText {
+			s := b.Text
+			for i, c := range s {
+				if c == '\n' {
+					return s[:i]
+				}
+			}
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,199 @@
+package permission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/cairn-dev/cairn/internal/settings"
+)
+
+// Options are what a session's permissions are built from besides the
+// settings files: the command-line flags and where the session runs.
+type Options struct {
+	// CairnHome holds the user's settings.json ($CAIRN_HOME).
+	CairnHome string
+	// UserHome is the user's home folder, for ~ in rules and paths.
+	UserHome string
+	// ProjectDir is the project; its .claude/ and .cairn/ settings apply.
+	ProjectDir string
+	// Cwd is the working directory; "" is ProjectDir.
+	Cwd string
+	// Mode is --permission-mode; "" takes permissions.defaultMode from
+	// the settings, else ModeDefault.
+	Mode Mode
+	// AllowedTools and DisallowedTools are the values of --allowedTools
+	// and --disallowedTools; each may hold several rules.
+	AllowedTools, DisallowedTools []string
+	// AdditionalDirectories are more folders the session may work in, on
+	// top of the settings' permissions.additionalDirectories.
+	AdditionalDirectories []string
+	// Headless is set for `cairn -p`: what would ask is denied.
+	Headless bool
+}
+
+// Checker is the single entry point the agent and `cairn permissions
+// check` share, so both decide alike. It is safe for concurrent use; the
+// mode and working directory may change during a session.
+type Checker struct {
+	rules    Rules
+	project  string
+	home     string
+	dirs     []string
+	headless bool
+	warnings []string
+
+	mu   sync.Mutex
+	mode Mode
+	cwd  string
+}
+
+// New loads the project's settings files (the user's, then .claude/,
+// then .cairn/, as settings.Paths lists them) and builds a Checker with
+// the flags in opts. Rules that do not parse are skipped with a warning.
+func New(opts Options) (*Checker, error) {
+	perms, err := settings.LoadPermissions(opts.CairnHome, opts.ProjectDir)
+	if err != nil {
+		return nil, err
+	}
+	return FromSettings(perms, opts)
+}
+
+// FromSettings builds a Checker from settings already read.
+func FromSettings(perms *settings.Permissions, opts Options) (*Checker, error) {
+	c := &Checker{project: opts.ProjectDir, home: opts.UserHome, headless: opts.Headless, cwd: opts.Cwd}
+	if c.cwd == "" {
+		c.cwd = c.project
+	}
+	mode, err := c.pickMode(perms, opts.Mode)
+	if err != nil {
+		return nil, err
+	}
+	c.mode = mode
+	c.rules.Allow = c.sourced(perms.Allow)
+	c.rules.Ask = c.sourced(perms.Ask)
+	c.rules.Deny = c.sourced(perms.Deny)
+	c.rules.Allow = append(c.rules.Allow, c.flag(opts.AllowedTools, "--allowedTools")...)
+	c.rules.Deny = append(c.rules.Deny, c.flag(opts.DisallowedTools, "--disallowedTools")...)
+	for _, d := range perms.AdditionalDirectories {
+		c.dirs = append(c.dirs, c.dir(d.Value, settingsRoot(d.File)))
+	}
+	for _, d := range opts.AdditionalDirectories {
+		c.dirs = append(c.dirs, c.dir(d, c.cwd))
+	}
+	return c, nil
+}
+
+func (c *Checker) pickMode(perms *settings.Permissions, flag Mode) (Mode, error) {
+	mode := flag
+	if mode == "" && perms.DefaultMode != "" {
+		m, err := ParseMode(perms.DefaultMode)
+		if err != nil {
+			c.warnings = append(c.warnings, fmt.Sprintf("permissions.defaultMode in %s: %v; using default", perms.DefaultModeFile, err))
+		}
+		mode = m
+	}
+	if mode == "" {
+		mode = ModeDefault
+	}
+	if mode == ModeBypass && perms.DisableBypass {
+		return "", fmt.Errorf("bypassPermissions mode is disabled by permissions.disableBypassPermissionsMode in %s; choose another --permission-mode", perms.DisableBypassFile)
+	}
+	return mode, nil
+}
+
+// sourced parses the rules of the settings files.
+func (c *Checker) sourced(vs []settings.Sourced) []Rule {
+	var out []Rule
+	for _, v := range vs {
+		r, err := ParseRule(v.Value)
+		if err != nil {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: %v; the rule is ignored", v.File, err))
+			continue
+		}
+		r.Source, r.Root = v.File, settingsRoot(v.File)
+		out = append(out, r)
+	}
+	return out
+}
+
+// flag parses the rules of a command-line flag.
+func (c *Checker) flag(values []string, name string) []Rule {
+	var out []Rule
+	for _, v := range values {
+		for _, s := range SplitRules(v) {
+			r, err := ParseRule(s)
+			if err != nil {
+				c.warnings = append(c.warnings, fmt.Sprintf("%s: %v; the rule is ignored", name, err))
+				continue
+			}
+			r.Source, r.Root = name, c.project
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// dir resolves an additional directory: ~ is the home folder, a relative
+// one is relative to base.
+func (c *Checker) dir(d, base string) string {
+	p := place{home: c.home}
+	return p.abs(d, base)
+}
+
+// settingsRoot is the folder "/path" rules of a settings file are
+// relative to: the folder holding its .claude/ or .cairn/ (the project,
+// or the home folder for the user's file).
+func settingsRoot(file string) string {
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// Warnings are the problems found in the settings and flags (rules that
+// do not parse, an unknown defaultMode); none stops the checker.
+func (c *Checker) Warnings() []string { return append([]string(nil), c.warnings...) }
+
+// Rules returns the rules in force.
+func (c *Checker) Rules() Rules { return c.rules }
+
+// Mode returns the current mode.
+func (c *Checker) Mode() Mode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mode
+}
+
+// SetMode changes the mode (a plan approved, the user switching modes).
+func (c *Checker) SetMode(m Mode) {
+	c.mu.Lock()
+	c.mode = m
+	c.mu.Unlock()
+}
+
+// SetCwd changes the working directory relative paths are resolved
+// against (a cd that carried over between Bash calls).
+func (c *Checker) SetCwd(dir string) {
+	c.mu.Lock()
+	c.cwd = dir
+	c.mu.Unlock()
+}
+
+// Request builds the request Check decides.
+func (c *Checker) Request(tool string, input json.RawMessage, readOnly, destructive bool) Request {
+	c.mu.Lock()
+	mode, cwd := c.mode, c.cwd
+	c.mu.Unlock()
+	return Request{
+		Tool: tool, Input: input, ReadOnly: readOnly, Destructive: destructive,
+		Mode: mode, Rules: c.rules,
+		ProjectDir: c.project, AdditionalDirectories: c.dirs,
+		Cwd: cwd, Home: c.home, Headless: c.headless,
+	}
+}
+
+// Check decides one call; readOnly and destructive are the tool's own
+// answers for this input (tool.Tool's ReadOnly and Destructive).
+func (c *Checker) Check(ctx context.Context, tool string, input json.RawMessage, readOnly, destructive bool) Decision {
+	return Decide(ctx, c.Request(tool, input, readOnly, destructive))
+}

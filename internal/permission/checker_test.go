@@ -1,0 +1,118 @@
+package permission
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckerSettingsPrecedence(t *testing.T) {
+	root := t.TempDir()
+	cairnHome, proj, home := filepath.Join(root, "home", ".cairn"), filepath.Join(root, "proj"), filepath.Join(root, "home")
+	write(t, filepath.Join(cairnHome, "settings.json"), `{"permissions": {"allow": ["Bash(make:*)"], "defaultMode": "plan"}}`)
+	write(t, filepath.Join(proj, ".claude", "settings.json"), `{"permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(/secrets/**)"], "defaultMode": "default", "additionalDirectories": ["../shared"]}}`)
+	write(t, filepath.Join(proj, ".claude", "settings.local.json"), `{"permissions": {"ask": ["Bash(npm test)"]}}`)
+	write(t, filepath.Join(proj, ".cairn", "settings.json"), `{"permissions": {"defaultMode": "acceptEdits", "allow": ["not a rule"]}}`)
+
+	c, err := New(Options{CairnHome: cairnHome, UserHome: home, ProjectDir: proj, AllowedTools: []string{"Bash(go test:*) Bash(go vet:*)"}, DisallowedTools: []string{"WebFetch"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Mode() != ModeAcceptEdits {
+		t.Errorf("mode = %s; .cairn/settings.json's defaultMode should win", c.Mode())
+	}
+	if w := c.Warnings(); len(w) != 1 || !strings.Contains(w[0], "not a rule") {
+		t.Errorf("warnings = %q, want one about the bad rule", w)
+	}
+	var got []string
+	for _, r := range c.Rules().Allow {
+		got = append(got, r.String()+" @"+filepath.Base(r.Source))
+	}
+	want := []string{"Bash(make:*) @settings.json", "Bash(npm test) @settings.json", "Bash(go test:*) @--allowedTools", "Bash(go vet:*) @--allowedTools"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("allow rules, lowest priority first (-want +got):\n%s", diff)
+	}
+
+	ctx := context.Background()
+	check := func(tool string, in json.RawMessage, ro bool) Decision { return c.Check(ctx, tool, in, ro, false) }
+	if d := check("Bash", input("command", "make build"), false); d.Behavior != Allow {
+		t.Errorf("user rule: %+v", d)
+	}
+	if d := check("Bash", input("command", "npm test"), false); d.Behavior != Ask {
+		t.Errorf("an ask in settings.local.json beats an allow in settings.json: %+v", d)
+	}
+	if d := check("Bash", input("command", "go vet ./... && go test ./..."), false); d.Behavior != Allow {
+		t.Errorf("--allowedTools: %+v", d)
+	}
+	if d := check("WebFetch", input("url", "https://x.test"), true); d.Behavior != Deny {
+		t.Errorf("--disallowedTools: %+v", d)
+	}
+	if d := check("Read", input("file_path", filepath.Join(proj, "secrets", "k")), true); d.Behavior != Deny || !strings.Contains(d.Reason, ".claude") {
+		t.Errorf("/secrets/** is relative to the project of .claude/settings.json: %+v", d)
+	}
+	if d := check("Write", input("file_path", filepath.Join(root, "shared", "x")), false); d.Behavior != Allow {
+		t.Errorf("additionalDirectories relative to the settings file's project, acceptEdits: %+v", d)
+	}
+
+	c.SetMode(ModePlan)
+	if d := check("Write", input("file_path", "x"), false); d.Behavior != Deny {
+		t.Errorf("after SetMode(plan): %+v", d)
+	}
+}
+
+func TestCheckerFlagModeAndBypassDisabled(t *testing.T) {
+	proj := t.TempDir()
+	write(t, filepath.Join(proj, ".cairn", "settings.json"), `{"permissions": {"defaultMode": "acceptEdits", "disableBypassPermissionsMode": "disable"}}`)
+	c, err := New(Options{ProjectDir: proj, Mode: ModePlan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Mode() != ModePlan {
+		t.Errorf("--permission-mode should beat defaultMode; got %s", c.Mode())
+	}
+	if _, err := New(Options{ProjectDir: proj, Mode: ModeBypass}); err == nil || !strings.Contains(err.Error(), "disableBypassPermissionsMode") {
+		t.Errorf("bypass while disabled: err = %v", err)
+	}
+}
+
+func TestCheckerBadSettings(t *testing.T) {
+	proj := t.TempDir()
+	write(t, filepath.Join(proj, ".claude", "settings.json"), `{"permissions": {"allow": "Bash"}}`)
+	if _, err := New(Options{ProjectDir: proj}); err == nil || !strings.Contains(err.Error(), filepath.Join(".claude", "settings.json")) {
+		t.Errorf("err = %v, want one naming the file", err)
+	}
+}
+
+// FuzzDecide checks that no Bash line panics the decision and that every
+// decision carries a reason.
+func FuzzDecide(f *testing.F) {
+	for _, s := range []string{"git status; rm -rf ~", "cd .. && cat x > /etc/y", "$(x) | sh", "find / -exec rm {} +", "echo ${a:-$(b)}"} {
+		f.Add(s)
+	}
+	proj := f.TempDir()
+	rs := Rules{Allow: []Rule{{Tool: "Bash", Specifier: "git status:*"}, {Tool: "Bash", Specifier: "git * main"}}, Deny: []Rule{{Tool: "Bash", Specifier: "rm:*"}, {Tool: "Read", Specifier: ".env"}}}
+	f.Fuzz(func(t *testing.T, line string) {
+		in, _ := json.Marshal(map[string]string{"command": line})
+		for _, m := range []Mode{ModeDefault, ModePlan, ModeBypass} {
+			d := Decide(context.Background(), Request{Tool: "Bash", Input: in, Mode: m, Rules: rs, ProjectDir: proj, Home: "/home/x"})
+			if d.Reason == "" || (d.Behavior != Allow && d.Behavior != Ask && d.Behavior != Deny) {
+				t.Fatalf("%q in %s: %+v", line, m, d)
+			}
+		}
+	})
+}

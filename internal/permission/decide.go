@@ -1,0 +1,327 @@
+package permission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+)
+
+// Behavior is what happens to a call.
+type Behavior string
+
+const (
+	Allow Behavior = "allow"
+	Ask   Behavior = "ask"
+	Deny  Behavior = "deny"
+)
+
+// Request is one tool call to decide, with everything the decision
+// depends on.
+type Request struct {
+	// Tool is the tool's name; Input its JSON input.
+	Tool  string
+	Input json.RawMessage
+	// ReadOnly and Destructive are the tool's own answers for this input
+	// (tool.Tool). For Bash the command line is also read here, and the
+	// stricter answer wins.
+	ReadOnly, Destructive bool
+	Mode                  Mode
+	Rules                 Rules
+	// ProjectDir is the project's root; AdditionalDirectories are more
+	// folders the session may work in (permissions.additionalDirectories).
+	ProjectDir            string
+	AdditionalDirectories []string
+	// Cwd is the working directory relative paths are resolved against;
+	// "" is ProjectDir. Home is the user's home folder, for ~.
+	Cwd, Home string
+	// Headless is set when no one can answer a question: what would ask
+	// is denied, with a reason the model can act on.
+	Headless bool
+}
+
+// Decision is the answer for one call. Its JSON form is what
+// `cairn permissions check --json` prints.
+type Decision struct {
+	Behavior Behavior `json:"decision"`
+	// Reason says why, in a sentence a person or the model can act on.
+	Reason string `json:"reason"`
+	// Rule is the rule that decided, as written in settings; "" when the
+	// mode or a safety check decided.
+	Rule string `json:"rule"`
+}
+
+// Decide decides a call: deny rules first (a deny matching any part of
+// a Bash line denies the line), then plan mode, then ask rules, then
+// bypassPermissions, then allow rules, then the mode's default. It
+// never blocks; a cancelled ctx denies.
+func Decide(ctx context.Context, req Request) Decision {
+	if err := ctx.Err(); err != nil {
+		return Decision{Behavior: Deny, Reason: "the permission check was cancelled: " + err.Error()}
+	}
+	if req.Mode == "" {
+		req.Mode = ModeDefault
+	}
+	p := newPlace(req)
+	if req.Tool == "Bash" {
+		d, h := decideBash(req, p)
+		return finish(req, d, h)
+	}
+	c := describe(req, p)
+	return finish(req, decideTool(req, p, c), toolHint(req, p, c))
+}
+
+// call is what a tool call touches, as far as rules are concerned.
+type call struct {
+	kind   kind
+	path   string // absolute; file tools
+	url    string // WebFetch
+	host   string
+	action string // "edit /p/a.go", for messages
+}
+
+type kind int
+
+const (
+	kindOther kind = iota
+	kindEdit
+	kindRead
+	kindWeb
+	kindMCP
+)
+
+// describe finds what the call touches.
+func describe(req Request, p place) call {
+	var in map[string]any
+	_ = json.Unmarshal(req.Input, &in)
+	str := func(k string) string { s, _ := in[k].(string); return s }
+	c := call{action: "use " + req.Tool}
+	switch {
+	case editTools[req.Tool]:
+		c.kind = kindEdit
+		c.path = p.abs(firstNonEmpty(str("file_path"), str("notebook_path"), str("path")), p.cwd)
+		c.action = "edit " + orTool(c.path, req.Tool)
+	case readTools[req.Tool]:
+		c.kind = kindRead
+		c.path = p.abs(firstNonEmpty(str("file_path"), str("notebook_path"), str("path"), "."), p.cwd)
+		c.action = "read " + orTool(c.path, req.Tool)
+	case req.Tool == "WebFetch" || req.Tool == "WebSearch":
+		c.kind = kindWeb
+		c.url = firstNonEmpty(str("url"), str("query"))
+		if u, err := url.Parse(c.url); err == nil {
+			c.host = strings.ToLower(u.Hostname())
+		}
+		c.action = "fetch " + c.url
+		if req.Tool == "WebSearch" {
+			c.action = "search the web for " + fmt.Sprintf("%q", c.url)
+		}
+	case strings.HasPrefix(req.Tool, "mcp__"):
+		c.kind = kindMCP
+	}
+	return c
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func orTool(path, tool string) string {
+	if path == "" {
+		return "with " + tool
+	}
+	return path
+}
+
+// decideTool decides a call of any tool but Bash.
+func decideTool(req Request, p place, c call) Decision {
+	if r, ok := firstRule(req.Rules.Deny, req, p, c, true); ok {
+		return Decision{Deny, fmt.Sprintf("Permission to %s is denied by the rule %s%s.", c.action, r, from(r)), r.String()}
+	}
+	if req.Mode == ModePlan && !req.ReadOnly {
+		return planDenied(c.action)
+	}
+	if req.Mode != ModeBypass {
+		if r, ok := firstRule(req.Rules.Ask, req, p, c, true); ok {
+			return Decision{Ask, fmt.Sprintf("The rule %s%s asks before %s.", r, from(r), gerund(c.action)), r.String()}
+		}
+	}
+	if req.Mode == ModeBypass {
+		return Decision{Allow, "bypassPermissions mode allows every call that no deny rule denies.", ""}
+	}
+	if r, ok := firstRule(req.Rules.Allow, req, p, c, false); ok {
+		return Decision{Allow, fmt.Sprintf("Allowed by the rule %s%s.", r, from(r)), r.String()}
+	}
+	return byMode(req, p, c)
+}
+
+// byMode is the mode's answer when no rule decided.
+func byMode(req Request, p place, c call) Decision {
+	switch {
+	case c.kind == kindWeb:
+		return ask("%s needs permission: network access asks unless a rule such as WebFetch(domain:%s) allows it.", capital(c.action), orHost(c.host))
+	case c.kind == kindMCP:
+		return ask("The MCP tool %s needs permission: MCP tools ask unless a rule such as %s allows them.", req.Tool, req.Tool)
+	case req.Destructive:
+		return ask("%s needs confirmation: %s reports this call as destructive.", capital(c.action), req.Tool)
+	case req.ReadOnly && c.path != "" && !p.inside(c.path):
+		return ask("Reading %s needs permission: it is outside the project %s.", c.path, p.project)
+	case req.ReadOnly:
+		return Decision{Allow, fmt.Sprintf("%s is read-only and stays inside the project.", req.Tool), ""}
+	case c.kind == kindEdit && c.path != "" && !p.inside(c.path):
+		return ask("Writing %s needs permission: it is outside the project %s and its additional directories.", c.path, p.project)
+	case c.kind == kindEdit && c.path != "" && (req.Mode == ModeAcceptEdits):
+		return Decision{Allow, "acceptEdits mode allows file edits inside the project.", ""}
+	case c.kind == kindEdit:
+		return ask("%s needs permission: file edits ask in %s mode.", capital(c.action), req.Mode)
+	}
+	return ask("%s needs permission: %s is not read-only.", capital(c.action), req.Tool)
+}
+
+func ask(format string, args ...any) Decision {
+	return Decision{Behavior: Ask, Reason: fmt.Sprintf(format, args...)}
+}
+
+func planDenied(action string) Decision {
+	return Decision{Deny, fmt.Sprintf("Not allowed to %s: cairn is in plan mode, where only read-only tools run until the plan is approved. Finish the plan and present it for approval instead.", action), ""}
+}
+
+func orHost(h string) string {
+	if h == "" {
+		return "example.com"
+	}
+	return h
+}
+
+// from names the file a rule came from.
+func from(r Rule) string {
+	if r.Source == "" {
+		return ""
+	}
+	return " in " + r.Source
+}
+
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// gerund turns "edit x" into "editing x" for messages.
+func gerund(action string) string {
+	verb, rest, _ := strings.Cut(action, " ")
+	switch verb {
+	case "use":
+		verb = "using"
+	case "edit":
+		verb = "editing"
+	case "read":
+		verb = "reading"
+	case "fetch":
+		verb = "fetching"
+	case "run":
+		verb = "running"
+	case "search":
+		verb = "searching"
+	}
+	return verb + " " + rest
+}
+
+// firstRule returns the first rule of rules that matches the call. deny
+// is set for deny and ask rules: a path then matches when any of its
+// forms does; for allow rules every form must.
+func firstRule(rules []Rule, req Request, p place, c call, deny bool) (Rule, bool) {
+	for _, r := range rules {
+		if matches(r, req, p, c, deny) {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+func matches(r Rule, req Request, p place, c call, deny bool) bool {
+	if !coversTool(r.Tool, req.Tool) {
+		return false
+	}
+	if r.Specifier == "" {
+		return true
+	}
+	switch c.kind {
+	case kindEdit, kindRead:
+		return matchForms(p, r, c.path, deny)
+	case kindWeb:
+		return matchWeb(r.Specifier, c)
+	}
+	return matchInput(r.Specifier, req.Input)
+}
+
+// matchForms matches a path rule against every form of a path: any form
+// for a deny, all for an allow.
+func matchForms(p place, r Rule, path string, any bool) bool {
+	if path == "" {
+		return false
+	}
+	fs := forms(path)
+	n := 0
+	for _, f := range fs {
+		if p.matchPath(r, f) {
+			n++
+		}
+	}
+	if any {
+		return n > 0
+	}
+	return n == len(fs)
+}
+
+// matchWeb: domain:example.com is that host exactly; domain:*.example.com
+// its subdomains; domain:* every host. Any other specifier is a wildcard
+// pattern on the URL.
+func matchWeb(spec string, c call) bool {
+	d, ok := strings.CutPrefix(spec, "domain:")
+	if !ok {
+		return wildcard(spec).MatchString(c.url)
+	}
+	d = strings.ToLower(strings.TrimSpace(d))
+	switch {
+	case c.host == "":
+		return false
+	case d == "*":
+		return true
+	case strings.HasPrefix(d, "*."):
+		return strings.HasSuffix(c.host, d[1:])
+	}
+	return c.host == d
+}
+
+// matchInput matches the specifier of a rule for another tool (Task(Explore),
+// Skill(name)) against the input's top-level strings.
+func matchInput(spec string, input json.RawMessage) bool {
+	var in map[string]any
+	if json.Unmarshal(input, &in) != nil {
+		return false
+	}
+	re := wildcard(spec)
+	for _, v := range in {
+		if s, ok := v.(string); ok && re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// suggestPath is the rule that would allow a path: relative to the
+// project when inside it, absolute (//) otherwise.
+func suggestPath(tool string, p place, path string) string {
+	if rel, err := filepath.Rel(p.project, path); err == nil && within(path, p.project) {
+		return tool + "(/" + filepath.ToSlash(rel) + ")"
+	}
+	return tool + "(/" + filepath.ToSlash(path) + ")"
+}

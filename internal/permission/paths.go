@@ -1,0 +1,198 @@
+package permission
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// place is where a call happens: the project, the folders it may use, the
+// working directory and the home folder, all absolute and cleaned.
+type place struct {
+	project string
+	roots   []string // project and additional directories, as given and as resolved
+	cwd     string
+	home    string
+}
+
+func newPlace(req Request) place {
+	p := place{
+		project: clean(req.ProjectDir, ""),
+		home:    clean(req.Home, ""),
+	}
+	p.cwd = clean(req.Cwd, p.project)
+	if p.cwd == "" {
+		p.cwd = p.project
+	}
+	for _, d := range append([]string{req.ProjectDir}, req.AdditionalDirectories...) {
+		if d = p.abs(d, p.project); d != "" {
+			p.roots = append(p.roots, d)
+			if r := realPath(d); r != d {
+				p.roots = append(p.roots, r)
+			}
+		}
+	}
+	return p
+}
+
+// clean makes p absolute against base and cleans it; "" stays "".
+func clean(p, base string) string {
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		if base == "" {
+			return ""
+		}
+		p = filepath.Join(base, p)
+	}
+	return filepath.Clean(p)
+}
+
+// abs resolves a path as a tool or the shell would: ~ is the home folder,
+// a relative path is relative to dir. It returns "" when that cannot be
+// known (~user, no home).
+func (p place) abs(path, dir string) string {
+	switch {
+	case path == "":
+		return ""
+	case path == "~":
+		return p.home
+	case strings.HasPrefix(path, "~/"):
+		if p.home == "" {
+			return ""
+		}
+		return filepath.Join(p.home, path[2:])
+	case strings.HasPrefix(path, "~"):
+		return ""
+	}
+	return clean(path, dir)
+}
+
+// forms returns the path as written and, when symbolic links lead
+// elsewhere, as resolved: a rule or a folder must hold both to allow,
+// either to deny.
+func forms(path string) []string {
+	if r := realPath(path); r != path {
+		return []string{path, r}
+	}
+	return []string{path}
+}
+
+// realPath resolves the symbolic links of the longest existing prefix.
+func realPath(path string) string {
+	rest := ""
+	for dir := path; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if dir == filepath.Dir(dir) {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// inside reports whether path is in the project or an additional
+// directory, through symbolic links too.
+func (p place) inside(path string) bool {
+	if path == "" {
+		return false
+	}
+	for _, f := range forms(path) {
+		if !p.inRoots(f) {
+			return false
+		}
+	}
+	return true
+}
+
+func (p place) inRoots(path string) bool {
+	for _, r := range p.roots {
+		if within(path, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path is dir or under it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// matchPath reports whether a Read or Edit rule's specifier matches an
+// absolute path. Claude Code's forms, with gitignore-style globs:
+//
+//	//abs/path   from the file-system root
+//	~/path       from the home folder
+//	/path        from the project of the settings file
+//	./path, path from the working directory; a pattern without a slash
+//	             (*.env) matches at any depth below it
+//
+// A pattern matching a folder matches everything in it.
+func (p place) matchPath(r Rule, path string) bool {
+	base, pat := p.ruleBase(r)
+	if base == "" || path == "" {
+		return false
+	}
+	if strings.HasSuffix(pat, "/") {
+		pat += "**"
+	}
+	if pat == "" {
+		pat = "**"
+	}
+	rel, err := filepath.Rel(base, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return false
+	}
+	for rel = filepath.ToSlash(rel); rel != "." && rel != ""; rel = parent(rel) {
+		if ok, _ := doublestar.Match(pat, rel); ok {
+			return true
+		}
+	}
+	return pat == "**"
+}
+
+// ruleBase splits a path specifier into the folder it is relative to and
+// the pattern below it.
+func (p place) ruleBase(r Rule) (base, pat string) {
+	spec := r.Specifier
+	switch {
+	case strings.HasPrefix(spec, "//"):
+		return "/", strings.TrimPrefix(spec, "//")
+	case spec == "~":
+		return p.home, "**"
+	case strings.HasPrefix(spec, "~/"):
+		return p.home, spec[2:]
+	case strings.HasPrefix(spec, "/"):
+		root := r.Root
+		if root == "" {
+			root = p.project
+		}
+		return root, spec[1:]
+	case strings.HasPrefix(spec, "./"):
+		return p.cwd, spec[2:]
+	}
+	if !strings.Contains(strings.TrimSuffix(spec, "/"), "/") {
+		return p.cwd, "**/" + spec // gitignore: no slash, any depth
+	}
+	return p.cwd, spec
+}
+
+func parent(rel string) string {
+	i := strings.LastIndexByte(rel, '/')
+	if i < 0 {
+		return ""
+	}
+	return rel[:i]
+}
+
+// exists reports whether something is at path.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

@@ -1,0 +1,54 @@
+package permission
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseRule(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Rule
+		err  bool
+	}{
+		{in: "Bash", want: Rule{Tool: "Bash"}},
+		{in: " Bash(npm run test:*) ", want: Rule{Tool: "Bash", Specifier: "npm run test:*"}},
+		{in: "Read(./src/**)", want: Rule{Tool: "Read", Specifier: "./src/**"}},
+		{in: "Bash(echo (a))", want: Rule{Tool: "Bash", Specifier: "echo (a)"}},
+		{in: "mcp__github__get_*", want: Rule{Tool: "mcp__github__get_*"}},
+		{in: "WebFetch(domain:example.com)", want: Rule{Tool: "WebFetch", Specifier: "domain:example.com"}},
+		{in: "Bash(npm", err: true},
+		{in: "", err: true},
+		{in: "(x)", err: true},
+		{in: "not a tool", err: true},
+	} {
+		got, err := ParseRule(tc.in)
+		if (err != nil) != tc.err {
+			t.Errorf("ParseRule(%q) error = %v, want error %v", tc.in, err, tc.err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" && !tc.err {
+			t.Errorf("ParseRule(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+func TestSplitRules(t *testing.T) {
+	got := SplitRules("Bash(git log:*) Bash(git diff:*),Edit  Read(./a b)")
+	want := []string{"Bash(git log:*)", "Bash(git diff:*)", "Edit", "Read(./a b)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SplitRules (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for _, s := range []string{"", "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"} {
+		if _, err := ParseMode(s); err != nil {
+			t.Errorf("ParseMode(%q): %v", s, err)
+		}
+	}
+	if _, err := ParseMode("yolo"); err == nil {
+		t.Error("ParseMode(yolo) did not fail")
+	}
+}

@@ -1,0 +1,258 @@
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/retry"
+)
+
+// attempt is what one call of the scripted model does: yield chunks, then
+// fail with err (or finish when err is nil).
+type attempt struct {
+	chunks int
+	err    error
+}
+
+// scripted is a hand-written model.Model that plays attempts in order.
+type scripted struct {
+	attempts []attempt
+	calls    int
+}
+
+func (s *scripted) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		a := s.attempts[s.calls]
+		s.calls++
+		for i := range a.chunks {
+			if !yield(model.Chunk{Kind: model.ChunkTextDelta, Text: fmt.Sprint(i)}, nil) {
+				return
+			}
+		}
+		if a.err != nil {
+			yield(model.Chunk{}, a.err)
+			return
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{}}, nil)
+	}
+}
+
+var (
+	overloaded = &model.APIError{Status: 529, Type: "overloaded_error"}
+	badRequest = &model.APIError{Status: 400, Type: "invalid_request_error"}
+)
+
+func TestStream(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       retry.Options
+		attempts   []attempt
+		wantErr    error
+		wantChunks int
+		wantWaits  []time.Duration
+	}{
+		{
+			name:       "success at once",
+			attempts:   []attempt{{chunks: 2}},
+			wantChunks: 3,
+		},
+		{
+			name:       "backoff doubles",
+			attempts:   []attempt{{err: overloaded}, {err: overloaded}, {err: overloaded}, {chunks: 1}},
+			wantChunks: 2,
+			wantWaits:  []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second},
+		},
+		{
+			name:       "backoff is capped",
+			opts:       retry.Options{BaseDelay: 20 * time.Second, MaxDelay: 30 * time.Second},
+			attempts:   []attempt{{err: overloaded}, {err: overloaded}, {err: overloaded}, {chunks: 0}},
+			wantChunks: 1,
+			wantWaits:  []time.Duration{20 * time.Second, 30 * time.Second, 30 * time.Second},
+		},
+		{
+			name:       "retry-after is honoured",
+			attempts:   []attempt{{err: &model.APIError{Status: 429, RetryAfter: 7 * time.Second}}, {}},
+			wantChunks: 1,
+			wantWaits:  []time.Duration{7 * time.Second},
+		},
+		{
+			name:     "retry-after beyond the cap gives up",
+			attempts: []attempt{{err: &model.APIError{Status: 429, RetryAfter: 5 * time.Minute}}, {}},
+			wantErr:  model.ErrRateLimited,
+		},
+		{
+			name:       "never after a chunk",
+			attempts:   []attempt{{chunks: 1, err: overloaded}, {}},
+			wantErr:    overloaded,
+			wantChunks: 1,
+		},
+		{
+			name:     "not on a bad request",
+			attempts: []attempt{{err: badRequest}, {}},
+			wantErr:  badRequest,
+		},
+		{
+			name:     "not on auth",
+			attempts: []attempt{{err: &model.APIError{Status: 401}}, {}},
+			wantErr:  model.ErrAuth,
+		},
+		{
+			name:      "at most MaxAttempts",
+			opts:      retry.Options{MaxAttempts: 3},
+			attempts:  []attempt{{err: overloaded}, {err: overloaded}, {err: overloaded}, {}},
+			wantErr:   overloaded,
+			wantWaits: []time.Duration{500 * time.Millisecond, time.Second},
+		},
+		{
+			name:       "connection errors",
+			attempts:   []attempt{{err: io.ErrUnexpectedEOF}, {err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, {}},
+			wantChunks: 1,
+			wantWaits:  []time.Duration{500 * time.Millisecond, time.Second},
+		},
+		{
+			name:     "not on other errors",
+			attempts: []attempt{{err: errors.New("no model")}, {}},
+			wantErr:  errors.New("no model"),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var waits, notified []time.Duration
+			opts := tt.opts
+			opts.Jitter = func() float64 { return 0 }
+			opts.Sleep = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+			opts.OnRetry = func(n int, d time.Duration, err error) {
+				if n != len(notified)+1 {
+					t.Errorf("OnRetry attempt %d after %d calls", n, len(notified))
+				}
+				notified = append(notified, d)
+			}
+			inner := &scripted{attempts: tt.attempts}
+			chunks := 0
+			var err error
+			for _, e := range retry.New(inner, opts).Stream(t.Context(), &model.Request{}) {
+				if e != nil {
+					err = e
+					break
+				}
+				chunks++
+			}
+			if tt.wantErr == nil && err != nil {
+				t.Fatalf("err = %v", err)
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) && (err == nil || err.Error() != tt.wantErr.Error()) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if chunks != tt.wantChunks {
+				t.Errorf("%d chunks, want %d", chunks, tt.wantChunks)
+			}
+			if d := cmp.Diff(tt.wantWaits, waits); d != "" {
+				t.Errorf("waits (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.wantWaits, notified); d != "" {
+				t.Errorf("OnRetry waits (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestJitter(t *testing.T) {
+	var waits []time.Duration
+	inner := &scripted{attempts: []attempt{{err: overloaded}, {err: overloaded}, {}}}
+	m := retry.New(inner, retry.Options{
+		Jitter: func() float64 { return 0.5 },
+		Sleep:  func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil },
+	})
+	for range m.Stream(t.Context(), &model.Request{}) {
+	}
+	// An eighth more for a jitter of 0.5: a quarter at most.
+	want := []time.Duration{562500 * time.Microsecond, 1125 * time.Millisecond}
+	if d := cmp.Diff(want, waits); d != "" {
+		t.Errorf("waits (-want +got):\n%s", d)
+	}
+}
+
+// TestDefaultSleep runs the real timer in a synctest bubble: the fake clock
+// advances, nothing sleeps.
+func TestDefaultSleep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := &scripted{attempts: []attempt{{err: overloaded}, {err: overloaded}, {}}}
+		start := time.Now()
+		var err error
+		for _, e := range retry.New(inner, retry.Options{Jitter: func() float64 { return 0 }}).Stream(t.Context(), &model.Request{}) {
+			err = e
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got != 1500*time.Millisecond {
+			t.Errorf("waited %v, want 1.5s", got)
+		}
+	})
+}
+
+func TestCancelWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		inner := &scripted{attempts: []attempt{{err: overloaded}, {}}}
+		m := retry.New(inner, retry.Options{OnRetry: func(int, time.Duration, error) {
+			time.AfterFunc(100*time.Millisecond, cancel)
+		}})
+		start := time.Now()
+		var err error
+		for _, e := range m.Stream(ctx, &model.Request{}) {
+			err = e
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+		if got := time.Since(start); got != 100*time.Millisecond {
+			t.Errorf("returned after %v, want 100ms", got)
+		}
+		if inner.calls != 1 {
+			t.Errorf("%d calls after cancel", inner.calls)
+		}
+	})
+}
+
+func TestRetryable(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{context.Canceled, false},
+		{fmt.Errorf("stream: %w", context.DeadlineExceeded), false},
+		{&model.APIError{Status: 529}, true},
+		{&model.APIError{Status: 429}, true},
+		{&model.APIError{Status: 500}, true},
+		{&model.APIError{Status: 503}, true},
+		{&model.APIError{Status: 400}, false},
+		{&model.APIError{Status: 401}, false},
+		{&model.APIError{Status: 403}, false},
+		{fmt.Errorf("wrapped: %w", &model.APIError{Status: 529}), true},
+		{io.ErrUnexpectedEOF, true},
+		{syscall.ECONNRESET, true},
+		{&net.OpError{Op: "read", Err: errors.New("x")}, true},
+		{io.EOF, false},
+		{errors.New("plain"), false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.err), func(t *testing.T) {
+			if got := retry.Retryable(tt.err); got != tt.want {
+				t.Errorf("Retryable(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}
