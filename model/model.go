@@ -60,13 +60,13 @@ type ChunkKind int
 
 // Kinds of chunks, in the order a response yields them.
 const (
-	ChunkMessageStart ChunkKind = iota // ID, Model
-	ChunkBlockStart                    // Index, Block (type, and id/name of a tool_use)
-	ChunkTextDelta                     // Index, Text
-	ChunkThinkingDelta                 // Index, Text
-	ChunkInputDelta                    // Index, Text: a piece of a tool_use's JSON input
-	ChunkBlockStop                     // Index, Block: the complete block
-	ChunkDone                          // Response
+	ChunkMessageStart  ChunkKind = iota // ID, Model
+	ChunkBlockStart                     // Index, Block (type, and id/name of a tool_use)
+	ChunkTextDelta                      // Index, Text
+	ChunkThinkingDelta                  // Index, Text
+	ChunkInputDelta                     // Index, Text: a piece of a tool_use's JSON input
+	ChunkBlockStop                      // Index, Block: the complete block
+	ChunkDone                           // Response
 )
 
 // Chunk is one piece of a streamed response.
