@@ -56,7 +56,9 @@ type Config struct {
 	CacheTTL time.Duration
 	// Now is the clock of the cache; nil means time.Now.
 	Now func() time.Time
-	// Respond, when set, answers requests once the queue is empty.
+	// Respond, when set, answers requests once the queue is empty. It is
+	// called without the server's lock, before the request is charged
+	// (its Usage is still zero), and may run concurrently.
 	Respond func(*Request) Reply
 	// Default answers requests when the queue is empty and Respond is nil;
 	// a zero Reply means Text("OK").

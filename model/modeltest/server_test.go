@@ -395,3 +395,97 @@ func TestDefaultAndRespond(t *testing.T) {
 		t.Errorf("body = %s", body)
 	}
 }
+
+func TestPromptCacheRules(t *testing.T) {
+	sys := func(cc string) string {
+		return `{"model":"m","max_tokens":5,"stream":true,"system":[{"type":"text","text":"` + strings.Repeat("s", 400) + `","cache_control":` + cc + `}],"messages":[{"role":"user","content":"hi"}]}`
+	}
+	// follow builds the user message "first", then k messages alternating
+	// assistant and user, with the one breakpoint on the last block; k = 0
+	// marks "first" itself. Each message is two segments (role, block), so
+	// the breakpoint of follow(0) is 2k segments before that of follow(k).
+	follow := func(k int) string {
+		cc := `,"cache_control":{"type":"ephemeral"}`
+		msgs := []string{`{"role":"user","content":[{"type":"text","text":"first"` + map[bool]string{true: cc}[k == 0] + `}]}`}
+		for i := 1; i <= k; i++ {
+			role := map[bool]string{true: "assistant", false: "user"}[i%2 == 1]
+			mark := map[bool]string{true: cc}[i == k]
+			msgs = append(msgs, `{"role":"`+role+`","content":[{"type":"text","text":"t"`+mark+`}]}`)
+		}
+		return `{"model":"m","max_tokens":5,"stream":true,"messages":[` + strings.Join(msgs, ",") + `]}`
+	}
+	type step struct {
+		advance time.Duration
+		body    string
+		want    func(u model.Usage) bool
+		desc    string
+	}
+	read := func(u model.Usage) bool { return u.CacheReadInputTokens > 0 && u.CacheCreationInputTokens == 0 }
+	write := func(u model.Usage) bool { return u.CacheReadInputTokens == 0 && u.CacheCreationInputTokens > 0 }
+	none := func(u model.Usage) bool { return u.CacheReadInputTokens == 0 && u.CacheCreationInputTokens == 0 }
+	tests := []struct {
+		name  string
+		cfg   modeltest.Config
+		steps []step
+	}{
+		{
+			name: "one hour ttl",
+			steps: []step{
+				{body: sys(`{"type":"ephemeral","ttl":"1h"}`), want: write, desc: "write"},
+				{body: sys(`{"type":"ephemeral","ttl":"1h"}`), advance: 50 * time.Minute, want: read, desc: "read after 50m"},
+				{body: sys(`{"type":"ephemeral"}`), advance: 61 * time.Minute, want: write, desc: "expired after 61m"},
+			},
+		},
+		{
+			name: "configured ttl",
+			cfg:  modeltest.Config{CacheTTL: time.Minute},
+			steps: []step{
+				{body: sys(`{"type":"ephemeral"}`), want: write, desc: "write"},
+				{body: sys(`{"type":"ephemeral"}`), advance: 2 * time.Minute, want: write, desc: "expired after 2m"},
+			},
+		},
+		{
+			name: "minimum size",
+			cfg:  modeltest.Config{MinCacheTokens: 1000},
+			steps: []step{
+				{body: sys(`{"type":"ephemeral"}`), want: none, desc: "too short to write"},
+				{body: sys(`{"type":"ephemeral"}`), want: none, desc: "nor to read"},
+			},
+		},
+		{
+			name: "within the lookback",
+			steps: []step{
+				{body: follow(0), want: write, desc: "write"},
+				{body: follow(8), want: func(u model.Usage) bool {
+					return u.CacheReadInputTokens == 4+8 && // role, "first"
+						u.CacheCreationInputTokens > 0
+				}, desc: "16 segments back: read"},
+			},
+		},
+		{
+			name: "beyond the lookback",
+			steps: []step{
+				{body: follow(0), want: write, desc: "write"},
+				{body: follow(10), want: write, desc: "20 segments back: missed"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			cfg := tt.cfg
+			cfg.Now = func() time.Time { return now }
+			s := modeltest.Start(t, cfg)
+			for i, st := range tt.steps {
+				now = now.Add(st.advance)
+				res, _, _, err := post(t, s, st.body, nil)
+				if err != nil || res.StatusCode != 200 {
+					t.Fatalf("step %d: %v %v", i, err, res.Status)
+				}
+				if u := s.Last().Usage; !st.want(u) {
+					t.Errorf("step %d (%s): usage %+v", i, st.desc, u)
+				}
+			}
+		})
+	}
+}
