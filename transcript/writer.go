@@ -34,6 +34,7 @@ type Writer struct {
 	durable bool          // a queued entry needs fsync
 	gen     uint64        // number of batches taken from the queue
 	written uint64        // number of batches finished
+	busy    bool          // a batch is being written
 	err     error         // the last write's error, cleared by a success
 	wake    chan struct{} // buffered(1): the loop has work
 	done    *sync.Cond    // broadcast after each batch
@@ -85,9 +86,23 @@ func (w *Writer) AppendDurable(ctx context.Context, entries ...Entry) error {
 		w.mu.Unlock()
 		return errWriterClosed
 	}
-	w.enqueue(entries, true)
+	if w.busy || len(w.queue) > 0 || w.err != nil {
+		w.enqueue(entries, true)
+		w.mu.Unlock()
+		return w.Flush(ctx)
+	}
+	// Nothing queued or being written: write on this goroutine, sparing
+	// the hand-off to the background one (the common case for a prompt).
+	if !w.add(entries, true) {
+		w.mu.Unlock()
+		return nil
+	}
 	w.mu.Unlock()
-	return w.Flush(ctx)
+	w.writeBatch()
+	w.mu.Lock()
+	err := w.err
+	w.mu.Unlock()
+	return err
 }
 
 // Seen reports whether an entry with this uuid was written or queued.
@@ -99,6 +114,17 @@ func (w *Writer) Seen(uuid string) bool {
 }
 
 func (w *Writer) enqueue(entries []Entry, durable bool) {
+	if w.add(entries, durable) {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// add queues the entries not seen before and reports whether there were
+// any. The caller holds w.mu.
+func (w *Writer) add(entries []Entry, durable bool) bool {
 	added := false
 	for _, e := range entries {
 		if e.UUID != "" {
@@ -110,14 +136,8 @@ func (w *Writer) enqueue(entries []Entry, durable bool) {
 		w.queue = append(w.queue, e)
 		added = true
 	}
-	if !added {
-		return
-	}
-	w.durable = w.durable || durable
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	w.durable = w.durable || (added && durable)
+	return added
 }
 
 // Flush waits until every entry queued before the call is written (and, if
@@ -164,34 +184,45 @@ func (w *Writer) Flush(ctx context.Context) error {
 func (w *Writer) loop() {
 	defer close(w.exited)
 	for range w.wake {
-		w.mu.Lock()
-		batch, durable := w.queue, w.durable
-		w.queue, w.durable = nil, false
-		if len(batch) == 0 {
-			w.mu.Unlock()
-			continue
-		}
-		w.gen++
-		w.mu.Unlock()
+		w.writeBatch()
+	}
+}
 
-		err := w.app.Append(context.Background(), batch, durable)
-
-		w.mu.Lock()
-		if err != nil {
-			// Put the batch back in front, keeping order, for a retry.
-			w.queue = append(batch, w.queue...)
-			w.durable = w.durable || durable
-			w.gen--
-			w.err = err
-		} else {
-			w.err = nil
-			w.written++
-		}
-		w.done.Broadcast()
+// writeBatch writes everything queued as one batch, after any write in
+// flight: writes never overlap, so lines keep their order.
+func (w *Writer) writeBatch() {
+	w.mu.Lock()
+	for w.busy {
+		w.done.Wait()
+	}
+	batch, durable := w.queue, w.durable
+	w.queue, w.durable = nil, false
+	if len(batch) == 0 {
 		w.mu.Unlock()
-		if err != nil && w.opts.OnError != nil {
-			w.opts.OnError(err)
-		}
+		return
+	}
+	w.gen++
+	w.busy = true
+	w.mu.Unlock()
+
+	err := w.app.Append(context.Background(), batch, durable)
+
+	w.mu.Lock()
+	w.busy = false
+	if err != nil {
+		// Put the batch back in front, keeping order, for a retry.
+		w.queue = append(batch, w.queue...)
+		w.durable = w.durable || durable
+		w.gen--
+		w.err = err
+	} else {
+		w.err = nil
+		w.written++
+	}
+	w.done.Broadcast()
+	w.mu.Unlock()
+	if err != nil && w.opts.OnError != nil {
+		w.opts.OnError(err)
 	}
 }
 

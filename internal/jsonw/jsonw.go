@@ -12,11 +12,28 @@ import (
 
 // String encodes s as a JSON string without HTML escaping.
 func String(s string) []byte {
+	if plain(s) {
+		b := make([]byte, 0, len(s)+2)
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// plain reports whether s is printable ASCII without quotes or
+// backslashes: its JSON encoding is s between quotes.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // Marshal encodes v like json.Marshal but without HTML escaping.

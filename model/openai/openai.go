@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/model"
@@ -34,10 +35,11 @@ const (
 // DefaultBaseURL is the API root used when a key is given without a base URL.
 const DefaultBaseURL = "https://api.openai.com/v1/"
 
-// ErrNotConfigured: neither a key nor a server address was given.
-var ErrNotConfigured = errors.New("no OpenAI-compatible server configured: set " + EnvAPIKey +
-	" to use api.openai.com, or " + EnvBaseURL + " to use another server " +
-	"(for example http://localhost:11434/v1 for Ollama, http://localhost:8000/v1 for vLLM)")
+// ErrNotConfigured: neither a key nor a server address was given. It
+// matches model.ErrAuth, as the Anthropic client's missing-key error does.
+var ErrNotConfigured = fmt.Errorf("%w: no OpenAI-compatible server configured: set %s to use api.openai.com, "+
+	"or %s to use another server (for example http://localhost:11434/v1 for Ollama, http://localhost:8000/v1 for vLLM)",
+	model.ErrAuth, EnvAPIKey, EnvBaseURL)
 
 // Config configures a Client.
 type Config struct {
@@ -73,6 +75,7 @@ type Client struct {
 	// which OpenAI's own API wants (its reasoning models reject
 	// max_tokens); other servers get max_tokens, which all of them know.
 	maxCompletionTokens bool
+	baseURL             string
 	newID               func() string
 	now                 func() time.Time
 }
@@ -108,6 +111,7 @@ func New(cfg Config) (*Client, error) {
 		// environment: the configuration is exactly cfg.
 		chat:                sdk.NewChatCompletionService(opts...),
 		maxCompletionTokens: u.Hostname() == "api.openai.com",
+		baseURL:             base,
 		newID:               cfg.NewID,
 		now:                 cfg.Now,
 	}
@@ -137,6 +141,9 @@ func (c *Client) Stream(ctx context.Context, req *model.Request) iter.Seq2[model
 
 		a := newAssembler(req.Model, c.newID)
 		for stream.Next() {
+			if ctx.Err() != nil {
+				break // data already buffered must not outrun a cancel
+			}
 			err := a.add(stream.Current())
 			for _, ch := range a.out {
 				if !yield(ch, nil) {
@@ -176,9 +183,9 @@ func (c *Client) Stream(ctx context.Context, req *model.Request) iter.Seq2[model
 }
 
 // streamError turns what ended the stream into the error Stream reports:
-// ctx's error when it was cancelled, an *model.APIError when the server
-// answered with an error status or sent an error event, and otherwise err
-// itself, nil when the stream ended normally.
+// nil when the stream ended normally, ctx's error when it was cancelled,
+// an *model.APIError when the server answered with an error status or sent
+// an error event, and otherwise err wrapped with what failed.
 func (c *Client) streamError(ctx context.Context, err error, resp *http.Response) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -193,7 +200,11 @@ func (c *Client) streamError(ctx context.Context, err error, resp *http.Response
 		return e
 	}
 	if resp == nil {
-		return &transientError{fmt.Errorf("openai: sending the request: %w", err)}
+		// No answer: network errors stay visible to retry wrappers as such.
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("openai: nothing answers at %s; is the server running? (%w)", c.baseURL, err)
+		}
+		return fmt.Errorf("openai: sending the request to %s: %w", c.baseURL, err)
 	}
 	return &transientError{fmt.Errorf("openai: reading the response stream%s: %w", requestSuffix(resp.Header.Get("X-Request-Id")), err)}
 }

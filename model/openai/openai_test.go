@@ -25,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // newClient returns a client of srv whose generated tool call ids are
 // call_gen_1, call_gen_2, …
-func newClient(t *testing.T, srv *openaitest.Server, key string) *openai.Client {
+func newClient(t testing.TB, srv *openaitest.Server, key string) *openai.Client {
 	t.Helper()
 	n := 0
 	c, err := openai.New(openai.Config{
@@ -648,8 +648,8 @@ func TestConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := openai.New(openai.Config{}); !errors.Is(err, openai.ErrNotConfigured) {
-		t.Errorf("New(Config{}) = %v, want ErrNotConfigured", err)
+	if _, err := openai.New(openai.Config{}); !errors.Is(err, openai.ErrNotConfigured) || !errors.Is(err, model.ErrAuth) {
+		t.Errorf("New(Config{}) = %v, want ErrNotConfigured matching model.ErrAuth", err)
 	}
 }
 
@@ -702,5 +702,14 @@ func TestContextWindow(t *testing.T) {
 				t.Errorf("ContextWindow(%q, env %q, setting %d) = %d, want %d", tt.model, tt.env, tt.setting, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestServerDown(t *testing.T) {
+	srv := openaitest.NewServer(t)
+	srv.Close()
+	_, err := collect(newClient(t, srv, ""), t.Context(), simpleRequest())
+	if err == nil || !strings.Contains(err.Error(), "is the server running?") || !strings.Contains(err.Error(), srv.URL) {
+		t.Errorf("err = %v, want one asking whether the server at %s runs", err, srv.URL)
 	}
 }
