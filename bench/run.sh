@@ -71,3 +71,11 @@ awk -v n="$n" -v p50="$p50" -v p90="$p90" -v p99="$p99" -v max="$max" -v total="
   printf "the disk alone (write + fsync, no Writer): p50 %.3f ms, p99 %.3f ms\n", b50 / 1e6, b99 / 1e6
   printf "target p99 <= 1 ms: %s\n", (p99 <= 1e6 ? "met" : "MISSED")
 }'
+
+echo
+echo "== the cairn binary: start to first model request (fake server on loopback, median of 5)"
+go build -o "$out/cairn" ./cmd/cairn
+"$bin" firstreq -cairn "$out/cairn" -n 5
+echo "  target <= 50 ms (Claude Code: 0.39 s)"
+"$bin" firstreq -cairn "$out/cairn" -n 5 -resume "$out/session-100MB.jsonl"
+echo "  target <= 0.3 s, <= 150 MB (Claude Code: 3.2 s, 729 MB)"

@@ -4,12 +4,15 @@
 //	cairn-bench gen -size 100MB -out FILE [-seed N] [-no-compact]
 //	cairn-bench resume [-tsv] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
+//	cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]
 //
 // gen writes a session with bench/gen; resume loads a session the way a
 // resumed cairn does (transcript.Load, then Conversation.Messages) and
 // reports the wall time, the process's peak resident memory and how much of
 // the file was read; append times durable user appends through a
-// transcript.Writer on a FileStore in DIR. Run each resume in a fresh
+// transcript.Writer on a FileStore in DIR; firstreq times the cairn
+// binary from its start to its first request to a fake server, fresh or
+// resuming a transcript. Run each resume in a fresh
 // process: the peak RSS is the whole process's.
 package main
 
@@ -51,7 +54,8 @@ func main() {
 const usageText = `usage:
   cairn-bench gen -size 100MB -out FILE [-seed N] [-no-compact] [-compact-every 1.5MB]
   cairn-bench resume [-tsv] FILE
-  cairn-bench append [-tsv] [-n 10000] DIR`
+  cairn-bench append [-tsv] [-n 10000] DIR
+  cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]`
 
 // usageError is a command-line mistake.
 type usageError struct{ msg string }
@@ -69,6 +73,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return resumeCmd(ctx, rest, stdout)
 	case "append":
 		return appendCmd(ctx, rest, stdout)
+	case "firstreq":
+		return firstReqCmd(ctx, rest, stdout)
 	default:
 		return usageError{fmt.Sprintf("unknown command %q", cmd)}
 	}
