@@ -46,7 +46,9 @@ func BenchmarkStep(b *testing.B) {
 	reg, _ := tool.NewRegistry()
 	m := &instant{resp: model.Response{ID: "msg", Model: "m", Content: []model.Block{model.TextBlock("done")}, StopReason: model.StopEndTurn}}
 	s := engine.New(engine.Config{Model: m, ModelName: "m", MaxTokens: 1000, Tools: reg, Recorder: rec,
-		System: func(context.Context) ([]model.SystemBlock, error) { return []model.SystemBlock{{Text: "system", Cache: true}}, nil }}, history)
+		System: func(context.Context) ([]model.SystemBlock, error) {
+			return []model.SystemBlock{{Text: "system", Cache: true}}, nil
+		}}, history)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

@@ -36,9 +36,19 @@ type Config struct {
 	// the compaction pipeline's hook. It may return the history unchanged.
 	// Nil sends the history as it is.
 	Prepare func(ctx context.Context, history []model.Message) ([]model.Message, error)
-	// Permit decides whether a tool call may run. A refusal's reason is
-	// sent to the model as the call's error result. Nil allows everything.
-	Permit func(ctx context.Context, t tool.Tool, call model.Block) (ok bool, reason string)
+	// Gate decides whether a tool call may run (permissions, PreToolUse
+	// hooks) and may change its input. Nil allows everything.
+	Gate func(ctx context.Context, t tool.Tool, call model.Block) Verdict
+	// AfterTool may change a call's result (PostToolUse hooks). May be nil.
+	AfterTool func(ctx context.Context, t tool.Tool, call model.Block, res tool.Result) tool.Result
+	// BeforePrompt may refuse the user's message (an error ends the turn
+	// before anything is recorded) or attach context to it
+	// (UserPromptSubmit hooks). May be nil.
+	BeforePrompt func(ctx context.Context, in Input) (Input, error)
+	// BeforeStop runs when the model ends its turn; a non-empty answer is
+	// sent to the model as a user message and the turn goes on (Stop
+	// hooks). again is set when the turn already went on that way once.
+	BeforeStop func(ctx context.Context, res *Result, again bool) (continueWith string)
 	// MaxTurns stops the loop after this many model requests; 0 is no limit.
 	MaxTurns int
 	// Now is the clock; time.Now when nil.
@@ -79,8 +89,22 @@ type Attachment struct {
 
 // Outcome is one tool call and what it produced.
 type Outcome struct {
-	Call   model.Block // the tool_use block
+	Call   model.Block // the tool_use block, as the model sent it
 	Result tool.Result
+	// Decision is the Gate's record of why the call ran or not, kept in
+	// the transcript (permissionDecision); nil without a Gate.
+	Decision any
+}
+
+// Verdict is a Gate's answer about one call.
+type Verdict struct {
+	Allow bool
+	// Reason tells the model why the call was refused.
+	Reason string
+	// Input, when set, replaces the call's input (a hook rewrote it).
+	Input json.RawMessage
+	// Record is kept with the call's result in the transcript.
+	Record any
 }
 
 // Session is one conversation with the model. One goroutine owns it: Run
@@ -132,6 +156,19 @@ type turn struct {
 	stopped bool // the consumer stopped listening
 	start   time.Time
 	res     Result
+	// continued is set once a BeforeStop answer kept the turn going.
+	continued bool
+}
+
+// say sends the model a message in the user's place (a Stop hook's reason).
+func (t *turn) say(ctx context.Context, text string) error {
+	msg := model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(text)}}
+	if err := t.s.cfg.Recorder.Prompt(ctx, msg, nil); err != nil {
+		return fmt.Errorf("record the message: %w", err)
+	}
+	t.s.history = append(t.s.history, msg)
+	t.emit(Event{Type: EventUser, Message: &msg})
+	return nil
 }
 
 func (t *turn) emit(e Event) {
@@ -142,6 +179,12 @@ func (t *turn) emit(e Event) {
 
 func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 	cfg := t.s.cfg
+	if cfg.BeforePrompt != nil {
+		var err error
+		if in, err = cfg.BeforePrompt(ctx, in); err != nil {
+			return nil, err
+		}
+	}
 	if err := cfg.Recorder.Prompt(ctx, in.Message, in.Attachments); err != nil {
 		return nil, fmt.Errorf("record the prompt: %w", err)
 	}
@@ -184,6 +227,15 @@ func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 		calls := msg.ToolUses()
 		if len(calls) == 0 {
 			t.res.Stop = StopEndTurn
+			if cfg.BeforeStop != nil {
+				if more := cfg.BeforeStop(ctx, &t.res, t.continued); more != "" {
+					t.continued = true
+					if err := t.say(ctx, more); err != nil {
+						return nil, err
+					}
+					continue
+				}
+			}
 			break
 		}
 		outcomes := t.runTools(ctx, calls)
@@ -312,7 +364,7 @@ func (t *turn) runTools(ctx context.Context, calls []model.Block) []Outcome {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out[k] = Outcome{Call: calls[k], Result: t.runTool(ctx, calls[k])}
+				out[k] = t.runTool(ctx, calls[k])
 			}()
 		}
 		wg.Wait()
@@ -329,9 +381,11 @@ func (t *turn) concurrent(call model.Block) bool {
 	return ok && tl.ConcurrencySafe(call.Input)
 }
 
-func (t *turn) runTool(ctx context.Context, call model.Block) tool.Result {
+func (t *turn) runTool(ctx context.Context, call model.Block) Outcome {
+	o := Outcome{Call: call}
 	if ctx.Err() != nil {
-		return interruptedResult()
+		o.Result = interruptedResult()
+		return o
 	}
 	cfg := t.s.cfg
 	var tl tool.Tool
@@ -340,21 +394,33 @@ func (t *turn) runTool(ctx context.Context, call model.Block) tool.Result {
 		tl, ok = cfg.Tools.Lookup(call.Name)
 	}
 	if !ok {
-		return tool.Errorf("No such tool available: %s", call.Name)
+		o.Result = tool.Errorf("No such tool available: %s", call.Name)
+		return o
 	}
-	if cfg.Permit != nil {
-		if allowed, reason := cfg.Permit(ctx, tl, call); !allowed {
-			return tool.Errorf("%s", reason)
+	input := call.Input
+	if cfg.Gate != nil {
+		v := cfg.Gate(ctx, tl, call)
+		o.Decision = v.Record
+		if !v.Allow {
+			o.Result = tool.Errorf("%s", v.Reason)
+			return o
+		}
+		if v.Input != nil {
+			input = v.Input
 		}
 	}
-	res, err := tl.Run(ctx, cfg.Env, call.Input)
+	res, err := tl.Run(ctx, cfg.Env, input)
 	switch {
 	case ctx.Err() != nil && err != nil:
-		return interruptedResult()
+		res = interruptedResult()
 	case err != nil:
-		return tool.Errorf("Error: %v", err)
+		res = tool.Errorf("Error: %v", err)
 	}
-	return res
+	if cfg.AfterTool != nil && ctx.Err() == nil {
+		res = cfg.AfterTool(ctx, tl, call, res)
+	}
+	o.Result = res
+	return o
 }
 
 func interruptedResult() tool.Result {

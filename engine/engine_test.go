@@ -288,7 +288,9 @@ func TestMaxTurnsAndPermit(t *testing.T) {
 	change := &fakeTool{name: "Change", run: func(context.Context, json.RawMessage) (tool.Result, error) { ran++; return tool.Text("x"), nil }}
 	h := newHarness(t, m, []tool.Tool{change}, func(c *engine.Config) {
 		c.MaxTurns = 2
-		c.Permit = func(context.Context, tool.Tool, model.Block) (bool, string) { return false, "denied: ask first" }
+		c.Gate = func(context.Context, tool.Tool, model.Block) engine.Verdict {
+			return engine.Verdict{Reason: "denied: ask first", Record: map[string]string{"decision": "deny"}}
+		}
 	})
 	events, err := h.run(t, t.Context(), "loop")
 	if err != nil {

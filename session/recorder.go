@@ -242,8 +242,13 @@ func (r *Recorder) Results(ctx context.Context, resp *model.Response, results []
 			if d, err := jsonw.Marshal(o.Result.Detail); err == nil {
 				e.ToolUseResult = d
 			}
-		} else if o.Result.IsError {
+		} else if o.Result.IsError && len(o.Result.Content) > 0 {
 			e.ToolUseResult = jsonw.String("Error: " + o.Result.Content[0].Text)
+		}
+		if o.Decision != nil {
+			if d, err := jsonw.Marshal(o.Decision); err == nil {
+				e.Extra = map[string]json.RawMessage{"permissionDecision": d}
+			}
 		}
 		entries = append(entries, e)
 	}

@@ -39,8 +39,13 @@ type Options struct {
 	MaxTokens int
 	Window    tokens.Window
 
-	Tools  []tool.Tool
-	Permit func(ctx context.Context, t tool.Tool, call model.Block) (bool, string)
+	Tools []tool.Tool
+	// Gate, AfterTool, BeforePrompt and BeforeStop are the engine's
+	// governance hooks (see engine.Config).
+	Gate         func(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict
+	AfterTool    func(ctx context.Context, t tool.Tool, call model.Block, res tool.Result) tool.Result
+	BeforePrompt func(ctx context.Context, in engine.Input) (engine.Input, error)
+	BeforeStop   func(ctx context.Context, res *engine.Result, again bool) string
 
 	// Which session: at most one of Continue and Resume; Fork copies the
 	// chosen session into a new one; SessionID names a new session.
@@ -223,7 +228,8 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	a.engine = engine.New(engine.Config{
 		Model: o.Model, ModelName: o.ModelName, MaxTokens: o.MaxTokens,
 		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder,
-		Permit: o.Permit, MaxTurns: o.MaxTurns, Now: o.Now,
+		Gate: o.Gate, AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: o.BeforeStop,
+		MaxTurns: o.MaxTurns, Now: o.Now,
 	}, history)
 	return nil
 }

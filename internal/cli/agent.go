@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/settings"
@@ -131,7 +132,7 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 		Home: home, Cwd: env.Cwd,
 		Model: choice.Model, ModelName: choice.Name, MaxTokens: choice.MaxTokens, Window: choice.Window,
 		Tools:    tools.Core(),
-		Permit:   permitWith(checker, refused),
+		Gate:     gateWith(checker, refused),
 		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
 		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
 		PermissionMode: string(checker.Mode()), Entrypoint: "sdk-cli",
@@ -157,16 +158,17 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	return runErr
 }
 
-// permitWith asks the permission checker about each call and keeps the
-// refused ones for the result's permission_denials.
-func permitWith(c *permission.Checker, refused *denials) func(context.Context, tool.Tool, model.Block) (bool, string) {
-	return func(ctx context.Context, t tool.Tool, call model.Block) (bool, string) {
+// gateWith asks the permission checker about each call, records the
+// decision on the call's result line, and keeps the refused calls for the
+// result's permission_denials.
+func gateWith(c *permission.Checker, refused *denials) func(context.Context, tool.Tool, model.Block) engine.Verdict {
+	return func(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict {
 		d := c.Check(ctx, call.Name, call.Input, t.ReadOnly(call.Input), t.Destructive(call.Input))
-		if d.Behavior == permission.Allow {
-			return true, ""
+		v := engine.Verdict{Allow: d.Behavior == permission.Allow, Reason: d.Reason, Record: d.Record(c.Mode())}
+		if !v.Allow {
+			refused.add(call)
 		}
-		refused.add(call)
-		return false, d.Reason
+		return v
 	}
 }
 

@@ -161,6 +161,12 @@ func TestPrintDeniedInHeadlessDefaultMode(t *testing.T) {
 		t.Errorf("the refusal did not reach the model: %s", body)
 	}
 	_ = file
+	// The decision is on the result's transcript line.
+	infos, _ := session.List(context.Background(), session.Home{Dir: p.home}, session.ListOptions{Cwd: p.dir})
+	data, _ := os.ReadFile(infos[0].Path)
+	if !bytes.Contains(data, []byte(`"permissionDecision":{"decision":"deny"`)) {
+		t.Errorf("no permissionDecision on the result line:\n%s", data)
+	}
 }
 
 func TestPrintRetriesOverload(t *testing.T) {
