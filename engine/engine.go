@@ -59,13 +59,14 @@ type Config struct {
 type Recorder interface {
 	// Prompt records the user's message and the context attached to it;
 	// they are on stable storage when Prompt returns, before the model is
-	// called.
-	Prompt(ctx context.Context, msg model.Message, attachments []Attachment) error
-	// Response records a complete model response.
-	Response(ctx context.Context, resp *model.Response) error
+	// called. It returns the uuids of the lines written.
+	Prompt(ctx context.Context, msg model.Message, attachments []Attachment) ([]string, error)
+	// Response records a complete model response and returns the uuids
+	// of its lines.
+	Response(ctx context.Context, resp *model.Response) ([]string, error)
 	// Results records the results answering a response's tool calls, in
-	// call order.
-	Results(ctx context.Context, resp *model.Response, results []Outcome) error
+	// call order, and returns the uuids of their lines.
+	Results(ctx context.Context, resp *model.Response, results []Outcome) ([]string, error)
 	// TurnDone marks the end of a turn and waits until everything
 	// recorded is written.
 	TurnDone(ctx context.Context) error
@@ -163,9 +164,11 @@ type turn struct {
 // say sends the model a message in the user's place (a Stop hook's reason).
 func (t *turn) say(ctx context.Context, text string) error {
 	msg := model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(text)}}
-	if err := t.s.cfg.Recorder.Prompt(ctx, msg, nil); err != nil {
+	ids, err := t.s.cfg.Recorder.Prompt(ctx, msg, nil)
+	if err != nil {
 		return fmt.Errorf("record the message: %w", err)
 	}
+	msg.IDs = ids
 	t.s.history = append(t.s.history, msg)
 	t.emit(Event{Type: EventUser, Message: &msg})
 	return nil
@@ -185,10 +188,11 @@ func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := cfg.Recorder.Prompt(ctx, in.Message, in.Attachments); err != nil {
+	ids, err := cfg.Recorder.Prompt(ctx, in.Message, in.Attachments)
+	if err != nil {
 		return nil, fmt.Errorf("record the prompt: %w", err)
 	}
-	prompt := model.Message{Role: model.RoleUser, Content: append([]model.Block(nil), in.Message.Content...)}
+	prompt := model.Message{Role: model.RoleUser, Content: append([]model.Block(nil), in.Message.Content...), IDs: ids}
 	for _, a := range in.Attachments {
 		prompt.Content = append(prompt.Content, a.Rendered...)
 	}
@@ -216,10 +220,11 @@ func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 		t.res.Turns++
 		t.res.Usage = resp.Usage
 		t.res.addCost(resp.Usage)
-		if err := cfg.Recorder.Response(saveCtx, resp); err != nil {
+		ids, err := cfg.Recorder.Response(saveCtx, resp)
+		if err != nil {
 			return nil, fmt.Errorf("record the response: %w", err)
 		}
-		msg := model.Message{Role: model.RoleAssistant, Content: resp.Content}
+		msg := model.Message{Role: model.RoleAssistant, Content: resp.Content, IDs: ids}
 		t.s.history = append(t.s.history, msg)
 		t.emit(Event{Type: EventAssistant, Message: &msg, Response: resp})
 		t.res.Text = msg.Text()
@@ -239,10 +244,12 @@ func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 			break
 		}
 		outcomes := t.runTools(ctx, calls)
-		if err := cfg.Recorder.Results(saveCtx, resp, outcomes); err != nil {
+		ids, err = cfg.Recorder.Results(saveCtx, resp, outcomes)
+		if err != nil {
 			return nil, fmt.Errorf("record tool results: %w", err)
 		}
 		results := resultMessage(outcomes)
+		results.IDs = ids
 		t.s.history = append(t.s.history, results)
 		t.emit(Event{Type: EventUser, Message: &results})
 		if ctx.Err() != nil {
@@ -261,9 +268,11 @@ func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 func (t *turn) interrupted(ctx context.Context, cause error) (*Result, error) {
 	cfg := t.s.cfg
 	marker := model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(InterruptedText)}}
-	if err := cfg.Recorder.Prompt(ctx, marker, nil); err != nil {
+	ids, err := cfg.Recorder.Prompt(ctx, marker, nil)
+	if err != nil {
 		return nil, fmt.Errorf("record the interruption: %w", err)
 	}
+	marker.IDs = ids
 	t.s.history = append(t.s.history, marker)
 	if err := cfg.Recorder.TurnDone(ctx); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -274,8 +275,15 @@ func TestToolsRunInParallelThenInOrder(t *testing.T) {
 	if _, ok := hist[len(hist)-1].Content[0].Extra["cache_control"]; ok {
 		t.Error("the breakpoint leaked into the history")
 	}
-	if diff := cmp.Diff(encode(t, hist), encode(t, h.reload(t).Messages())); diff != "" {
+	resumed := h.reload(t).Messages()
+	if diff := cmp.Diff(encode(t, hist), encode(t, resumed)); diff != "" {
 		t.Errorf("resume view differs from the live history (-live +resumed):\n%s", diff)
+	}
+	// Messages know the transcript lines they came from, live and resumed.
+	for i := range hist {
+		if len(hist[i].IDs) == 0 || !slices.Equal(hist[i].IDs, resumed[i].IDs) {
+			t.Errorf("message %d: live ids %v, resumed %v", i, hist[i].IDs, resumed[i].IDs)
+		}
 	}
 }
 

@@ -36,6 +36,10 @@ const (
 type Message struct {
 	Role    string  `json:"role"`
 	Content []Block `json:"content"`
+	// IDs are the uuids of the transcript lines the message was built
+	// from, oldest first; compaction and snips name messages by them. They
+	// are never sent to the model.
+	IDs []string `json:"-"`
 }
 
 // Text returns the concatenated text of the message's text blocks.

@@ -110,7 +110,7 @@ func (r *Recorder) Append(ctx context.Context, entries ...transcript.Entry) erro
 // Prompt implements engine.Recorder: the prompt and an attachment line for
 // each attachment (with what it rendered to, so a resume sends the same
 // bytes) are synced before it returns.
-func (r *Recorder) Prompt(ctx context.Context, msg model.Message, attachments []engine.Attachment) error {
+func (r *Recorder) Prompt(ctx context.Context, msg model.Message, attachments []engine.Attachment) ([]string, error) {
 	r.mu.Lock()
 	e := r.entry(transcript.TypeUser, r.parent)
 	text := msg.Text()
@@ -131,7 +131,15 @@ func (r *Recorder) Prompt(ctx context.Context, msg model.Message, attachments []
 		r.parent = ae.UUID
 	}
 	r.mu.Unlock()
-	return r.w.AppendDurable(ctx, entries...)
+	return uuidsOf(entries), r.w.AppendDurable(ctx, entries...)
+}
+
+func uuidsOf(entries []transcript.Entry) []string {
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = e.UUID
+	}
+	return ids
 }
 
 // attachmentJSON encodes an attachment and what it rendered to, in the
@@ -174,7 +182,7 @@ func userMessageJSON(msg model.Message) json.RawMessage {
 }
 
 // Response implements engine.Recorder: one line per content block.
-func (r *Recorder) Response(ctx context.Context, resp *model.Response) error {
+func (r *Recorder) Response(ctx context.Context, resp *model.Response) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var entries []transcript.Entry
@@ -197,7 +205,7 @@ func (r *Recorder) Response(ctx context.Context, resp *model.Response) error {
 		entries = append(entries, e)
 		r.parent = e.UUID
 	}
-	return r.w.Append(entries...)
+	return uuidsOf(entries), r.w.Append(entries...)
 }
 
 func assistantMessageJSON(resp *model.Response, b model.Block) json.RawMessage {
@@ -224,7 +232,7 @@ func assistantMessageJSON(resp *model.Response, b model.Block) json.RawMessage {
 
 // Results implements engine.Recorder. Each result's parent is the line of
 // its own tool_use; the turn continues from the last result.
-func (r *Recorder) Results(ctx context.Context, resp *model.Response, results []engine.Outcome) error {
+func (r *Recorder) Results(ctx context.Context, resp *model.Response, results []engine.Outcome) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var entries []transcript.Entry
@@ -255,7 +263,7 @@ func (r *Recorder) Results(ctx context.Context, resp *model.Response, results []
 	if len(entries) > 0 {
 		r.parent = entries[len(entries)-1].UUID
 	}
-	return r.w.Append(entries...)
+	return uuidsOf(entries), r.w.Append(entries...)
 }
 
 // TurnDone implements engine.Recorder: it writes the last-prompt record

@@ -3,6 +3,7 @@ package transcript
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/model"
@@ -44,7 +45,7 @@ func (c *Conversation) Messages() []model.Message {
 			if json.Unmarshal(e.Content, &text) != nil || text == "" {
 				continue
 			}
-			out = mergeUser(out, model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(text)}}, true)
+			out = mergeUser(out, model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(text)}, IDs: []string{e.UUID}}, true)
 			ids = pad(ids, len(out))
 		case TypeAttachment:
 			blocks, err := renderAttachment(&e)
@@ -55,7 +56,7 @@ func (c *Conversation) Messages() []model.Message {
 			if len(blocks) == 0 {
 				continue
 			}
-			out = mergeUser(out, model.Message{Role: model.RoleUser, Content: blocks}, false)
+			out = mergeUser(out, model.Message{Role: model.RoleUser, Content: blocks, IDs: []string{e.UUID}}, false)
 			ids = pad(ids, len(out))
 		case TypeUser, TypeAssistant:
 			m, ok, err := e.DecodeMessage()
@@ -67,7 +68,7 @@ func (c *Conversation) Messages() []model.Message {
 				continue
 			}
 			if e.Type == TypeUser {
-				out = mergeUser(out, model.Message{Role: model.RoleUser, Content: m.Content}, true)
+				out = mergeUser(out, model.Message{Role: model.RoleUser, Content: m.Content, IDs: []string{e.UUID}}, true)
 				ids = pad(ids, len(out))
 				continue
 			}
@@ -76,9 +77,10 @@ func (c *Conversation) Messages() []model.Message {
 			}
 			if i := sameResponse(out, ids, m.ID); i >= 0 {
 				out[i].Content = append(out[i].Content, m.Content...)
+				out[i].IDs = append(out[i].IDs, e.UUID)
 				continue
 			}
-			push(model.Message{Role: model.RoleAssistant, Content: m.Content}, m.ID)
+			push(model.Message{Role: model.RoleAssistant, Content: m.Content, IDs: []string{e.UUID}}, m.ID)
 		}
 	}
 	out = dropEmptyAssistants(out)
@@ -168,6 +170,7 @@ func mergeUser(out []model.Message, m model.Message, seam bool) []model.Message 
 		}
 	}
 	prev.Content = append(results, rest...)
+	prev.IDs = append(slices.Clip(prev.IDs), m.IDs...)
 	return out
 }
 
@@ -188,6 +191,7 @@ func dropEmptyAssistants(msgs []model.Message) []model.Message {
 				out = mergeUser(out, m, true)
 			} else {
 				out[len(out)-1].Content = append(out[len(out)-1].Content, m.Content...)
+				out[len(out)-1].IDs = append(out[len(out)-1].IDs, m.IDs...)
 			}
 			continue
 		}
