@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
 )
@@ -32,10 +33,10 @@ type Config struct {
 	System func(ctx context.Context) ([]model.SystemBlock, error)
 	// Recorder keeps the transcript. Required.
 	Recorder Recorder
-	// Prepare turns the history into the messages of the next request:
-	// the compaction pipeline's hook. It may return the history unchanged.
-	// Nil sends the history as it is.
-	Prepare func(ctx context.Context, history []model.Message) ([]model.Message, error)
+	// Prepare runs before every request: the compaction pipeline's hook
+	// (SPEC §5). It may replace the history and choose what is sent. Nil
+	// sends the history as it is.
+	Prepare func(ctx context.Context, p *Prep) error
 	// Gate decides whether a tool call may run (permissions, PreToolUse
 	// hooks) and may change its input. Nil allows everything.
 	Gate func(ctx context.Context, t tool.Tool, call model.Block) Verdict
@@ -97,6 +98,44 @@ type Outcome struct {
 	Decision any
 }
 
+// Prep is what Prepare sees of the next request and may change.
+type Prep struct {
+	// History is the conversation. Prepare may set a new one (after a
+	// compaction) and must then set Replaced.
+	History  []model.Message
+	Replaced bool
+	// Send, when set, is what the request carries instead of History (a
+	// projection that leaves the history whole).
+	Send []model.Message
+	// Used is the context's size as the trigger counts it (SPEC K1).
+	Used int64
+	// Overflow is set when the model refused the last attempt of this
+	// request as too long: Prepare must make it smaller.
+	Overflow *model.APIError
+	// System and Tools are the rest of the request, for a summary request
+	// that shares its cache prefix.
+	System []model.SystemBlock
+	Tools  []model.ToolSpec
+	// ContextManagement and Betas go on the request (server-side clearing).
+	ContextManagement json.RawMessage
+	Betas             []string
+	// Notices are told to the user; Compaction reports a compaction.
+	Notices    []string
+	Compaction *Compaction
+}
+
+// Compaction reports one compaction, for the user and the stream-json
+// compact_boundary event.
+type Compaction struct {
+	Trigger      string // "auto", "manual", or "overflow"
+	PreTokens    int64
+	PostTokens   int64
+	Duration     time.Duration
+	BoundaryUUID string
+	// Summary says, in a line, what was done.
+	Summary string
+}
+
 // Verdict is a Gate's answer about one call.
 type Verdict struct {
 	Allow bool
@@ -113,6 +152,11 @@ type Verdict struct {
 type Session struct {
 	cfg     Config
 	history []model.Message
+	// usage is the last response's usage, reported for history[usageAt];
+	// usageAt is -1 when no response since the history began (or was
+	// compacted) reported any.
+	usage   model.Usage
+	usageAt int
 }
 
 // New returns a session continuing history (empty for a new session).
@@ -120,7 +164,22 @@ func New(cfg Config, history []model.Message) *Session {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Session{cfg: cfg, history: history}
+	return &Session{cfg: cfg, history: history, usageAt: -1}
+}
+
+// SetUsage tells a session continuing a transcript what its context held
+// at the last response: usage reported for history[at] (SPEC K1).
+func (s *Session) SetUsage(u model.Usage, at int) { s.usage, s.usageAt = u, at }
+
+// Used is the context's size as the auto-compaction trigger counts it
+// (SPEC K1): the last response's usage plus an estimate of the messages
+// after it, or, before any response, an estimate of everything the
+// request holds.
+func (s *Session) Used(system []model.SystemBlock, tools []model.ToolSpec) int64 {
+	if s.usageAt >= 0 && s.usageAt < len(s.history) {
+		return tokens.Count(s.history, s.usageAt, s.usage)
+	}
+	return tokens.EstimateRequest(system, tools, s.history)
 }
 
 // History returns the conversation so far.
@@ -219,6 +278,7 @@ func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 		}
 		t.res.Turns++
 		t.res.Usage = resp.Usage
+		t.s.usage, t.s.usageAt = resp.Usage, len(t.s.history)
 		t.res.addCost(resp.Usage)
 		ids, err := cfg.Recorder.Response(saveCtx, resp)
 		if err != nil {
@@ -280,16 +340,32 @@ func (t *turn) interrupted(ctx context.Context, cause error) (*Result, error) {
 	return nil, fmt.Errorf("interrupted: %w", cause)
 }
 
-// request builds and streams one model request.
+// request builds and streams one model request. A request the model
+// refuses as too long goes back through Prepare (which compacts) and is
+// sent again, at most twice a turn.
 func (t *turn) request(ctx context.Context) (*model.Response, error) {
 	cfg := t.s.cfg
-	msgs := t.s.history
-	if cfg.Prepare != nil {
-		var err error
-		if msgs, err = cfg.Prepare(ctx, msgs); err != nil {
-			return nil, fmt.Errorf("prepare the request: %w", err)
+	var overflow *model.APIError
+	for attempt := 0; ; attempt++ {
+		req, err := t.build(ctx, overflow)
+		if err != nil {
+			return nil, err
 		}
+		resp, err := t.stream(ctx, req)
+		var apiErr *model.APIError
+		if err != nil && cfg.Prepare != nil && attempt < 2 && errors.Is(err, model.ErrPromptTooLong) && errors.As(err, &apiErr) && ctx.Err() == nil {
+			t.emit(Event{Type: EventNotice, Text: "the request did not fit the context window; compacting and sending it again"})
+			overflow = apiErr
+			continue
+		}
+		return resp, err
 	}
+}
+
+// build assembles the next request, letting Prepare compact the history
+// first.
+func (t *turn) build(ctx context.Context, overflow *model.APIError) (*model.Request, error) {
+	cfg := t.s.cfg
 	var system []model.SystemBlock
 	if cfg.System != nil {
 		var err error
@@ -297,18 +373,41 @@ func (t *turn) request(ctx context.Context) (*model.Response, error) {
 			return nil, fmt.Errorf("build the system prompt: %w", err)
 		}
 	}
-	req := &model.Request{
-		Model:     cfg.ModelName,
-		MaxTokens: cfg.MaxTokens,
-		System:    system,
-		Messages:  WithCacheBreakpoint(msgs),
-	}
+	req := &model.Request{Model: cfg.ModelName, MaxTokens: cfg.MaxTokens, System: system}
 	if cfg.Tools != nil {
 		req.Tools = cfg.Tools.Specs()
 	}
+	msgs := t.s.history
+	if cfg.Prepare != nil {
+		p := &Prep{History: t.s.history, Used: t.s.Used(system, req.Tools), Overflow: overflow, System: system, Tools: req.Tools}
+		if err := cfg.Prepare(ctx, p); err != nil {
+			return nil, fmt.Errorf("prepare the request: %w", err)
+		}
+		if p.Replaced {
+			t.s.history, t.s.usageAt = p.History, -1
+		}
+		for _, n := range p.Notices {
+			t.emit(Event{Type: EventNotice, Text: n})
+		}
+		if p.Compaction != nil {
+			t.emit(Event{Type: EventCompact, Compaction: p.Compaction})
+		}
+		msgs = t.s.history
+		if p.Send != nil {
+			msgs = p.Send
+		}
+		req.ContextManagement = p.ContextManagement
+		req.Betas = p.Betas
+	}
+	req.Messages = WithCacheBreakpoint(msgs)
+	return req, nil
+}
+
+// stream sends one request and collects its response.
+func (t *turn) stream(ctx context.Context, req *model.Request) (*model.Response, error) {
 	t.emit(Event{Type: EventRequest, Request: req})
 	var resp *model.Response
-	for c, err := range cfg.Model.Stream(ctx, req) {
+	for c, err := range t.s.cfg.Model.Stream(ctx, req) {
 		if err != nil {
 			return nil, err
 		}

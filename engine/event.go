@@ -19,7 +19,8 @@ const (
 	EventAssistant                   // Message, Response: a complete reply
 	EventToolCall                    // Call: a tool call starts
 	EventToolResult                  // Call, Result: a tool call ended
-	EventNotice                      // Text: something the user should know (a retry, a compaction)
+	EventNotice                      // Text: something the user should know (a retry)
+	EventCompact                     // Compaction: the context was compacted
 	EventDone                        // Result: the turn ended
 )
 
@@ -34,6 +35,8 @@ type Event struct {
 	Result   *tool.Result
 	// Done carries the turn's outcome on EventDone.
 	Done *Result
+	// Compaction reports a compaction on EventCompact.
+	Compaction *Compaction
 }
 
 // Stop says why a turn ended.

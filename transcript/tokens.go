@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"slices"
+
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 )
@@ -41,6 +43,30 @@ func (c *Conversation) ContextTokens() int64 {
 		n += estimateEntry(&c.Entries[i])
 	}
 	return n
+}
+
+// UsageAt finds, in msgs (this conversation's Messages), the message
+// holding the last response that reported usage the trigger counts, and
+// returns that usage and the message's index; -1 when there is none (SPEC
+// K1, R5).
+func (c *Conversation) UsageAt(msgs []model.Message) (model.Usage, int) {
+	for i := len(c.Entries) - 1; i >= 0; i-- {
+		e := &c.Entries[i]
+		if e.Type != TypeAssistant || c.Preserved[e.UUID] || e.IsAPIErrorMessage {
+			continue
+		}
+		m, ok, err := e.DecodeMessage()
+		if err != nil || !ok || m.Usage == nil || m.Model == SyntheticModel {
+			continue
+		}
+		for j := len(msgs) - 1; j >= 0; j-- {
+			if slices.Contains(msgs[j].IDs, e.UUID) {
+				return *m.Usage, j
+			}
+		}
+		return model.Usage{}, -1
+	}
+	return model.Usage{}, -1
 }
 
 // estimateEntry estimates what one entry adds to the context.

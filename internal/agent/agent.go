@@ -231,6 +231,9 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		Gate: o.Gate, AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: o.BeforeStop,
 		MaxTurns: o.MaxTurns, Now: o.Now,
 	}, history)
+	if conv != nil {
+		a.engine.SetUsage(conv.UsageAt(history))
+	}
 	return nil
 }
 

@@ -75,6 +75,19 @@ func EstimateBlock(b model.Block) int64 {
 	return Estimate(string(enc))
 }
 
+// EstimateRequest estimates a whole request: system prompt, tool
+// definitions and messages.
+func EstimateRequest(system []model.SystemBlock, tools []model.ToolSpec, msgs []model.Message) int64 {
+	n := EstimateMessages(msgs)
+	for _, b := range system {
+		n += Estimate(b.Text)
+	}
+	for _, t := range tools {
+		n += Estimate(t.Name) + Estimate(t.Description) + Estimate(string(t.InputSchema))
+	}
+	return n
+}
+
 // Count is the context size after msgs (K1): the usage the API reported
 // for the response at index anchor, plus an estimate of every message after
 // it. anchor < 0 means no response reported usage yet: everything is
