@@ -122,6 +122,9 @@ type Prep struct {
 	// Notices are told to the user; Compaction reports a compaction.
 	Notices    []string
 	Compaction *Compaction
+	// Status tells the user at once what Prepare is busy with
+	// ("compacting"), and "" when it is done.
+	Status func(string)
 }
 
 // Compaction reports one compaction, for the user and the stream-json
@@ -166,6 +169,10 @@ func New(cfg Config, history []model.Message) *Session {
 	}
 	return &Session{cfg: cfg, history: history, usageAt: -1}
 }
+
+// SetHistory replaces the conversation (after a compaction made outside a
+// turn, such as /compact). It must not be called during Run.
+func (s *Session) SetHistory(h []model.Message) { s.history, s.usageAt = h, -1 }
 
 // SetUsage tells a session continuing a transcript what its context held
 // at the last response: usage reported for history[at] (SPEC K1).
@@ -379,7 +386,8 @@ func (t *turn) build(ctx context.Context, overflow *model.APIError) (*model.Requ
 	}
 	msgs := t.s.history
 	if cfg.Prepare != nil {
-		p := &Prep{History: t.s.history, Used: t.s.Used(system, req.Tools), Overflow: overflow, System: system, Tools: req.Tools}
+		p := &Prep{History: t.s.history, Used: t.s.Used(system, req.Tools), Overflow: overflow, System: system, Tools: req.Tools,
+			Status: func(s string) { t.emit(Event{Type: EventStatus, Text: s}) }}
 		if err := cfg.Prepare(ctx, p); err != nil {
 			return nil, fmt.Errorf("prepare the request: %w", err)
 		}

@@ -21,6 +21,7 @@ const (
 	EventToolResult                  // Call, Result: a tool call ended
 	EventNotice                      // Text: something the user should know (a retry)
 	EventCompact                     // Compaction: the context was compacted
+	EventStatus                      // Text: what the session is busy with ("compacting"), "" when done
 	EventDone                        // Result: the turn ended
 )
 

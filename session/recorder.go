@@ -35,6 +35,11 @@ type RecorderOptions struct {
 	PermissionMode string
 	Now            func() time.Time
 	NewUUID        func() string
+	// OnPrompt, when set, is called with the uuid of each prompt once the
+	// prompt is on disk and before the model sees it (file history takes
+	// its snapshot there); not for the interruption marker. Its error is
+	// Prompt's.
+	OnPrompt func(ctx context.Context, uuid string) error
 }
 
 // Recorder writes a session's transcript as Claude Code does: the prompt
@@ -88,6 +93,15 @@ func (r *Recorder) entry(typ, parent string) transcript.Entry {
 	}
 }
 
+// NewEntry returns a chain entry of the session — envelope, a new uuid,
+// the time — hanging off parent, for writers besides the recorder's own
+// methods (compaction records) to pass to Append.
+func (r *Recorder) NewEntry(typ, parent string) transcript.Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.entry(typ, parent)
+}
+
 // SetLeaf makes the next entry hang off uuid.
 func (r *Recorder) SetLeaf(uuid string) {
 	r.mu.Lock()
@@ -126,12 +140,15 @@ func (r *Recorder) Prompt(ctx context.Context, msg model.Message, attachments []
 	entries := []transcript.Entry{e}
 	for _, a := range attachments {
 		ae := r.entry(transcript.TypeAttachment, r.parent)
-		ae.Attachment, ae.Extra = attachmentJSON(a)
+		ae.Attachment, ae.Extra = transcript.EncodeAttachment(a.Type, a.Data, a.Rendered)
 		entries = append(entries, ae)
 		r.parent = ae.UUID
 	}
 	r.mu.Unlock()
-	return uuidsOf(entries), r.w.AppendDurable(ctx, entries...)
+	if err := r.w.AppendDurable(ctx, entries...); err != nil || interrupt || r.opts.OnPrompt == nil {
+		return uuidsOf(entries), err
+	}
+	return uuidsOf(entries), r.opts.OnPrompt(ctx, e.UUID)
 }
 
 func uuidsOf(entries []transcript.Entry) []string {
@@ -140,21 +157,6 @@ func uuidsOf(entries []transcript.Entry) []string {
 		ids[i] = e.UUID
 	}
 	return ids
-}
-
-// attachmentJSON encodes an attachment and what it rendered to, in the
-// fields newer Claude Code versions write (rendered, renderedRole).
-func attachmentJSON(a engine.Attachment) (json.RawMessage, map[string]json.RawMessage) {
-	data := map[string]any{"type": a.Type}
-	for k, v := range a.Data {
-		data[k] = v
-	}
-	att, _ := jsonw.Marshal(data) // maps of plain values always encode
-	type part struct {
-		Content []model.Block `json:"content"`
-	}
-	rendered, _ := jsonw.Marshal([]part{{Content: a.Rendered}})
-	return att, map[string]json.RawMessage{"rendered": rendered, "renderedRole": jsonw.String("user")}
 }
 
 // promptLine is a prompt as the session list shows it: one line, at most

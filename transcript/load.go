@@ -24,6 +24,10 @@ type LoadOptions struct {
 	// of stopping at the last compact boundary: the scroll-back a person
 	// reads, not the context the model gets. It reads the whole file.
 	History bool
+	// NoRepair leaves the conversation as the file has it, without the
+	// answers and replies a resume adds (see Conversation.Repaired): for
+	// reading back a live session.
+	NoRepair bool
 	// NewUUID and Now make the entries the repair adds; uuid.NewString and
 	// time.Now when nil.
 	NewUUID func() string
@@ -93,7 +97,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 			l.conv.Preserved[e.UUID] = true
 		}
 	}
-	if !opts.History {
+	if !opts.History && !opts.NoRepair {
 		l.repair(opts.NewUUID, opts.Now)
 	}
 	l.conv.BytesRead = src.Size() - l.sc.Offset()
@@ -464,6 +468,16 @@ func (l *loader) segmentWhole(bi *boundaryInfo) (bool, error) {
 func (l *loader) walk() error {
 	l.inChain = make(map[string]bool)
 	e := l.leaf
+	if e.IsCompactBoundary() && e.LogicalParentUUID != "" && !l.history {
+		// A compaction cut short after its boundary (the summary line
+		// lost): the conversation is still the one before it.
+		if before, err := l.get(e.LogicalParentUUID); err != nil {
+			return err
+		} else if before != nil {
+			l.warnf("compact boundary %s has no summary after it; resuming from before that compaction", e.UUID)
+			e, l.leaf = before, before
+		}
+	}
 	if !l.history && e.ParentUUID != "" {
 		// A session that stopped right after a compaction ends at the
 		// summary. Its preserved messages now hang off the summary, so the

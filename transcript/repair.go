@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/jsonw"
@@ -89,7 +90,7 @@ func (l *loader) repair(newUUID func() string, now func() time.Time) {
 		interrupted = !last.IsMeta && !last.IsCompactSummary && isToolResultEntry(last)
 	}
 	if interrupted {
-		add(Entry{Type: TypeUser, IsMeta: true, Message: userText(ContinueText)})
+		add(Entry{Type: TypeUser, IsMeta: true, Message: UserTextMessage(ContinueText)})
 	}
 	if last = lastTurnEntry(c.Entries); last != nil && last.Type == TypeUser {
 		add(Entry{Type: TypeAssistant, Message: syntheticAssistant(newUUID(), NoResponseText)})
@@ -109,7 +110,9 @@ func lastTurnEntry(entries []Entry) *Entry {
 	return nil
 }
 
-func userText(s string) []byte {
+// UserTextMessage is the message of a user line holding text s, stored as
+// a string as Claude Code stores typed prompts.
+func UserTextMessage(s string) json.RawMessage {
 	var o jsonw.Object
 	o.Str("role", model.RoleUser)
 	o.Raw("content", jsonw.String(s))
@@ -132,4 +135,21 @@ func syntheticAssistant(id, text string) []byte {
 	o.Raw("usage", []byte(`{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}`))
 	o.Raw("content", content)
 	return o.Bytes()
+}
+
+// EncodeAttachment returns the attachment and the extra fields of an
+// attachment line: what the attachment is, and what it rendered to
+// (rendered, renderedRole, as newer Claude Code versions write them), so a
+// resume sends the same bytes.
+func EncodeAttachment(typ string, data map[string]any, rendered []model.Block) (json.RawMessage, map[string]json.RawMessage) {
+	all := map[string]any{"type": typ}
+	for k, v := range data {
+		all[k] = v
+	}
+	att, _ := jsonw.Marshal(all) // maps of plain values always encode
+	type part struct {
+		Content []model.Block `json:"content"`
+	}
+	r, _ := jsonw.Marshal([]part{{Content: rendered}})
+	return att, map[string]json.RawMessage{"rendered": r, "renderedRole": jsonw.String("user")}
 }

@@ -12,11 +12,14 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/compact"
+	"github.com/cairn-dev/cairn/internal/filehistory"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/prompt"
 	"github.com/cairn-dev/cairn/internal/tokens"
@@ -56,11 +59,17 @@ type Options struct {
 
 	MaxTurns           int
 	AppendSystemPrompt string
+	// DisableAutoCompact turns auto-compaction off
+	// (CAIRN_DISABLE_AUTO_COMPACT); /compact still works.
+	DisableAutoCompact bool
 	PermissionMode     string
 	// Entrypoint is recorded on every line: "cli" or "sdk-cli".
 	Entrypoint string
 	// Eager writes every transcript line synchronously.
 	Eager bool
+	// Warn hears about problems met while the session runs that do not
+	// stop it (a change file history could not back up). May be nil.
+	Warn func(string)
 
 	Now     func() time.Time
 	NewUUID func() string
@@ -77,6 +86,11 @@ type Agent struct {
 	engine   *engine.Session
 	prompts  *prompt.Builder
 	tools    *tool.Registry
+	compact  *compact.Manager
+	history  *filehistory.History
+	// from is the transcript a resumed session was read from, and fromID
+	// that session's id (another one's when forking).
+	from, fromID string
 	// Warnings from loading the transcript, for the user to read.
 	Warnings []string
 }
@@ -91,6 +105,14 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 	}
 	if o.NewUUID == nil {
 		o.NewUUID = uuid.NewString
+	}
+	if o.Window.Size == 0 {
+		// A window cairn knows for the model, else Claude's 200K.
+		if w, ok := tokens.ForModel(o.ModelName); ok {
+			o.Window = w
+		} else {
+			o.Window = tokens.Window{Size: 200_000, MaxOutput: 32_000}
+		}
 	}
 	if o.Continue && o.Resume != "" {
 		return nil, errors.New("--continue and --resume pick different sessions; give one of them")
@@ -108,6 +130,10 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		}
 		a.Warnings = conv.Warnings
 		a.resumed = true
+		a.from, a.fromID = path, conv.SessionID
+		if a.fromID == "" {
+			a.fromID = trimExt(filepath.Base(path))
+		}
 		if o.Fork {
 			a.id = a.newID()
 			a.path = o.Home.Store(o.Cwd).Path(a.id)
@@ -185,6 +211,10 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		}
 	}
 	a.writer = transcript.NewWriter(app, transcript.WriterOptions{Known: known, Eager: o.Eager})
+	if a.history, err = a.openHistory(ctx); err != nil {
+		a.writer.Close()
+		return err
+	}
 	a.recorder = session.NewRecorder(a.writer, session.RecorderOptions{
 		Envelope: session.Envelope{
 			SessionID: a.id, CWD: o.Cwd, Version: Version, GitBranch: gitinfo.Branch(o.Cwd),
@@ -193,6 +223,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		PermissionMode: o.PermissionMode,
 		Now:            o.Now,
 		NewUUID:        o.NewUUID,
+		OnPrompt:       a.history.Prompt,
 	})
 	var history []model.Message
 	if conv != nil {
@@ -216,7 +247,13 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	a.prompts = prompt.NewBuilder(prompt.Cairn(prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
 	})...)
-	reg, err := tool.NewRegistry(o.Tools...)
+	tools := slices.Clone(o.Tools)
+	for i, t := range tools {
+		if t.Spec().Name == "Bash" {
+			tools[i] = filehistory.TrackShell(t, a.history)
+		}
+	}
+	reg, err := tool.NewRegistry(tools...)
 	if err != nil {
 		a.writer.Close()
 		return err
@@ -225,9 +262,14 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	env := tool.NewEnv(o.Cwd)
 	env.Now = o.Now
 	env.SessionDir = filepath.Join(filepath.Dir(a.path), a.id)
+	env.BeforeChange = a.history.BeforeChange
+	a.compact = compact.New(compact.Config{
+		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact,
+		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now,
+	})
 	a.engine = engine.New(engine.Config{
 		Model: o.Model, ModelName: o.ModelName, MaxTokens: o.MaxTokens,
-		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder,
+		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder, Prepare: a.compact.Prepare,
 		Gate: o.Gate, AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: o.BeforeStop,
 		MaxTurns: o.MaxTurns, Now: o.Now,
 	}, history)
@@ -235,6 +277,21 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		a.engine.SetUsage(conv.UsageAt(history))
 	}
 	return nil
+}
+
+// openHistory rebuilds the session's file history (SPEC F4): from the
+// transcript being resumed, with a fork's backups brought into its own
+// folder; empty for a new session. Resuming changes no file.
+func (a *Agent) openHistory(ctx context.Context) (*filehistory.History, error) {
+	o := a.opts
+	opts := filehistory.Options{
+		Dir: o.Home.FileHistory(a.id), Now: o.Now, Warn: o.Warn,
+		Record: func(_ context.Context, e transcript.Entry) error { return a.writer.Append(e) },
+	}
+	if a.from == "" {
+		return filehistory.New(opts, nil), nil
+	}
+	return filehistory.Open(ctx, a.from, o.Cwd, o.Home.FileHistory(a.fromID), opts)
 }
 
 // ModelName is the model the session talks to.
@@ -298,5 +355,52 @@ func (a *Agent) environment() engine.Attachment {
 	}
 }
 
+// Compact compacts the conversation now (/compact), following
+// instructions when given.
+func (a *Agent) Compact(ctx context.Context, instructions string) (*engine.Compaction, error) {
+	system, err := a.prompts.Build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h, rep, err := a.compact.Compact(ctx, a.engine.History(), system, a.tools.Specs(), instructions)
+	if h != nil {
+		a.engine.SetHistory(h)
+	}
+	if err == nil {
+		err = a.writer.Flush(ctx)
+	}
+	return rep, err
+}
+
+// transcriptOf gives the compaction manager the session's transcript.
+type transcriptOf struct{ a *Agent }
+
+func (t transcriptOf) Leaf() string { return t.a.recorder.Leaf() }
+func (t transcriptOf) NewEntry(typ, parent string) transcript.Entry {
+	return t.a.recorder.NewEntry(typ, parent)
+}
+func (t transcriptOf) Append(ctx context.Context, entries ...transcript.Entry) error {
+	return t.a.recorder.Append(ctx, entries...)
+}
+func (t transcriptOf) Path() string { return t.a.path }
+func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
+	if err := t.a.writer.Flush(ctx); err != nil {
+		return nil, err
+	}
+	src, err := transcript.OpenFile(t.a.path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true})
+	if err != nil {
+		return nil, err
+	}
+	return conv.Messages(), nil
+}
+
 // Close waits for the transcript to be written and releases the session.
-func (a *Agent) Close() error { return a.writer.Close() }
+func (a *Agent) Close() error {
+	a.history.Close() // the shadow copy of the project; backups stay
+	return a.writer.Close()
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tools"
@@ -127,8 +128,17 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	for _, w := range checker.Warnings() {
 		fmt.Fprintln(env.Stderr, "warning:", w)
 	}
+	hooks, warnings := hook.Load(st.Files)
+	for _, w := range warnings {
+		fmt.Fprintln(env.Stderr, "warning:", w)
+	}
+	// A hook answering "continue": false ends the run through this cause.
+	ctx, halt := context.WithCancelCause(ctx)
+	defer halt(nil)
 	refused := &denials{}
-	ag, err := agent.Open(ctx, agent.Options{
+	gov := &governance{checker: checker, refused: refused, stderr: env.Stderr, halt: halt}
+	gov.hooks = hook.NewRunner(hooks, hook.Options{ProjectDir: env.Cwd, Session: gov.session})
+	opts := agent.Options{
 		Home: home, Cwd: env.Cwd,
 		Model: choice.Model, ModelName: choice.Name, MaxTokens: choice.MaxTokens, Window: choice.Window,
 		Tools:    tools.Core(),
@@ -136,21 +146,37 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
 		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
 		PermissionMode: string(checker.Mode()), Entrypoint: "sdk-cli",
-		Now: env.Now,
-	})
+		DisableAutoCompact: truthy(env.Getenv("CAIRN_DISABLE_AUTO_COMPACT")),
+		Now:                env.Now,
+	}
+	if !hooks.Empty() {
+		opts.Gate, opts.AfterTool, opts.BeforePrompt, opts.BeforeStop = gov.gate, gov.afterTool, gov.beforePrompt, gov.beforeStop
+	}
+	ag, err := agent.Open(ctx, opts)
 	if err != nil {
 		return err
 	}
 	for _, w := range ag.Warnings {
 		fmt.Fprintln(env.Stderr, "warning:", w)
 	}
-	out := newPrinter(env, f.outputFormat, f.verbose, ag, choice, refused)
-	out.init(checker)
-	var runErr error
-	if name, rest, ok := slashCommand(prompt); ok {
-		runErr = runSlash(ctx, env, out, ag, name, rest)
-	} else {
-		runErr = out.run(ctx, prompt)
+	gov.cwd, gov.agent = env.Cwd, ag
+	source := hook.SourceStartup
+	if f.cont || f.resume != "" {
+		source = hook.SourceResume
+	}
+	runErr := gov.sessionStart(ctx, source, choice.Name)
+	if runErr == nil {
+		out := newPrinter(env, f.outputFormat, f.verbose, ag, choice, refused)
+		out.init(checker)
+		if name, rest, ok := slashCommand(prompt); ok {
+			runErr = runSlash(ctx, env, out, ag, name, rest)
+		} else {
+			runErr = out.run(ctx, prompt)
+		}
+	}
+	var stopped hookStopped
+	if errors.As(context.Cause(ctx), &stopped) {
+		runErr = stopped
 	}
 	if err := ag.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("finish writing the transcript %s: %w", ag.Path(), err)
@@ -170,6 +196,239 @@ func gateWith(c *permission.Checker, refused *denials) func(context.Context, too
 		}
 		return v
 	}
+}
+
+// governance composes the hooks with the permission checker into the
+// engine's hook points for a headless run. Its methods are safe for
+// concurrent use (the engine runs some tool calls in parallel); agent
+// and cwd are set once, before the first event.
+type governance struct {
+	hooks   *hook.Runner
+	checker *permission.Checker
+	refused *denials
+	stderr  io.Writer
+	halt    context.CancelCauseFunc
+	agent   *agent.Agent
+	cwd     string
+
+	// calls holds, by tool_use id, what the Gate decided that AfterTool
+	// needs: the input the call ran with and the PreToolUse context.
+	calls sync.Map
+	mu    sync.Mutex
+	// started is the SessionStart context, attached to the first prompt.
+	started *engine.Attachment
+}
+
+// allowedCall is what the Gate passes on to AfterTool about a call.
+type allowedCall struct {
+	input    json.RawMessage
+	reminder string
+}
+
+// hookStopped ends a run whose hook answered "continue": false.
+type hookStopped struct{ name, reason string }
+
+func (h hookStopped) Error() string {
+	if h.reason == "" {
+		return fmt.Sprintf("the %s hook stopped the run", h.name)
+	}
+	return fmt.Sprintf("the %s hook stopped the run: %s", h.name, h.reason)
+}
+
+// session is what every hook input says about the session.
+func (g *governance) session() hook.Session {
+	s := hook.Session{Cwd: g.cwd, PermissionMode: string(g.checker.Mode())}
+	if g.agent != nil {
+		s.ID, s.TranscriptPath = g.agent.ID(), g.agent.Path()
+	}
+	return s
+}
+
+// report tells the user what the hooks had to say. (Why a hook stopped
+// the run is the run's error, printed once at its end.)
+func (g *governance) report(o hook.Outcome) {
+	for _, m := range o.Messages {
+		fmt.Fprintln(g.stderr, "cairn:", m)
+	}
+}
+
+// stopIfAsked ends the run when a hook answered "continue": false.
+func (g *governance) stopIfAsked(o hook.Outcome) {
+	if o.Stop {
+		g.halt(hookStopped{o.Name, o.StopReason})
+	}
+}
+
+// sessionStart runs the SessionStart hooks and keeps their context for
+// the first prompt.
+func (g *governance) sessionStart(ctx context.Context, source hook.Source, modelName string) error {
+	out := g.hooks.SessionStart(ctx, source, modelName)
+	g.report(out.Outcome)
+	if out.Stop {
+		return hookStopped{out.Name, out.StopReason}
+	}
+	if a, ok := out.Attachment(); ok {
+		g.mu.Lock()
+		g.started = &a
+		g.mu.Unlock()
+	}
+	return nil
+}
+
+// gate runs the PreToolUse hooks, then the permission check: a hook's
+// deny refuses the call; its ask takes the checker's ask path (in a
+// headless run, a refusal); its allow waives the question the mode
+// would ask but not a deny or ask rule, as in Claude Code; its
+// updatedInput is the input the check and the call see.
+func (g *governance) gate(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict {
+	out := g.hooks.PreToolUse(ctx, hook.ToolCall{Name: call.Name, ID: call.ID, Input: call.Input})
+	g.report(out.Outcome)
+	input := call.Input
+	if out.UpdatedInput != nil {
+		input = out.UpdatedInput
+	}
+	v := g.decide(ctx, t, call.Name, input, out)
+	if out.Stop { // the run ends; the call does not run
+		reason := hookStopped{out.Name, out.StopReason}.Error()
+		v = engine.Verdict{Reason: reason, Record: permission.Record{Decision: permission.Deny, By: "hook", Reason: reason, Mode: g.checker.Mode()}}
+	}
+	if !v.Allow {
+		g.refused.add(call)
+	} else {
+		if out.UpdatedInput != nil {
+			v.Input = input
+		}
+		g.calls.Store(call.ID, allowedCall{input: input, reminder: out.Reminder()})
+	}
+	g.stopIfAsked(out.Outcome)
+	return v
+}
+
+// decide is the permission decision for a call, given what the
+// PreToolUse hooks answered.
+func (g *governance) decide(ctx context.Context, t tool.Tool, name string, input json.RawMessage, out hook.PreToolUseOutcome) engine.Verdict {
+	mode := g.checker.Mode()
+	readOnly, destructive := t.ReadOnly(input), t.Destructive(input)
+	byHook := func(allow bool, reason string) engine.Verdict {
+		rec := permission.Record{Decision: permission.Deny, By: "hook", Reason: reason, Mode: mode}
+		if allow {
+			rec.Decision = permission.Allow
+		}
+		return engine.Verdict{Allow: allow, Reason: reason, Record: rec}
+	}
+	switch out.Decision {
+	case hook.Deny:
+		return byHook(false, fmt.Sprintf("The %s hook refused this call: %s", out.Name, out.Reason))
+	case hook.Allow, hook.Ask:
+		// What the rules say, were someone there to answer.
+		req := g.checker.Request(name, input, readOnly, destructive)
+		req.Headless = false
+		d := permission.Decide(ctx, req)
+		switch {
+		case d.Behavior == permission.Deny:
+			return engine.Verdict{Reason: d.Reason, Record: d.Record(mode)}
+		case out.Decision == hook.Allow && (d.Behavior == permission.Allow || d.Rule == ""):
+			return byHook(true, "Allowed by the "+out.Name+" hook"+sentence(out.Reason))
+		case out.Decision == hook.Allow: // an ask rule still asks
+			return verdictOf(g.checker.Check(ctx, name, input, readOnly, destructive), mode)
+		}
+		reason := fmt.Sprintf("Permission to use %s was not granted: the %s hook asks for confirmation%s, and headless mode cannot ask. Change the hook, or run this step interactively.", name, out.Name, parenthesis(out.Reason))
+		return engine.Verdict{Reason: reason, Record: permission.Record{Decision: permission.Deny, By: "headless", Reason: reason, Mode: mode}}
+	}
+	return verdictOf(g.checker.Check(ctx, name, input, readOnly, destructive), mode)
+}
+
+func verdictOf(d permission.Decision, mode permission.Mode) engine.Verdict {
+	return engine.Verdict{Allow: d.Behavior == permission.Allow, Reason: d.Reason, Record: d.Record(mode)}
+}
+
+// afterTool runs the PostToolUse hooks on a call that succeeded: their
+// feedback and context are added to the result the model reads.
+func (g *governance) afterTool(ctx context.Context, t tool.Tool, call model.Block, res tool.Result) tool.Result {
+	ac := allowedCall{input: call.Input}
+	if v, ok := g.calls.LoadAndDelete(call.ID); ok {
+		ac = v.(allowedCall)
+	}
+	if ac.reminder != "" {
+		res.Content = append(append([]model.Block(nil), res.Content...), model.TextBlock(ac.reminder))
+	}
+	if res.IsError {
+		return res // PostToolUse is for calls that succeeded
+	}
+	out := g.hooks.PostToolUse(ctx, hook.ToolCall{Name: call.Name, ID: call.ID, Input: ac.input}, toolResponse(res))
+	g.report(out.Outcome)
+	g.stopIfAsked(out.Outcome)
+	return out.Apply(res)
+}
+
+// toolResponse is a result as PostToolUse hooks get it: the tool's own
+// record of the call when it keeps one, else its text.
+func toolResponse(res tool.Result) any {
+	if res.Detail != nil {
+		return res.Detail
+	}
+	var parts []string
+	for _, b := range res.Content {
+		if b.Type == model.BlockText {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// beforePrompt attaches the SessionStart context to the run's first
+// prompt and runs the UserPromptSubmit hooks: a block ends the run
+// before anything is recorded; their context goes with the prompt.
+func (g *governance) beforePrompt(ctx context.Context, in engine.Input) (engine.Input, error) {
+	g.mu.Lock()
+	started := g.started
+	g.started = nil
+	g.mu.Unlock()
+	if started != nil {
+		in.Attachments = append(in.Attachments, *started)
+	}
+	out := g.hooks.UserPromptSubmit(ctx, in.Message.Text())
+	g.report(out.Outcome)
+	switch {
+	case out.Stop:
+		return in, hookStopped{out.Name, out.StopReason}
+	case out.Blocked:
+		return in, fmt.Errorf("the %s hook blocked the prompt: %s", out.Name, out.Reason)
+	}
+	if a, ok := out.Attachment(); ok {
+		in.Attachments = append(in.Attachments, a)
+	}
+	return in, nil
+}
+
+// beforeStop runs the Stop hooks when the model ends its turn; a hook
+// that blocks keeps the turn going with its reason.
+func (g *governance) beforeStop(ctx context.Context, res *engine.Result, again bool) string {
+	out := g.hooks.Stop(ctx, again, res.Text)
+	g.report(out.Outcome)
+	if out.Stop {
+		fmt.Fprintln(g.stderr, "cairn:", hookStopped{out.Name, out.StopReason})
+		return ""
+	}
+	if !out.Blocked {
+		return ""
+	}
+	return "The " + out.Name + " hook did not let the turn end yet: " + out.Reason
+}
+
+// sentence turns a reason into the end of a sentence: ": reason." or ".".
+func sentence(reason string) string {
+	if reason == "" {
+		return "."
+	}
+	return ": " + strings.TrimSuffix(reason, ".") + "."
+}
+
+func parenthesis(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return " (" + reason + ")"
 }
 
 // denials collects refused calls; safe for concurrent use.
@@ -221,10 +480,28 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 		var b strings.Builder
 		printContext(&b, rep)
 		return out.finishText(b.String())
-	case "compact", "summary":
+	case "compact":
+		rep, err := ag.Compact(ctx, rest)
+		if rep != nil {
+			out.compacted(rep)
+		}
+		if err != nil {
+			return fmt.Errorf("compaction failed: %w", err)
+		}
+		return out.finishText(fmt.Sprintf("Compacted: %s (%s → %s tokens).\n", rep.Summary, thousands(rep.PreTokens), thousands(rep.PostTokens)))
+	case "summary":
 		return fmt.Errorf("/%s is not available in this version of cairn yet", name)
 	}
 	return usagef("unknown command /%s; headless runs know /context, /compact and /summary", name)
+}
+
+// truthy reads an environment flag: 1, true, yes or on.
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
 }
 
 // startSweep runs the daily retention sweep in the background and returns

@@ -104,6 +104,16 @@ func (p *printer) run(ctx context.Context, prompt string) error {
 			}
 		case engine.EventNotice:
 			fmt.Fprintln(p.env.Stderr, "cairn:", ev.Text)
+		case engine.EventCompact:
+			p.compacted(ev.Compaction)
+		case engine.EventStatus:
+			if p.format == "stream-json" {
+				var status any
+				if ev.Text != "" {
+					status = ev.Text
+				}
+				p.line(map[string]any{"type": "system", "subtype": "status", "status": status, "session_id": p.ag.ID(), "uuid": uuid.NewString()})
+			}
 		case engine.EventDone:
 			done = ev.Done
 		}
@@ -143,6 +153,18 @@ func (p *printer) finish(done *engine.Result, failure error) error {
 		}
 	}
 	return exit
+}
+
+// compacted reports a compaction: a compact_boundary event in stream-json,
+// a line on stderr otherwise, so a compaction is never silent.
+func (p *printer) compacted(c *engine.Compaction) {
+	if p.format == "stream-json" {
+		p.line(map[string]any{"type": "system", "subtype": "compact_boundary", "session_id": p.ag.ID(), "uuid": c.BoundaryUUID,
+			"compact_metadata": map[string]any{"trigger": c.Trigger, "pre_tokens": c.PreTokens, "post_tokens": c.PostTokens, "duration_ms": c.Duration.Milliseconds()}})
+		return
+	}
+	fmt.Fprintf(p.env.Stderr, "cairn: context compacted (%s): %s → %s tokens in %.1f s; %s\n",
+		c.Trigger, thousands(c.PreTokens), thousands(c.PostTokens), c.Duration.Seconds(), c.Summary)
 }
 
 // finishText ends a run that did not call the model (a slash command)

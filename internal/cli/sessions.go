@@ -14,5 +14,6 @@ func newSessionsCmd(env Env) *cobra.Command {
 	cmd.AddCommand(newSessionsSearchCmd(env))
 	cmd.AddCommand(newSessionsCleanupCmd(env))
 	cmd.AddCommand(newSessionsRestoreCmd(env))
+	cmd.AddCommand(newSessionsRewindCmd(env))
 	return cmd
 }

@@ -1,0 +1,231 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/tokens"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/anthropic"
+	"github.com/cairn-dev/cairn/model/modeltest"
+	"github.com/cairn-dev/cairn/session"
+	"github.com/cairn-dev/cairn/tool"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// bigTool answers every call with about n tokens of output.
+type bigTool struct{ n int }
+
+func (b bigTool) Spec() model.ToolSpec {
+	return model.ToolSpec{Name: "Big", Description: "prints a lot", InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+func (bigTool) ReadOnly(json.RawMessage) bool        { return true }
+func (bigTool) Destructive(json.RawMessage) bool     { return false }
+func (bigTool) ConcurrencySafe(json.RawMessage) bool { return true }
+func (b bigTool) Run(ctx context.Context, _ *tool.Env, in json.RawMessage) (tool.Result, error) {
+	return tool.Text(strings.Repeat("output ", b.n*4/7)), nil
+}
+
+// script answers a long task: `steps` tool calls, then a final answer; a
+// summary request gets a summary naming how many requests came before.
+type script struct {
+	mu        sync.Mutex
+	steps     int
+	calls     int
+	summaries int
+	fail      int // summary requests to fail with a 500
+}
+
+func isSummaryRequest(r *modeltest.Request) bool {
+	return bytes.Contains(r.Body, []byte("Wrap the summary in <summary></summary>")) || bytes.Contains(r.Body, []byte("Wrap it in <summary></summary>"))
+}
+
+func (s *script) respond(r *modeltest.Request) modeltest.Reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if isSummaryRequest(r) {
+		if s.fail > 0 {
+			s.fail--
+			return modeltest.Error(500)
+		}
+		s.summaries++
+		return modeltest.Text(fmt.Sprintf("<summary>SUMMARY-%d: the user wants the PLANTED-FACT kept.</summary>", s.summaries))
+	}
+	if s.calls < s.steps {
+		s.calls++
+		return modeltest.Reply{Content: []model.Block{modeltest.ToolUse(fmt.Sprintf("toolu_%d", s.calls), "Big", `{}`)}}
+	}
+	return modeltest.Text("All done.")
+}
+
+type rig struct {
+	srv  *modeltest.Server
+	home session.Home
+	cwd  string
+	sc   *script
+}
+
+func newRig(t *testing.T, window int64, sc *script) *rig {
+	t.Helper()
+	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), sc: sc}
+	r.srv = modeltest.Start(t, modeltest.Config{ContextWindow: window, Respond: sc.respond})
+	return r
+}
+
+func (r *rig) open(t *testing.T, w tokens.Window, o func(*agent.Options)) *agent.Agent {
+	t.Helper()
+	m, err := anthropic.New(anthropic.Config{BaseURL: r.srv.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := agent.Options{Home: r.home, Cwd: r.cwd, Model: m, ModelName: "claude-test", MaxTokens: 4000, Window: w,
+		Tools: []tool.Tool{bigTool{n: 2000}}, Entrypoint: "sdk-cli"}
+	if o != nil {
+		o(&opts)
+	}
+	a, err := agent.Open(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+func run(t *testing.T, a *agent.Agent, prompt string) (compactions []*engine.Compaction, notices []string, err error) {
+	t.Helper()
+	for ev, e := range a.Run(t.Context(), prompt) {
+		if e != nil {
+			return compactions, notices, e
+		}
+		switch ev.Type {
+		case engine.EventCompact:
+			compactions = append(compactions, ev.Compaction)
+		case engine.EventNotice:
+			notices = append(notices, ev.Text)
+		}
+	}
+	return compactions, notices, nil
+}
+
+func TestAutoCompaction(t *testing.T) {
+	sc := &script{steps: 30}
+	r := newRig(t, 40_000, sc)
+	w := tokens.Window{Size: 40_000, MaxOutput: 4_000} // compacts at 23,000
+	a := r.open(t, w, nil)
+	compactions, notices, err := run(t, a, "PLANTED-FACT: please run Big many times")
+	if err != nil {
+		t.Fatalf("run: %v (notices %q)", err, notices)
+	}
+	if len(compactions) < 2 {
+		t.Fatalf("%d compactions over 30 big steps in a 40K window", len(compactions))
+	}
+	for _, req := range r.srv.Requests() {
+		if req.Status != 200 {
+			t.Errorf("request %s answered %d: every request must fit", req.ID, req.Status)
+		}
+	}
+	// The summary request shares the conversation's cache prefix.
+	for i, req := range r.srv.Requests() {
+		if isSummaryRequest(req) && req.Usage.CacheReadInputTokens == 0 {
+			t.Errorf("summary request %d read nothing from the cache: %+v", i, req.Usage)
+		}
+	}
+	// The user's words survive every compaction, verbatim.
+	last := r.srv.Last()
+	if !bytes.Contains(last.Body, []byte("PLANTED-FACT: please run Big many times")) {
+		t.Error("the user's request did not survive the compactions verbatim")
+	}
+	// The live history is what a resume loads.
+	conv, err := a.Conversation(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := encode(t, conv.Messages()), encode(t, a.History()); got != want {
+		t.Errorf("resumed view differs from the live history after compaction")
+	}
+	data, _ := os.ReadFile(a.Path())
+	if n := bytes.Count(data, []byte(`"subtype":"compact_boundary"`)); n != len(compactions) {
+		t.Errorf("%d boundaries on disk, %d compactions reported", n, len(compactions))
+	}
+}
+
+func TestPromptTooLongIsCompactedAndRetried(t *testing.T) {
+	sc := &script{steps: 8}
+	// The server's window is smaller than the one cairn believes in:
+	// cairn's threshold is never reached, the server refuses.
+	r := newRig(t, 14_000, sc)
+	a := r.open(t, tokens.Window{Size: 100_000, MaxOutput: 4_000}, nil)
+	compactions, notices, err := run(t, a, "go")
+	if err != nil {
+		t.Fatalf("run: %v (notices %q)", err, notices)
+	}
+	if len(compactions) == 0 {
+		t.Fatal("no compaction after a prompt-too-long refusal")
+	}
+	if !strings.Contains(strings.Join(notices, "\n"), "did not fit") {
+		t.Errorf("notices %q", notices)
+	}
+}
+
+func TestSummaryFailuresTripTheBreakerAndStillFit(t *testing.T) {
+	sc := &script{steps: 20, fail: 100}
+	r := newRig(t, 40_000, sc)
+	a := r.open(t, tokens.Window{Size: 40_000, MaxOutput: 4_000}, nil)
+	_, notices, err := run(t, a, "go")
+	if err != nil {
+		t.Fatalf("run: %v (notices %q)", err, notices)
+	}
+	all := strings.Join(notices, "\n")
+	if !strings.Contains(all, "off for this session") {
+		t.Errorf("no circuit-breaker notice in %q", all)
+	}
+}
+
+func TestResumeOfAnOversizedTranscript(t *testing.T) {
+	sc := &script{steps: 40}
+	r := newRig(t, 0, sc) // no server limit while the transcript grows
+	big := r.open(t, tokens.Window{Size: 1_000_000, MaxOutput: 4_000}, nil)
+	if _, _, err := run(t, big, "grow"); err != nil {
+		t.Fatal(err)
+	}
+	big.Close()
+	size := tokens.EstimateMessages(big.History())
+	// Now resume it with a window three times smaller than its content.
+	window := size / 3
+	r.srv = modeltest.Start(t, modeltest.Config{ContextWindow: window, Respond: sc.respond})
+	sc.steps, sc.calls = 0, 0
+	a := r.open(t, tokens.Window{Size: window, MaxOutput: 4_000}, func(o *agent.Options) { o.Continue = true })
+	_, notices, err := run(t, a, "and now?")
+	if err != nil {
+		t.Fatalf("resume at 3x the window: %v (notices %q)", err, notices)
+	}
+	for _, req := range r.srv.Requests() {
+		if !isSummaryRequest(req) && req.Status != 200 {
+			t.Errorf("request %s answered %d", req.ID, req.Status)
+		}
+	}
+}
+
+func encode(t *testing.T, msgs []model.Message) string {
+	var b bytes.Buffer
+	for _, m := range msgs {
+		enc, err := m.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(enc)
+	}
+	return b.String()
+}
+
+var _ = filepath.Join
+var _ = transcript.TypeUser

@@ -1,0 +1,323 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
+	"github.com/cairn-dev/cairn/session"
+)
+
+// withHooks writes the project's .claude/settings.json with the given
+// "hooks" object and each script as .claude/hooks/NAME, executable. In
+// the settings, $H stands for the scripts' folder.
+func (p *project) withHooks(t *testing.T, hooks string, scripts map[string]string) {
+	t.Helper()
+	dir := filepath.Join(p.dir, ".claude", "hooks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range scripts {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hooks = strings.ReplaceAll(hooks, "$H", `\"$CLAUDE_PROJECT_DIR\"/.claude/hooks`)
+	settings := `{"hooks": ` + hooks + `}`
+	if !json.Valid([]byte(settings)) {
+		t.Fatalf("settings are not JSON: %s", settings)
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// transcript returns the project's only session file.
+func (p *project) transcript(t *testing.T) []byte {
+	t.Helper()
+	infos, err := session.List(context.Background(), session.Home{Dir: p.home}, session.ListOptions{Cwd: p.dir})
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("sessions %+v, %v", infos, err)
+	}
+	data, err := os.ReadFile(infos[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestHookBlocksRm(t *testing.T) {
+	p := newProject(t)
+	p.withHooks(t,
+		`{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "$H/no-rm.sh"}]}]}`,
+		map[string]string{"no-rm.sh": `if grep -q '"command":"rm '; then echo "rm is not allowed here; move files to ./trash instead" >&2; exit 2; fi`},
+	)
+	build := filepath.Join(p.dir, "build")
+	if err := os.Mkdir(build, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Bash", `{"command":"rm -rf build"}`)}},
+		modeltest.Text("I will not delete it."),
+	)
+	// bypassPermissions would let rm run: only the hook stands in the way.
+	code, out, errOut := p.cairn(t, "-p", "clean up", "--output-format", "json", "--permission-mode", "bypassPermissions")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(build); err != nil {
+		t.Errorf("build is gone: %v", err)
+	}
+	body := string(p.srv.Last().Body)
+	if !strings.Contains(body, "rm is not allowed here; move files to ./trash instead") || !strings.Contains(body, `"is_error":true`) {
+		t.Errorf("the hook's stderr did not reach the model: %s", body)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json output: %v\n%s", err, out)
+	}
+	if d, _ := res["permission_denials"].([]any); len(d) != 1 {
+		t.Errorf("permission_denials %v", res["permission_denials"])
+	}
+	if data := p.transcript(t); !bytes.Contains(data, []byte(`"permissionDecision":{"decision":"deny","by":"hook"`)) {
+		t.Errorf("the hook's decision is not on the result line:\n%s", data)
+	}
+}
+
+func TestHookRewritesBashCommand(t *testing.T) {
+	p := newProject(t)
+	rewrite := `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "rewritten by policy", "updatedInput": {"command": "echo rewritten > out.txt"}}}`
+	p.withHooks(t,
+		`{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "$H/rewrite.sh"}]}],
+		  "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "$H/post.sh"}]}]}`,
+		map[string]string{
+			"rewrite.sh": `if grep -q 'original'; then echo '` + rewrite + `'; fi`,
+			// The PostToolUse hook sees the input the call ran with.
+			"post.sh": `if grep -q 'rewritten'; then echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "post saw the rewrite"}}'; fi`,
+		},
+	)
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Bash", `{"command":"echo original > out.txt"}`)}},
+		modeltest.Text("Written."),
+	)
+	// In default mode a redirection asks, and headless would refuse: the
+	// hook's allow waives that question.
+	code, _, errOut := p.cairn(t, "-p", "write the file")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got, err := os.ReadFile(filepath.Join(p.dir, "out.txt"))
+	if err != nil || string(got) != "rewritten\n" {
+		t.Errorf("out.txt is %q (%v), want the rewritten command's output", got, err)
+	}
+	if body := string(p.srv.Last().Body); !strings.Contains(body, "PostToolUse:Bash hook additional context: post saw the rewrite") {
+		t.Errorf("the PostToolUse context is not in the result: %s", body)
+	}
+	if data := p.transcript(t); !bytes.Contains(data, []byte(`"decision":"allow","by":"hook"`)) {
+		t.Errorf("the hook's allow is not recorded:\n%s", data)
+	}
+}
+
+// TestHookDecisionsMeetRules checks how a PreToolUse hook's answer
+// combines with the permission rules: as in Claude Code, an allow waives
+// the mode's question but not a deny or an ask rule, and an ask takes
+// the ask path, which a headless run refuses.
+func TestHookDecisionsMeetRules(t *testing.T) {
+	decide := func(d string) string {
+		return `echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "` + d + `", "permissionDecisionReason": "hook says ` + d + `"}}'`
+	}
+	tests := []struct {
+		name     string
+		script   string
+		rules    string // .cairn/settings.json
+		mode     string
+		ran      bool
+		toModel  string // a part of the result the model reads
+		recorded string // a part of the result line's permissionDecision
+	}{
+		{"allow waives the mode's question", decide("allow"), `{}`, "default", true, "", `"decision":"allow","by":"hook"`},
+		{"allow does not beat a deny rule", decide("allow"), `{"permissions": {"deny": ["Bash(touch:*)"]}}`, "default", false, "denied", `"decision":"deny","by":"rule"`},
+		{"allow does not beat an ask rule", decide("allow"), `{"permissions": {"ask": ["Bash(touch:*)"]}}`, "default", false, "headless mode cannot ask", `"decision":"deny","by":"headless"`},
+		{"ask is refused headless, even in bypass mode", decide("ask"), `{}`, "bypassPermissions", false, "asks for confirmation (hook says ask), and headless mode cannot ask", `"decision":"deny","by":"headless"`},
+		{"deny beats an allow rule", decide("deny"), `{"permissions": {"allow": ["Bash(touch:*)"]}}`, "default", false, "refused this call: hook says deny", `"decision":"deny","by":"hook"`},
+		{"continue false stops the call and the run", `echo '{"continue": false, "stopReason": "maintenance window"}'`, `{}`, "bypassPermissions", false, "", `"decision":"deny","by":"hook"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProject(t)
+			p.withHooks(t, `{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "$H/decide.sh"}]}]}`,
+				map[string]string{"decide.sh": tt.script})
+			if err := os.MkdirAll(filepath.Join(p.dir, ".cairn"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(p.dir, ".cairn", "settings.json"), []byte(tt.rules), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p.srv.Enqueue(
+				modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Bash", `{"command":"touch made.txt"}`)}},
+				modeltest.Text("Done."),
+			)
+			code, _, errOut := p.cairn(t, "-p", "touch it", "--permission-mode", tt.mode)
+			_, err := os.Stat(filepath.Join(p.dir, "made.txt"))
+			if ran := err == nil; ran != tt.ran {
+				t.Errorf("the call ran: %v, want %v (stderr %q)", ran, tt.ran, errOut)
+			}
+			if strings.Contains(tt.script, "continue") {
+				if code != 1 || !strings.Contains(errOut, "the PreToolUse:Bash hook stopped the run: maintenance window") || len(p.srv.Requests()) != 1 {
+					t.Errorf("exit %d, %d requests, stderr %q", code, len(p.srv.Requests()), errOut)
+				}
+			} else if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			} else if body := string(p.srv.Last().Body); !strings.Contains(body, tt.toModel) {
+				t.Errorf("the model read no %q: %s", tt.toModel, body)
+			}
+			if data := p.transcript(t); !bytes.Contains(data, []byte(tt.recorded)) {
+				t.Errorf("no %s on the result line:\n%s", tt.recorded, data)
+			}
+		})
+	}
+}
+
+func TestHookAddsPromptContext(t *testing.T) {
+	p := newProject(t)
+	p.withHooks(t,
+		`{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "$H/prompt.sh"}]}],
+		  "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo Fresh session."}]},
+		                   {"matcher": "resume", "hooks": [{"type": "command", "command": "echo Welcome back."}]}]}`,
+		map[string]string{"prompt.sh": `grep -q '"prompt":"what now?"' && echo "The release branch is frozen."`},
+	)
+	p.srv.Enqueue(modeltest.Text("Noted."))
+	if code, _, errOut := p.cairn(t, "-p", "what now?"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	body := string(p.srv.Last().Body)
+	for _, want := range []string{
+		`<system-reminder>\nUserPromptSubmit hook additional context: The release branch is frozen.\n</system-reminder>`,
+		`SessionStart:startup hook additional context: Fresh session.`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("request lacks %q: %s", want, body)
+		}
+	}
+	if data := p.transcript(t); !bytes.Contains(data, []byte(`"type":"hook_additional_context"`)) {
+		t.Errorf("no hook_additional_context attachment in the transcript:\n%s", data)
+	}
+
+	// A resume replays the recorded context and adds the resume hook's.
+	p.srv.Enqueue(modeltest.Text("Still noted."))
+	if code, _, errOut := p.cairn(t, "-c", "-p", "and then?"); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errOut)
+	}
+	body = string(p.srv.Last().Body)
+	if !strings.Contains(body, "The release branch is frozen.") || !strings.Contains(body, "SessionStart:resume hook additional context: Welcome back.") {
+		t.Errorf("resumed request: %s", body)
+	}
+}
+
+func TestHookBlocksPrompt(t *testing.T) {
+	p := newProject(t)
+	p.withHooks(t,
+		`{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo 'prompts must not contain passwords' >&2; exit 2"}]}]}`, nil)
+	code, out, errOut := p.cairn(t, "-p", "my password is hunter2")
+	if code != 1 || out != "" || !strings.Contains(errOut, "prompts must not contain passwords") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if n := len(p.srv.Requests()); n != 0 {
+		t.Errorf("%d requests; a blocked prompt must not reach the model", n)
+	}
+	// The session's file is opened before the prompt, but nothing is written.
+	infos, err := session.List(context.Background(), session.Home{Dir: p.home}, session.ListOptions{Cwd: p.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range infos {
+		if info.Bytes != 0 || info.Messages != 0 {
+			t.Errorf("session %+v; nothing should be recorded", info)
+		}
+	}
+}
+
+func TestStopHookKeepsTurnGoing(t *testing.T) {
+	p := newProject(t)
+	p.withHooks(t,
+		`{"Stop": [{"hooks": [{"type": "command", "command": "$H/stop.sh"}]}]}`,
+		map[string]string{"stop.sh": `if grep -q '"stop_hook_active":true'; then exit 0; fi
+echo '{"decision": "block", "reason": "Run the tests before you finish."}'`},
+	)
+	p.srv.Enqueue(modeltest.Text("Done."), modeltest.Text("Tests pass; done."))
+	code, out, errOut := p.cairn(t, "-p", "fix it")
+	if code != 0 || out != "Tests pass; done.\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	reqs := p.srv.Requests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), "Run the tests before you finish.") {
+		t.Errorf("%d requests; the second must carry the Stop hook's reason", len(reqs))
+	}
+}
+
+func TestHangingHookDoesNotStall(t *testing.T) {
+	p := newProject(t)
+	p.withHooks(t,
+		`{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "$H/hang.sh", "timeout": 1}]}]}`,
+		map[string]string{"hang.sh": `sleep 120 & echo $! > "$CLAUDE_PROJECT_DIR/sleep.pid"; wait`},
+	)
+	p.srv.Enqueue(modeltest.Text("Answered anyway."))
+	start := time.Now()
+	code, out, errOut := p.cairn(t, "-p", "hello")
+	if elapsed := time.Since(start); elapsed > 30*time.Second {
+		t.Errorf("the run took %v", elapsed)
+	}
+	if code != 0 || out != "Answered anyway.\n" || !strings.Contains(errOut, "timeout (1s)") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(p.dir, "sleep.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("pid file %q", b)
+	}
+	processGone(t, pid)
+}
+
+// processGone fails the test unless process pid ends within 5 s, waiting
+// on its exit event rather than sleeping; a zombie counts as ended.
+func processGone(t *testing.T, pid int) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return
+	}
+	if err != nil {
+		t.Skipf("pidfd_open: %v", err)
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 5000)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d outlived its hook", pid)
+		}
+		return
+	}
+}

@@ -1,0 +1,210 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/tokens"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// Triggers of a compaction, as recorded in its boundary.
+const (
+	TriggerAuto   = "auto"
+	TriggerManual = "manual"
+)
+
+// MaxFailures is how many auto-compactions may fail in a row before
+// auto-compaction stops for the session.
+const MaxFailures = 3
+
+// Transcript is what compaction needs of the session's transcript.
+type Transcript interface {
+	// Leaf is the uuid of the last entry written.
+	Leaf() string
+	// NewEntry returns a chain entry of the session hanging off parent.
+	NewEntry(typ, parent string) transcript.Entry
+	// Append writes entries durably and moves the leaf to the last one.
+	Append(ctx context.Context, entries ...transcript.Entry) error
+	// Reload reads the conversation back as a resume would see it.
+	Reload(ctx context.Context) ([]model.Message, error)
+	// Path names the transcript for the summary's pointer to it ("" if
+	// it has no file).
+	Path() string
+}
+
+// Config is what a Manager compacts with.
+type Config struct {
+	Model     model.Model
+	ModelName string
+	Window    tokens.Window
+	// SummaryMaxTokens bounds the summary's length; 0 is 16,000.
+	SummaryMaxTokens int
+	// Disabled turns auto-compaction off (CAIRN_DISABLE_AUTO_COMPACT);
+	// manual compaction and overflow recovery still work.
+	Disabled   bool
+	Transcript Transcript
+	// Survivors returns what must come through every compaction verbatim
+	// besides the user's latest requests (instruction files, pins, the
+	// todo list, the plan). May be nil.
+	Survivors func(ctx context.Context) []engine.Attachment
+	// Instructions returns standing compaction instructions (from the
+	// project's instruction files). May be nil.
+	Instructions func() string
+	// PreCompact runs first (hooks); its answer is added to the
+	// instructions; an error cancels the compaction. May be nil.
+	PreCompact func(ctx context.Context, trigger, instructions string) (string, error)
+	// PostCompact runs last with the summary (hooks); the attachments it
+	// returns travel with the compacted history. May be nil.
+	PostCompact func(ctx context.Context, trigger, summary string) []engine.Attachment
+	// CWD is where recently read files are re-read from.
+	CWD string
+	Now func() time.Time
+}
+
+// Manager runs compaction for one session. It is not safe for concurrent
+// use: the engine's goroutine owns it.
+type Manager struct {
+	cfg      Config
+	failures int
+	stopped  bool // the circuit breaker tripped
+	dropped  int64
+}
+
+// New returns a Manager.
+func New(cfg Config) *Manager {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.SummaryMaxTokens == 0 {
+		cfg.SummaryMaxTokens = 16_000
+	}
+	return &Manager{cfg: cfg}
+}
+
+// Prepare is the engine's Prepare hook: it compacts when the context has
+// reached the threshold or the model refused the request as too long.
+func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
+	overflow := p.Overflow != nil
+	if overflow && p.Overflow.Limit > 0 && int64(p.Overflow.Limit) < m.cfg.Window.Size {
+		// The server's window is smaller than the one assumed (a proxy, a
+		// smaller deployment): believe the server from now on.
+		p.Notices = append(p.Notices, fmt.Sprintf("the model's context window is %d tokens, not the %d assumed; compacting for %d", p.Overflow.Limit, m.cfg.Window.Size, p.Overflow.Limit))
+		m.cfg.Window.Size = int64(p.Overflow.Limit)
+	}
+	w := m.cfg.Window
+	if !overflow && (m.cfg.Disabled || m.stopped || p.Used < w.AutoCompactAt()) {
+		return nil
+	}
+	if p.Status != nil {
+		p.Status("compacting")
+		defer p.Status("")
+	}
+	res, err := m.compact(ctx, p.History, p.System, p.Tools, TriggerAuto, "", p.Used)
+	if res != nil {
+		// Written to the transcript, so the history follows it even when
+		// the compaction counts as failed.
+		p.History, p.Replaced, p.Compaction = res.history, true, res.report
+	}
+	if err != nil {
+		m.failures++
+		if m.failures >= MaxFailures && !m.stopped {
+			m.stopped = true
+			p.Notices = append(p.Notices, fmt.Sprintf("auto-compaction failed %d times in a row and is off for this session (%v); use /compact to try again", m.failures, err))
+		} else {
+			p.Notices = append(p.Notices, fmt.Sprintf("auto-compaction failed: %v", err))
+		}
+		if !overflow {
+			return nil // the request may still fit; the model will say
+		}
+		// The request does not fit and could not be summarised: drop the
+		// oldest history rather than stop the session.
+		res, err = m.truncate(ctx, p.History, p.System, p.Tools, p.Used)
+		if err != nil {
+			return err
+		}
+		p.History, p.Replaced, p.Compaction = res.history, true, res.report
+		return nil
+	}
+	m.failures = 0
+	return nil
+}
+
+// Compact compacts history now (a manual /compact, or a library call),
+// following instructions when given.
+func (m *Manager) Compact(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec, instructions string) ([]model.Message, *engine.Compaction, error) {
+	used := tokens.EstimateRequest(system, tools, history)
+	res, err := m.compact(ctx, history, system, tools, TriggerManual, instructions, used)
+	if err != nil {
+		if res != nil {
+			return res.history, res.report, err
+		}
+		return nil, nil, err
+	}
+	m.failures, m.stopped = 0, false
+	return res.history, res.report, nil
+}
+
+type result struct {
+	history []model.Message
+	report  *engine.Compaction
+}
+
+// ErrNothingToCompact is returned when a history is too short to compact.
+var ErrNothingToCompact = errors.New("nothing to compact yet")
+
+func (m *Manager) compact(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec, trigger, instructions string, used int64) (*result, error) {
+	start := m.cfg.Now()
+	if len(history) < 2 {
+		return nil, ErrNothingToCompact
+	}
+	if m.cfg.Instructions != nil {
+		instructions = joinNonEmpty(m.cfg.Instructions(), instructions)
+	}
+	if m.cfg.PreCompact != nil {
+		extra, err := m.cfg.PreCompact(ctx, trigger, instructions)
+		if err != nil {
+			return nil, fmt.Errorf("PreCompact hook: %w", err)
+		}
+		instructions = joinNonEmpty(instructions, extra)
+	}
+	keep := preservedStart(history, m.cfg.Window)
+	summary, err := m.summarize(ctx, history, keep, system, tools, instructions)
+	if err != nil {
+		return nil, err
+	}
+	var after []engine.Attachment
+	if m.cfg.PostCompact != nil {
+		after = m.cfg.PostCompact(ctx, trigger, summary)
+	}
+	res, err := m.write(ctx, history, keep, summary, trigger, used, start, after, system, tools)
+	if err != nil {
+		return nil, err
+	}
+	// A compaction that does not free a real share of the window would
+	// only trigger again at once.
+	if limit := m.cfg.Window.AutoCompactAt() * 8 / 10; res.report.PostTokens > limit {
+		return res, fmt.Errorf("the compacted context still holds %d tokens, over %d: %w", res.report.PostTokens, limit, errNotEnough)
+	}
+	return res, nil
+}
+
+var errNotEnough = errors.New("compaction did not free enough of the window")
+
+func joinNonEmpty(parts ...string) string {
+	var out string
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if out != "" {
+			out += "\n\n"
+		}
+		out += p
+	}
+	return out
+}

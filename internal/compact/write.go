@@ -1,0 +1,310 @@
+package compact
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/internal/tokens"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// Bounds of the preserved tail, in tokens (seed 000 §3.1, SPEC SM4).
+const (
+	keepMinTokens = 10_000
+	keepMinTexts  = 5
+	keepMaxTokens = 40_000
+)
+
+// preservedStart picks the first message of the tail kept verbatim: the
+// newest messages worth at least 10,000 tokens and 5 text messages, at most
+// 40,000 (or a quarter of the window), never starting on tool results whose
+// calls would be summarised away, and only messages the transcript holds.
+// It returns len(history) when nothing can be kept.
+func preservedStart(history []model.Message, w tokens.Window) int {
+	max := min(int64(keepMaxTokens), w.Effective()/4)
+	k := len(history)
+	var size int64
+	texts := 0
+	for i := len(history) - 1; i >= 1; i-- { // history[0] is always summarised
+		n := tokens.EstimateMessages(history[i : i+1])
+		if size+n > max {
+			break
+		}
+		size += n
+		if history[i].Text() != "" {
+			texts++
+		}
+		k = i
+		if size >= keepMinTokens && texts >= keepMinTexts {
+			break
+		}
+	}
+	// Do not start on the results of calls that would be summarised.
+	for k < len(history) && startsWithResults(history[k]) {
+		k++
+	}
+	// Everything kept must be in the transcript, to be named there.
+	for i := len(history) - 1; i >= k; i-- {
+		if len(history[i].IDs) == 0 {
+			k = i + 1
+			break
+		}
+	}
+	return k
+}
+
+func startsWithResults(m model.Message) bool {
+	return m.Role == model.RoleUser && len(m.Content) > 0 && m.Content[0].Type == model.BlockToolResult
+}
+
+// summaryPreamble and the lines after it frame the summary for the model.
+const summaryPreamble = "This session continues an earlier conversation that was compacted to fit the context window. The summary below covers the part that was compacted."
+
+func summaryText(summary, path string) string {
+	var b strings.Builder
+	b.WriteString(summaryPreamble)
+	b.WriteString("\n\n")
+	b.WriteString(summary)
+	if path != "" {
+		b.WriteString("\n\nThe full conversation before the compaction is in the transcript at " + path + "; read it if you need an exact detail the summary lacks.")
+	}
+	b.WriteString("\nContinue the work from where it stopped, without asking the user to repeat anything and without recapping.")
+	return b.String()
+}
+
+// write records the compaction as Claude Code does — a compact boundary
+// with a null parent naming the preserved segment, the summary, then what
+// must survive — in one durable append, and reads the history back.
+func (m *Manager) write(ctx context.Context, history []model.Message, keep int, summary, trigger string, pre int64, start time.Time, after []engine.Attachment, system []model.SystemBlock, tools []model.ToolSpec) (*result, error) {
+	t := m.cfg.Transcript
+	var preserved []string
+	for _, msg := range history[keep:] {
+		preserved = append(preserved, msg.IDs...)
+	}
+	boundary := t.NewEntry(transcript.TypeSystem, "")
+	boundary.Subtype = transcript.SubtypeCompactBoundary
+	boundary.LogicalParentUUID = t.Leaf()
+	boundary.Content = jsonw.String("Conversation compacted")
+	boundary.Level = "info"
+	sum := t.NewEntry(transcript.TypeUser, boundary.UUID)
+	sum.IsCompactSummary, sum.IsVisibleInTranscriptOnly = true, true
+	sum.Message = transcript.UserTextMessage(summaryText(summary, t.Path()))
+
+	entries := []transcript.Entry{boundary, sum}
+	parent := sum.UUID
+	for _, a := range m.survivors(ctx, history, keep, after) {
+		e := t.NewEntry(transcript.TypeAttachment, parent)
+		e.Attachment, e.Extra = transcript.EncodeAttachment(a.Type, a.Data, a.Rendered)
+		entries = append(entries, e)
+		parent = e.UUID
+	}
+	dropped := tokens.EstimateMessages(history[:keep])
+	md := map[string]any{
+		"trigger": trigger, "preTokens": pre, "durationMs": m.cfg.Now().Sub(start).Milliseconds(),
+		"cumulativeDroppedTokens": m.dropped + dropped,
+	}
+	if len(preserved) > 0 {
+		md["preservedSegment"] = map[string]string{"headUuid": preserved[0], "anchorUuid": sum.UUID, "tailUuid": preserved[len(preserved)-1]}
+		md["preservedMessages"] = map[string]any{"anchorUuid": sum.UUID, "uuids": preserved, "allUuids": preserved}
+	}
+	// postTokens is only known once the result is read back; estimate it
+	// from what was written.
+	post := tokens.EstimateRequest(system, tools, history[keep:]) + tokens.Estimate(summaryText(summary, t.Path()))
+	for _, e := range entries[2:] {
+		post += tokens.Estimate(string(e.Extra["rendered"]))
+	}
+	md["postTokens"] = post
+	boundary.CompactMetadata, _ = jsonw.Marshal(md)
+	entries[0] = boundary
+	if err := t.Append(ctx, entries...); err != nil {
+		return nil, fmt.Errorf("write the compaction: %w", err)
+	}
+	m.dropped += dropped
+	newHistory, err := t.Reload(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the compacted session back: %w", err)
+	}
+	return &result{history: newHistory, report: &engine.Compaction{
+		Trigger: trigger, PreTokens: pre, PostTokens: tokens.EstimateRequest(system, tools, newHistory),
+		Duration: m.cfg.Now().Sub(start), BoundaryUUID: boundary.UUID,
+		Summary: fmt.Sprintf("compacted %d messages into a summary, kept the last %d verbatim", keep, len(history)-keep),
+	}}, nil
+}
+
+// truncate is the last resort when a request does not fit and cannot be
+// summarised: the oldest history is dropped, keeping the newest messages
+// that fit in half the window, and the boundary says so.
+func (m *Manager) truncate(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec, pre int64) (*result, error) {
+	start := m.cfg.Now()
+	budget := m.cfg.Window.Effective()/2 - tokens.EstimateRequest(system, tools, nil)
+	k := len(history)
+	var size int64
+	for i := len(history) - 1; i >= 1; i-- {
+		n := tokens.EstimateMessages(history[i : i+1])
+		if size+n > budget {
+			break
+		}
+		size += n
+		k = i
+	}
+	for k < len(history) && (startsWithResults(history[k]) || len(history[k].IDs) == 0) {
+		k++
+	}
+	note := "[The earlier part of this conversation could not be summarised and was left out to fit the context window.]"
+	res, err := m.write(ctx, history, k, note, TriggerAuto, pre, start, nil, system, tools)
+	if err != nil {
+		return nil, err
+	}
+	res.report.Summary = fmt.Sprintf("dropped the oldest %d messages to fit the window (they could not be summarised)", k)
+	return res, nil
+}
+
+// survivors is what comes through a compaction verbatim: the user's latest
+// requests, files read recently, and whatever the session adds
+// (instruction files, pins, todos, plan, hook output).
+func (m *Manager) survivors(ctx context.Context, history []model.Message, keep int, after []engine.Attachment) []engine.Attachment {
+	var out []engine.Attachment
+	if a, ok := latestRequests(history); ok {
+		out = append(out, a)
+	}
+	out = append(out, recentFiles(history[:keep], m.cfg.CWD)...)
+	if m.cfg.Survivors != nil {
+		out = append(out, m.cfg.Survivors(ctx)...)
+	}
+	return append(out, after...)
+}
+
+// maxRequests is how many of the user's latest requests survive verbatim.
+const maxRequests = 3
+
+// requestHeader starts the reminder that carries one of the user's requests
+// through a compaction; latestRequests finds it again at the next one.
+const requestHeader = "<system-reminder>\nA request the user made earlier, in their own words:\n"
+
+// latestRequests keeps the user's own words across any number of
+// compactions: the last few prompts they typed — typed since the last
+// compaction, or carried through it — oldest first.
+func latestRequests(history []model.Message) (engine.Attachment, bool) {
+	var prompts []string
+	for i := len(history) - 1; i >= 0 && len(prompts) < maxRequests; i-- {
+		found := requestsIn(history[i])
+		for j := len(found) - 1; j >= 0 && len(prompts) < maxRequests; j-- {
+			prompts = append(prompts, found[j])
+		}
+	}
+	if len(prompts) == 0 {
+		return engine.Attachment{}, false
+	}
+	slices.Reverse(prompts)
+	a := engine.Attachment{Type: "cairn_user_requests", Data: map[string]any{"requests": prompts}}
+	for _, p := range prompts {
+		a.Rendered = append(a.Rendered, model.TextBlock(requestHeader+p+"\n</system-reminder>"))
+	}
+	return a, true
+}
+
+// requestsIn returns the user's requests a message holds, in order: text
+// the user typed, or requests a previous compaction carried (which may
+// have joined a message of tool results).
+func requestsIn(m model.Message) []string {
+	if m.Role != model.RoleUser {
+		return nil
+	}
+	typed := !startsWithResults(m)
+	var out []string
+	for _, b := range m.Content {
+		if b.Type != model.BlockText {
+			continue
+		}
+		if r, ok := strings.CutPrefix(b.Text, requestHeader); ok {
+			out = append(out, strings.TrimSuffix(r, "\n</system-reminder>"))
+			continue
+		}
+		t := strings.TrimSpace(b.Text)
+		if !typed || t == "" || strings.HasPrefix(t, "<") || strings.HasPrefix(t, "[Request interrupted") || strings.HasPrefix(t, summaryPreamble) || t == transcript.ContinueText {
+			continue
+		}
+		out = append(out, shorten(t, 8_000))
+	}
+	return out
+}
+
+// File re-injection bounds (SPEC C4).
+const (
+	maxFiles      = 5
+	maxFileTokens = 50_000
+	maxOneFile    = 20_000
+)
+
+// recentFiles re-reads the files the summarised part read or changed
+// most recently, so the model keeps their current contents.
+func recentFiles(history []model.Message, cwd string) []engine.Attachment {
+	var paths []string
+	seen := map[string]bool{}
+	for i := len(history) - 1; i >= 0 && len(paths) < maxFiles; i-- {
+		for _, b := range history[i].Content {
+			if b.Type != model.BlockToolUse || (b.Name != "Read" && b.Name != "Edit" && b.Name != "Write") {
+				continue
+			}
+			var in struct {
+				Path string `json:"file_path"`
+			}
+			if json.Unmarshal(b.Input, &in) != nil || in.Path == "" || seen[in.Path] {
+				continue
+			}
+			seen[in.Path] = true
+			paths = append(paths, in.Path)
+		}
+	}
+	var out []engine.Attachment
+	var total int64
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil || len(data) == 0 || !isText(data) {
+			continue
+		}
+		content := string(data)
+		n := tokens.Estimate(content)
+		if n > maxOneFile || total+n > maxFileTokens {
+			continue
+		}
+		total += n
+		numbered := transcript.NumberLines(strings.TrimSuffix(content, "\n")+"\n", 1)
+		input, _ := jsonw.Marshal(map[string]string{"file_path": p})
+		out = append(out, engine.Attachment{
+			Type: "file",
+			Data: map[string]any{"filename": p, "content": map[string]any{"type": "text", "file": map[string]any{
+				"filePath": p, "content": content, "numLines": strings.Count(content, "\n") + 1, "startLine": 1, "totalLines": strings.Count(content, "\n") + 1,
+			}}, "displayPath": relative(cwd, p)},
+			Rendered: []model.Block{
+				model.TextBlock(transcript.WrapSystemReminder("Called the Read tool with the following input: " + string(input))),
+				model.TextBlock(transcript.WrapSystemReminder("Result of calling the Read tool:\n" + numbered)),
+			},
+		})
+	}
+	return out
+}
+
+func isText(b []byte) bool {
+	for _, c := range b[:min(len(b), 8000)] {
+		if c == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func relative(cwd, p string) string {
+	if cwd != "" && strings.HasPrefix(p, cwd+"/") {
+		return p[len(cwd)+1:]
+	}
+	return p
+}

@@ -1,0 +1,375 @@
+package filehistory
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// Backup is a tracked file's state in a snapshot.
+type Backup struct {
+	// Name is the backup file in the session's folder (<hash>@v<n>); empty
+	// when the file did not exist.
+	Name string
+	// Version numbers the backups of one file, from 1.
+	Version int
+	// Time is when the backup was made.
+	Time time.Time
+}
+
+// Exists reports whether the file existed, that is, has a backup file.
+func (b Backup) Exists() bool { return b.Name != "" }
+
+// Snapshot is the state of the tracked files when a user message was sent.
+type Snapshot struct {
+	// MessageID is the uuid of the user message.
+	MessageID string
+	Time      time.Time
+	// Files maps each tracked file's absolute path to its backup.
+	Files map[string]Backup
+}
+
+func (s *Snapshot) clone() *Snapshot {
+	c := *s
+	c.Files = maps.Clone(s.Files)
+	if c.Files == nil {
+		c.Files = make(map[string]Backup)
+	}
+	return &c
+}
+
+// Options configure a History.
+type Options struct {
+	// Dir is the session's backup folder, <home>/file-history/<sessionId>.
+	Dir string
+	// Record writes a file-history-snapshot record to the session's
+	// transcript. Nil records nothing (the snapshots live in memory only).
+	Record func(ctx context.Context, e transcript.Entry) error
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Warn hears about what could not be backed up, once per kind of
+	// problem. May be nil.
+	Warn func(string)
+	// Shell bounds the shadow copy TrackShell keeps; zero fields take the
+	// defaults.
+	Shell ShadowOptions
+}
+
+// History is one session's file history: its snapshots, in the order the
+// messages were sent, and the backups they name. It is safe for concurrent
+// use; one mutex guards all of its state.
+type History struct {
+	opts Options
+
+	mu       sync.Mutex
+	snaps    []*Snapshot
+	versions map[string]int // newest version used, by path
+	warned   map[string]bool
+	shadow   *Shadow
+}
+
+// New returns a history holding snaps (read back from the transcript by
+// Load; nil for a new session).
+func New(opts Options, snaps []Snapshot) *History {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	h := &History{opts: opts, versions: make(map[string]int), warned: make(map[string]bool)}
+	for i := range snaps {
+		s := snaps[i].clone()
+		h.snaps = append(h.snaps, s)
+		for path, b := range s.Files {
+			h.versions[path] = max(h.versions[path], b.Version)
+		}
+	}
+	return h
+}
+
+// Dir is the session's backup folder.
+func (h *History) Dir() string { return h.opts.Dir }
+
+// BackupName is the name of a file's backup: the first 16 hex digits of
+// the SHA-256 of its absolute path, "@v", and the version, as Claude Code
+// names them.
+func BackupName(path string, version int) string {
+	sum := sha256.Sum256([]byte(path))
+	return hex.EncodeToString(sum[:8]) + "@v" + strconv.Itoa(version)
+}
+
+// Snapshots returns copies of the snapshots, oldest first.
+func (h *History) Snapshots() []Snapshot {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Snapshot, len(h.snaps))
+	for i, s := range h.snaps {
+		out[i] = *s.clone()
+	}
+	return out
+}
+
+// Snapshot returns the snapshot of a message.
+func (h *History) Snapshot(messageID string) (Snapshot, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if i := h.find(messageID); i >= 0 {
+		return *h.snaps[i].clone(), true
+	}
+	return Snapshot{}, false
+}
+
+func (h *History) find(messageID string) int {
+	for i := len(h.snaps) - 1; i >= 0; i-- {
+		if h.snaps[i].MessageID == messageID {
+			return i
+		}
+	}
+	return -1
+}
+
+// Prompt takes the snapshot of a user message: every tracked file as it is
+// now, backed up again if it changed since its last backup. It is called
+// when the message is recorded, before the model sees it. A file that
+// cannot be backed up is left out of the snapshot with a warning; the
+// error is about recording the snapshot.
+func (h *History) Prompt(ctx context.Context, messageID string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.capture(messageID)
+	h.snaps = append(h.snaps, s)
+	return h.record(ctx, s, false)
+}
+
+// capture returns a snapshot of every tracked file as it is now.
+func (h *History) capture(messageID string) *Snapshot {
+	s := &Snapshot{MessageID: messageID, Time: h.opts.Now(), Files: make(map[string]Backup)}
+	for path, prev := range h.tracked() {
+		same, err := h.unchanged(path, prev)
+		if err == nil && same {
+			s.Files[path] = prev
+			continue
+		}
+		b, err := h.backup(path)
+		if err != nil {
+			h.warnOnce("capture:"+path, fmt.Sprintf("file history: %v; rewinding to this message will leave %s as it is", err, path))
+			continue
+		}
+		s.Files[path] = b
+	}
+	return s
+}
+
+// tracked returns every file any snapshot names, with its newest backup.
+func (h *History) tracked() map[string]Backup {
+	out := make(map[string]Backup)
+	for _, s := range h.snaps {
+		maps.Copy(out, s.Files)
+	}
+	return out
+}
+
+// BeforeChange backs path up before a tool changes or creates it, unless
+// the current snapshot already holds it (one backup per file per turn).
+// It fits tool.Env.BeforeChange. Before the first snapshot there is
+// nothing to attach a backup to, and it does nothing.
+func (h *History) BeforeChange(path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("file history needs an absolute path, not %q", path)
+	}
+	path = filepath.Clean(path)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.snaps) == 0 {
+		return nil
+	}
+	cur := h.snaps[len(h.snaps)-1]
+	if _, ok := cur.Files[path]; ok {
+		return nil
+	}
+	b, err := h.backup(path)
+	if err != nil {
+		return err
+	}
+	cur.Files[path] = b
+	return h.record(context.Background(), cur, true)
+}
+
+// backup copies path to its next version, or notes that it does not exist.
+func (h *History) backup(path string) (Backup, error) {
+	v := h.versions[path] + 1
+	b := Backup{Version: v, Time: h.opts.Now()}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		h.versions[path] = v
+		return b, nil
+	case err != nil:
+		return Backup{}, err
+	case !fi.Mode().IsRegular():
+		return Backup{}, fmt.Errorf("%s is not a regular file and cannot be backed up", path)
+	}
+	b.Name = BackupName(path, v)
+	if err := copyFile(path, filepath.Join(h.opts.Dir, b.Name), fi.Mode().Perm()); err != nil {
+		return Backup{}, fmt.Errorf("back up %s: %w", path, err)
+	}
+	h.versions[path] = v
+	return b, nil
+}
+
+// unchanged reports whether path is as its backup b holds it: content and
+// mode, or absent when b says it did not exist.
+func (h *History) unchanged(path string, b Backup) (bool, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return !b.Exists(), nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !b.Exists() {
+		return false, nil
+	}
+	bfi, err := os.Stat(filepath.Join(h.opts.Dir, b.Name))
+	if err != nil || bfi.Size() != fi.Size() || bfi.Mode().Perm() != fi.Mode().Perm() {
+		return false, nil // a missing backup is made again
+	}
+	return sameContent(path, filepath.Join(h.opts.Dir, b.Name))
+}
+
+// record writes a snapshot to the transcript.
+func (h *History) record(ctx context.Context, s *Snapshot, update bool) error {
+	if h.opts.Record == nil {
+		return nil
+	}
+	e, err := SnapshotEntry(*s, update)
+	if err != nil {
+		return err
+	}
+	if err := h.opts.Record(ctx, e); err != nil {
+		return fmt.Errorf("record the file-history snapshot of %s: %w", s.MessageID, err)
+	}
+	return nil
+}
+
+func (h *History) warnOnce(key, msg string) {
+	if h.warned[key] {
+		return
+	}
+	h.warned[key] = true
+	if h.opts.Warn != nil {
+		h.opts.Warn(msg)
+	}
+}
+
+// Close removes the shadow copy of the project, which only this process
+// can use. Backups and snapshots stay.
+func (h *History) Close() error {
+	h.mu.Lock()
+	sh := h.shadow
+	h.shadow = nil
+	h.mu.Unlock()
+	if sh == nil {
+		return nil
+	}
+	return sh.remove()
+}
+
+// copyFile copies src to dst with mode perm, atomically: dst never holds
+// part of the content.
+func copyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return writeAtomic(dst, perm, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
+}
+
+// writeAtomic writes dst through a temporary file in the same folder.
+func writeAtomic(dst string, perm fs.FileMode, fill func(io.Writer) error) error {
+	dir := filepath.Dir(dst)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := fill(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
+// linkOrCopy makes dst hold src's content with mode perm: a hard link when
+// src already has that mode (both files are never written again), else a
+// copy.
+func linkOrCopy(src, dst string, perm fs.FileMode) error {
+	if fi, err := os.Stat(src); err == nil && fi.Mode().Perm() == perm {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return err
+		}
+		os.Remove(dst)
+		if os.Link(src, dst) == nil {
+			return nil
+		}
+	}
+	return copyFile(src, dst, perm)
+}
+
+// sameContent reports whether two files hold the same bytes.
+func sameContent(a, b string) (bool, error) {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false, err
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false, err
+	}
+	defer fb.Close()
+	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, eb := io.ReadFull(fb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false, nil
+		}
+		aEnd := ea == io.EOF || ea == io.ErrUnexpectedEOF
+		bEnd := eb == io.EOF || eb == io.ErrUnexpectedEOF
+		if ea != nil && !aEnd {
+			return false, ea
+		}
+		if eb != nil && !bEnd {
+			return false, eb
+		}
+		if aEnd || bEnd {
+			return aEnd && bEnd, nil
+		}
+	}
+}

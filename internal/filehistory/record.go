@@ -1,0 +1,198 @@
+package filehistory
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/jsonl"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// The file-history-snapshot record, as Claude Code writes it:
+//
+//	{"type":"file-history-snapshot","messageId":ID,"snapshot":{"messageId":ID,
+//	 "trackedFileBackups":{PATH:{"backupFileName":NAME|null,"version":N,
+//	 "backupTime":T}},"timestamp":T},"isSnapshotUpdate":BOOL}
+//
+// PATH is absolute, or relative to the session's working directory (older
+// versions). Fields cairn does not use (realParentDir) are dropped when a
+// snapshot is written again.
+type wireSnapshot struct {
+	MessageID          string                `json:"messageId"`
+	TrackedFileBackups map[string]wireBackup `json:"trackedFileBackups"`
+	Timestamp          string                `json:"timestamp"`
+}
+
+type wireBackup struct {
+	BackupFileName *string `json:"backupFileName"`
+	Version        int     `json:"version"`
+	BackupTime     string  `json:"backupTime"`
+}
+
+// SnapshotEntry is the transcript record of a snapshot; update marks a
+// snapshot rewritten during its turn.
+func SnapshotEntry(s Snapshot, update bool) (transcript.Entry, error) {
+	w := wireSnapshot{MessageID: s.MessageID, TrackedFileBackups: make(map[string]wireBackup, len(s.Files)), Timestamp: transcript.FormatTime(s.Time)}
+	for path, b := range s.Files {
+		wb := wireBackup{Version: b.Version, BackupTime: transcript.FormatTime(b.Time)}
+		if b.Exists() {
+			name := b.Name
+			wb.BackupFileName = &name
+		}
+		w.TrackedFileBackups[path] = wb
+	}
+	snap, err := json.Marshal(w)
+	if err != nil {
+		return transcript.Entry{}, err
+	}
+	id, _ := json.Marshal(s.MessageID) // a string always encodes
+	upd, _ := json.Marshal(update)
+	return transcript.Entry{
+		Type:  transcript.TypeFileHistorySnapshot,
+		Extra: map[string]json.RawMessage{"messageId": id, "snapshot": snap, "isSnapshotUpdate": upd},
+	}, nil
+}
+
+// DecodeSnapshot reads a file-history-snapshot record. Relative paths are
+// taken from dir, the session's working directory.
+func DecodeSnapshot(e *transcript.Entry, dir string) (s Snapshot, update bool, err error) {
+	if e.Type != transcript.TypeFileHistorySnapshot {
+		return s, false, fmt.Errorf("a %q record is not a file-history snapshot", e.Type)
+	}
+	fields := e.Unknown()
+	if fields == nil {
+		fields = make(map[string]json.RawMessage)
+	}
+	for k, v := range e.Extra {
+		fields[k] = v
+	}
+	var w wireSnapshot
+	if err := json.Unmarshal(fields["snapshot"], &w); err != nil {
+		return s, false, fmt.Errorf("file-history snapshot: %w", err)
+	}
+	if w.MessageID == "" {
+		if err := json.Unmarshal(fields["messageId"], &w.MessageID); err != nil || w.MessageID == "" {
+			return s, false, fmt.Errorf("file-history snapshot without a messageId")
+		}
+	}
+	if raw, ok := fields["isSnapshotUpdate"]; ok {
+		json.Unmarshal(raw, &update) // anything but true is not an update
+	}
+	s = Snapshot{MessageID: w.MessageID, Time: parseTime(w.Timestamp), Files: make(map[string]Backup, len(w.TrackedFileBackups))}
+	for path, wb := range w.TrackedFileBackups {
+		if !filepath.IsAbs(path) {
+			if dir == "" {
+				continue
+			}
+			path = filepath.Join(dir, path)
+		}
+		b := Backup{Version: wb.Version, Time: parseTime(wb.BackupTime)}
+		if wb.BackupFileName != nil {
+			b.Name = *wb.BackupFileName
+			if b.Name != filepath.Base(b.Name) || b.Name == "." || b.Name == ".." {
+				return s, false, fmt.Errorf("file-history snapshot names backup %q, which is not a file name", b.Name)
+			}
+		}
+		s.Files[filepath.Clean(path)] = b
+	}
+	return s, update, nil
+}
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+var snapshotMark = []byte(`"` + transcript.TypeFileHistorySnapshot + `"`)
+
+// Load reads the snapshots of a transcript, in order, with one forward
+// pass that decodes only the lines naming a file-history snapshot (memory
+// is bounded by the longest line, as in jsonl.Forward). An update replaces
+// the snapshot of the same message. dir is the session's working
+// directory, for relative paths. Damaged records are skipped with a
+// warning.
+func Load(ctx context.Context, r io.Reader, dir string) ([]Snapshot, []string, error) {
+	var (
+		snaps    []Snapshot
+		warnings []string
+		at       = make(map[string]int)
+	)
+	warn := func(s string) { warnings = append(warnings, s) }
+	err := jsonl.Forward(r, 0, warn, func(l jsonl.Line) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !bytes.Contains(l.Bytes, snapshotMark) {
+			return nil
+		}
+		e, err := transcript.DecodeEntry(l.Bytes)
+		if err != nil || e.Type != transcript.TypeFileHistorySnapshot {
+			return nil
+		}
+		s, _, err := DecodeSnapshot(&e, dir)
+		if err != nil {
+			warn(fmt.Sprintf("%s: %v; skipped", l.Where(), err))
+			return nil
+		}
+		if i, ok := at[s.MessageID]; ok {
+			snaps[i].Files = s.Files
+			return nil
+		}
+		at[s.MessageID] = len(snaps)
+		snaps = append(snaps, s)
+		return nil
+	})
+	if err != nil {
+		return nil, warnings, fmt.Errorf("read file-history snapshots: %w", err)
+	}
+	return snaps, warnings, nil
+}
+
+// LoadFile is Load of a transcript file.
+func LoadFile(ctx context.Context, path, dir string) ([]Snapshot, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return Load(ctx, f, dir)
+}
+
+// Open rebuilds the history of a resumed session from its transcript; it
+// never changes a file of the project (SPEC F4). When the session
+// continues in a new one (--fork-session), from names the earlier
+// session's backup folder: its backups are copied into opts.Dir (linked
+// when the file system allows) and the snapshots are recorded in the new
+// transcript, so the new session can rewind to messages of the old one.
+func Open(ctx context.Context, transcriptPath, dir, from string, opts Options) (*History, error) {
+	snaps, warnings, err := LoadFile(ctx, transcriptPath, dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		if opts.Warn != nil {
+			opts.Warn("file history: " + w)
+		}
+	}
+	h := New(opts, snaps)
+	if from == "" || filepath.Clean(from) == filepath.Clean(opts.Dir) {
+		return h, nil
+	}
+	if _, err := CopyBackups(from, opts.Dir); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.snaps {
+		if err := h.record(ctx, s, false); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
