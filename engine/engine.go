@@ -40,6 +40,10 @@ type Config struct {
 	// Gate decides whether a tool call may run (permissions, PreToolUse
 	// hooks) and may change its input. Nil allows everything.
 	Gate func(ctx context.Context, t tool.Tool, call model.Block) Verdict
+	// ShapeResults may change the results of one response's calls
+	// together, before they are recorded (large results moved to files,
+	// SPEC C0). May be nil.
+	ShapeResults func(ctx context.Context, outcomes []Outcome) []Outcome
 	// AfterTool may change a call's result (PostToolUse hooks). May be nil.
 	AfterTool func(ctx context.Context, t tool.Tool, call model.Block, res tool.Result) tool.Result
 	// BeforePrompt may refuse the user's message (an error ends the turn
@@ -311,6 +315,9 @@ func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 			break
 		}
 		outcomes := t.runTools(ctx, calls)
+		if cfg.ShapeResults != nil {
+			outcomes = cfg.ShapeResults(ctx, outcomes)
+		}
 		ids, err = cfg.Recorder.Results(saveCtx, resp, outcomes)
 		if err != nil {
 			return nil, fmt.Errorf("record tool results: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
@@ -70,9 +71,11 @@ type Config struct {
 // use: the engine's goroutine owns it.
 type Manager struct {
 	cfg      Config
+	layers   []Layer
 	failures int
 	stopped  bool // the circuit breaker tripped
 	dropped  int64
+	freed    map[string]int64
 }
 
 // New returns a Manager.
@@ -83,11 +86,55 @@ func New(cfg Config) *Manager {
 	if cfg.SummaryMaxTokens == 0 {
 		cfg.SummaryMaxTokens = 16_000
 	}
-	return &Manager{cfg: cfg}
+	return &Manager{cfg: cfg, freed: map[string]int64{}}
 }
 
-// Prepare is the engine's Prepare hook: it compacts when the context has
-// reached the threshold or the model refused the request as too long.
+// Layer is one of the lighter layers of the pipeline (snip, micro-
+// compaction, collapse): it shrinks what the next request sends, before
+// auto-compaction is considered. Layers run lightest first, each told
+// what the ones before it freed, so nothing is compacted twice.
+type Layer interface {
+	// Name names the layer in reports ("snip", "micro", "collapse").
+	Name() string
+	// Apply shrinks st.Send (a projection: the history stays whole) or,
+	// rarely, rewrites the history through st.Prep; it reports the tokens
+	// it freed.
+	Apply(ctx context.Context, st *State) (freed int64, err error)
+}
+
+// State is what the layers of one Prepare share.
+type State struct {
+	Prep *engine.Prep
+	// Send is what the request will carry; layers replace it.
+	Send []model.Message
+	// Used is the context's size before the layers; Freed what they have
+	// freed so far, by layer.
+	Used  int64
+	Freed map[string]int64
+	// Window is the window the thresholds come from.
+	Window tokens.Window
+	Now    time.Time
+}
+
+// Remaining is the context's size after the layers so far.
+func (st *State) Remaining() int64 {
+	n := st.Used
+	for _, f := range st.Freed {
+		n -= f
+	}
+	return n
+}
+
+// AddLayer adds a layer after the ones already added.
+func (m *Manager) AddLayer(l Layer) { m.layers = append(m.layers, l) }
+
+// Freed reports, by layer, the tokens each layer freed over the session
+// (auto-compaction's under "auto").
+func (m *Manager) Freed() map[string]int64 { return maps.Clone(m.freed) }
+
+// Prepare is the engine's Prepare hook: the lighter layers shrink the
+// request first, then auto-compaction runs when the context is still at
+// the threshold or the model refused the request as too long.
 func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	overflow := p.Overflow != nil
 	if overflow && p.Overflow.Limit > 0 && int64(p.Overflow.Limit) < m.cfg.Window.Size {
@@ -96,8 +143,24 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		p.Notices = append(p.Notices, fmt.Sprintf("the model's context window is %d tokens, not the %d assumed; compacting for %d", p.Overflow.Limit, m.cfg.Window.Size, p.Overflow.Limit))
 		m.cfg.Window.Size = int64(p.Overflow.Limit)
 	}
+	st := &State{Prep: p, Send: p.History, Used: p.Used, Freed: map[string]int64{}, Window: m.cfg.Window, Now: m.cfg.Now()}
+	for _, l := range m.layers {
+		freed, err := l.Apply(ctx, st)
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.Name(), err)
+		}
+		st.Freed[l.Name()] += freed
+		m.freed[l.Name()] += freed
+	}
+	if p.Replaced {
+		// A layer rewrote the history; what it sends follows.
+		st.Send = p.History
+	}
+	if !slicesSame(st.Send, p.History) {
+		p.Send = st.Send
+	}
 	w := m.cfg.Window
-	if !overflow && (m.cfg.Disabled || m.stopped || p.Used < w.AutoCompactAt()) {
+	if !overflow && (m.cfg.Disabled || m.stopped || st.Remaining() < w.AutoCompactAt()) {
 		return nil
 	}
 	if p.Status != nil {
@@ -108,7 +171,8 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	if res != nil {
 		// Written to the transcript, so the history follows it even when
 		// the compaction counts as failed.
-		p.History, p.Replaced, p.Compaction = res.history, true, res.report
+		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, nil
+		m.freed["auto"] += max(0, res.report.PreTokens-res.report.PostTokens)
 	}
 	if err != nil {
 		m.failures++
@@ -127,11 +191,16 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		if err != nil {
 			return err
 		}
-		p.History, p.Replaced, p.Compaction = res.history, true, res.report
+		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, nil
 		return nil
 	}
 	m.failures = 0
 	return nil
+}
+
+// slicesSame reports whether a and b are the same slice (not merely equal).
+func slicesSame(a, b []model.Message) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Compact compacts history now (a manual /compact, or a library call),
