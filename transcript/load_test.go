@@ -487,3 +487,21 @@ func TestContextTokensIgnoresPreservedUsage(t *testing.T) {
 		t.Errorf("ContextTokens = %d, want the last reply's 19585 plus a little", got)
 	}
 }
+
+// TestCompactionCutAfterBoundary: a crash (or a torn write) between a
+// compaction's boundary and its summary leaves a boundary with nothing
+// after it; the session resumes from before the compaction.
+func TestCompactionCutAfterBoundary(t *testing.T) {
+	s := &script{}
+	u := s.user("", "question")
+	a := s.assistant(u, "m1", text("answer"))
+	s.lastPrompt(a[0])
+	s.add("", map[string]any{"type": "system", "subtype": "compact_boundary", "logicalParentUuid": a[0], "content": "Conversation compacted", "compactMetadata": map[string]any{"trigger": "auto", "preTokens": 1}})
+	c := load(t, s.bytes(), transcript.LoadOptions{})
+	if diff := cmp.Diff([]string{"user: question", "assistant: answer"}, summary(c.Messages())); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "no summary after it") {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+}

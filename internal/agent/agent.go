@@ -62,6 +62,8 @@ type Options struct {
 	// DisableAutoCompact turns auto-compaction off
 	// (CAIRN_DISABLE_AUTO_COMPACT); /compact still works.
 	DisableAutoCompact bool
+	// SummaryTimeout bounds a compaction's summary request (0: 5 minutes).
+	SummaryTimeout time.Duration
 	PermissionMode     string
 	// Entrypoint is recorded on every line: "cli" or "sdk-cli".
 	Entrypoint string
@@ -264,7 +266,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	env.SessionDir = filepath.Join(filepath.Dir(a.path), a.id)
 	env.BeforeChange = a.history.BeforeChange
 	a.compact = compact.New(compact.Config{
-		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact,
+		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
 		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now,
 	})
 	a.engine = engine.New(engine.Config{

@@ -45,6 +45,9 @@ type Config struct {
 	Window    tokens.Window
 	// SummaryMaxTokens bounds the summary's length; 0 is 16,000.
 	SummaryMaxTokens int
+	// SummaryTimeout bounds one summary request; 0 is 5 minutes. A
+	// summary that takes longer counts as a failed compaction.
+	SummaryTimeout time.Duration
 	// Disabled turns auto-compaction off (CAIRN_DISABLE_AUTO_COMPACT);
 	// manual compaction and overflow recovery still work.
 	Disabled   bool
@@ -85,6 +88,9 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.SummaryMaxTokens == 0 {
 		cfg.SummaryMaxTokens = 16_000
+	}
+	if cfg.SummaryTimeout == 0 {
+		cfg.SummaryTimeout = 5 * time.Minute
 	}
 	return &Manager{cfg: cfg, freed: map[string]int64{}}
 }
@@ -160,21 +166,25 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		p.Send = st.Send
 	}
 	w := m.cfg.Window
-	if !overflow && (m.cfg.Disabled || m.stopped || st.Remaining() < w.AutoCompactAt()) {
+	if !overflow && (m.cfg.Disabled || st.Remaining() < w.AutoCompactAt()) {
 		return nil
 	}
 	if p.Status != nil {
 		p.Status("compacting")
 		defer p.Status("")
 	}
-	res, err := m.compact(ctx, p.History, p.System, p.Tools, TriggerAuto, "", p.Used)
+	var res *result
+	err := errBreaker
+	if !m.stopped || overflow {
+		res, err = m.compact(ctx, p.History, p.System, p.Tools, TriggerAuto, "", p.Used)
+	}
 	if res != nil {
 		// Written to the transcript, so the history follows it even when
 		// the compaction counts as failed.
 		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, nil
 		m.freed["auto"] += max(0, res.report.PreTokens-res.report.PostTokens)
 	}
-	if err != nil {
+	if err != nil && err != errBreaker {
 		m.failures++
 		if m.failures >= MaxFailures && !m.stopped {
 			m.stopped = true
@@ -182,8 +192,16 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		} else {
 			p.Notices = append(p.Notices, fmt.Sprintf("auto-compaction failed: %v", err))
 		}
-		if !overflow {
-			return nil // the request may still fit; the model will say
+	}
+	if err != nil {
+		remaining := st.Remaining()
+		if res != nil {
+			remaining = res.report.PostTokens
+		}
+		// Estimates run low (about 4 bytes a token; code tokenises denser),
+		// so a request within 15% of the window is treated as not fitting.
+		if !overflow && remaining < w.Effective()*85/100 {
+			return nil // the request still fits; the next one will try again
 		}
 		// The request does not fit and could not be summarised: drop the
 		// oldest history rather than stop the session.
@@ -263,6 +281,9 @@ func (m *Manager) compact(ctx context.Context, history []model.Message, system [
 }
 
 var errNotEnough = errors.New("compaction did not free enough of the window")
+
+// errBreaker marks an auto-compaction not tried: the breaker is open.
+var errBreaker = errors.New("auto-compaction is off for this session")
 
 func joinNonEmpty(parts ...string) string {
 	var out string

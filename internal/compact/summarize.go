@@ -44,7 +44,7 @@ func (m *Manager) summarize(ctx context.Context, history []model.Message, keep i
 	if instructions != "" {
 		instr += "\n\nAdditional instructions for this summary:\n" + instructions
 	}
-	budget := m.cfg.Window.Effective() - int64(m.cfg.SummaryMaxTokens)
+	budget := m.cfg.Window.Effective() - int64(m.summaryMax())
 	msgs := withoutImages(history)
 	if tokens.EstimateRequest(system, tools, msgs) < budget {
 		s, err := m.ask(ctx, system, tools, appendInstruction(msgs, instr))
@@ -62,15 +62,27 @@ func (m *Manager) summarize(ctx context.Context, history []model.Message, keep i
 	return m.summarizeChunks(ctx, trimmed, system, tools, instructions, budget)
 }
 
+// summaryMax is the summary's length limit: the configured one, but never
+// more than a quarter of the window, so a small window still leaves room
+// for what is summarised.
+func (m *Manager) summaryMax() int {
+	return int(min(int64(m.cfg.SummaryMaxTokens), m.cfg.Window.Effective()/4))
+}
+
 // ask sends one summary request and returns the summary it got back.
 func (m *Manager) ask(ctx context.Context, system []model.SystemBlock, tools []model.ToolSpec, msgs []model.Message) (string, error) {
 	req := &model.Request{
-		Model: m.cfg.ModelName, MaxTokens: m.cfg.SummaryMaxTokens,
+		Model: m.cfg.ModelName, MaxTokens: m.summaryMax(),
 		System: system, Tools: tools, Messages: engine.WithCacheBreakpoint(msgs),
 	}
+	ctx, cancel := context.WithTimeoutCause(ctx, m.cfg.SummaryTimeout, fmt.Errorf("the summary took longer than %s", m.cfg.SummaryTimeout))
+	defer cancel()
 	var resp *model.Response
 	for c, err := range m.cfg.Model.Stream(ctx, req) {
 		if err != nil {
+			if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+				err = cause
+			}
 			return "", fmt.Errorf("summary request: %w", err)
 		}
 		if c.Kind == model.ChunkDone {
