@@ -134,10 +134,13 @@ type Prep struct {
 // Compaction reports one compaction, for the user and the stream-json
 // compact_boundary event.
 type Compaction struct {
-	Trigger      string // "auto", "manual", or "overflow"
-	PreTokens    int64
-	PostTokens   int64
-	Duration     time.Duration
+	Trigger    string // "auto", "manual", or "overflow"
+	PreTokens  int64
+	PostTokens int64
+	Duration   time.Duration
+	// ModelTime is the part of Duration spent waiting for the model (the
+	// summary); the rest is cairn's own work.
+	ModelTime    time.Duration
 	BoundaryUUID string
 	// Summary says, in a line, what was done.
 	Summary string

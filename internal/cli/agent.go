@@ -287,10 +287,11 @@ func (g *governance) gate(ctx context.Context, t tool.Tool, call model.Block) en
 	if out.UpdatedInput != nil {
 		input = out.UpdatedInput
 	}
-	v := g.decide(ctx, t, call.Name, input, out)
+	var v engine.Verdict
 	if out.Stop { // the run ends; the call does not run
-		reason := hookStopped{out.Name, out.StopReason}.Error()
-		v = engine.Verdict{Reason: reason, Record: permission.Record{Decision: permission.Deny, By: "hook", Reason: reason, Mode: g.checker.Mode()}}
+		v = g.byHook(false, hookStopped{out.Name, out.StopReason}.Error())
+	} else {
+		v = g.decide(ctx, t, call.Name, input, out)
 	}
 	if !v.Allow {
 		g.refused.add(call)
@@ -309,16 +310,9 @@ func (g *governance) gate(ctx context.Context, t tool.Tool, call model.Block) en
 func (g *governance) decide(ctx context.Context, t tool.Tool, name string, input json.RawMessage, out hook.PreToolUseOutcome) engine.Verdict {
 	mode := g.checker.Mode()
 	readOnly, destructive := t.ReadOnly(input), t.Destructive(input)
-	byHook := func(allow bool, reason string) engine.Verdict {
-		rec := permission.Record{Decision: permission.Deny, By: "hook", Reason: reason, Mode: mode}
-		if allow {
-			rec.Decision = permission.Allow
-		}
-		return engine.Verdict{Allow: allow, Reason: reason, Record: rec}
-	}
 	switch out.Decision {
 	case hook.Deny:
-		return byHook(false, fmt.Sprintf("The %s hook refused this call: %s", out.Name, out.Reason))
+		return g.byHook(false, fmt.Sprintf("The %s hook refused this call: %s", out.Name, out.Reason))
 	case hook.Allow, hook.Ask:
 		// What the rules say, were someone there to answer.
 		req := g.checker.Request(name, input, readOnly, destructive)
@@ -328,7 +322,7 @@ func (g *governance) decide(ctx context.Context, t tool.Tool, name string, input
 		case d.Behavior == permission.Deny:
 			return engine.Verdict{Reason: d.Reason, Record: d.Record(mode)}
 		case out.Decision == hook.Allow && (d.Behavior == permission.Allow || d.Rule == ""):
-			return byHook(true, "Allowed by the "+out.Name+" hook"+sentence(out.Reason))
+			return g.byHook(true, "Allowed by the "+out.Name+" hook"+sentence(out.Reason))
 		case out.Decision == hook.Allow: // an ask rule still asks
 			return verdictOf(g.checker.Check(ctx, name, input, readOnly, destructive), mode)
 		}
@@ -336,6 +330,15 @@ func (g *governance) decide(ctx context.Context, t tool.Tool, name string, input
 		return engine.Verdict{Reason: reason, Record: permission.Record{Decision: permission.Deny, By: "headless", Reason: reason, Mode: mode}}
 	}
 	return verdictOf(g.checker.Check(ctx, name, input, readOnly, destructive), mode)
+}
+
+// byHook is a verdict a hook decided, recorded as the hook's.
+func (g *governance) byHook(allow bool, reason string) engine.Verdict {
+	rec := permission.Record{Decision: permission.Deny, By: "hook", Reason: reason, Mode: g.checker.Mode()}
+	if allow {
+		rec.Decision = permission.Allow
+	}
+	return engine.Verdict{Allow: allow, Reason: reason, Record: rec}
 }
 
 func verdictOf(d permission.Decision, mode permission.Mode) engine.Verdict {

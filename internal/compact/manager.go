@@ -79,6 +79,11 @@ type Manager struct {
 	stopped  bool // the circuit breaker tripped
 	dropped  int64
 	freed    map[string]int64
+	// waited is the time spent in summary requests by the compaction
+	// under way.
+	waited time.Duration
+	// spent is the usage of those summary requests.
+	spent model.Usage
 }
 
 // New returns a Manager.
@@ -134,6 +139,18 @@ func (st *State) Remaining() int64 {
 // AddLayer adds a layer after the ones already added.
 func (m *Manager) AddLayer(l Layer) { m.layers = append(m.layers, l) }
 
+// Resetter is a layer whose state a compaction makes obsolete (the
+// post-compaction cleanup of SPEC C4): Reset is called after each one.
+type Resetter interface{ Reset() }
+
+func (m *Manager) resetLayers() {
+	for _, l := range m.layers {
+		if r, ok := l.(Resetter); ok {
+			r.Reset()
+		}
+	}
+}
+
 // Freed reports, by layer, the tokens each layer freed over the session
 // (auto-compaction's under "auto").
 func (m *Manager) Freed() map[string]int64 { return maps.Clone(m.freed) }
@@ -176,7 +193,9 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	var res *result
 	err := errBreaker
 	if !m.stopped || overflow {
-		res, err = m.compact(ctx, p.History, p.System, p.Tools, TriggerAuto, "", p.Used)
+		// What the layers send is what the last request sent: summarising
+		// it keeps the summary request on the cached prefix.
+		res, err = m.compact(ctx, st.Send, p.System, p.Tools, TriggerAuto, "", p.Used)
 	}
 	if res != nil {
 		// Written to the transcript, so the history follows it even when
@@ -246,6 +265,7 @@ var ErrNothingToCompact = errors.New("nothing to compact yet")
 
 func (m *Manager) compact(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec, trigger, instructions string, used int64) (*result, error) {
 	start := m.cfg.Now()
+	m.waited, m.spent = 0, model.Usage{}
 	if len(history) < 2 {
 		return nil, ErrNothingToCompact
 	}

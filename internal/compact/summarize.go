@@ -77,6 +77,8 @@ func (m *Manager) ask(ctx context.Context, system []model.SystemBlock, tools []m
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, m.cfg.SummaryTimeout, fmt.Errorf("the summary took longer than %s", m.cfg.SummaryTimeout))
 	defer cancel()
+	sent := m.cfg.Now()
+	defer func() { m.waited += m.cfg.Now().Sub(sent) }()
 	var resp *model.Response
 	for c, err := range m.cfg.Model.Stream(ctx, req) {
 		if err != nil {
@@ -92,6 +94,10 @@ func (m *Manager) ask(ctx context.Context, system []model.SystemBlock, tools []m
 	if resp == nil {
 		return "", errors.New("summary request: no response")
 	}
+	m.spent.InputTokens += resp.Usage.InputTokens
+	m.spent.OutputTokens += resp.Usage.OutputTokens
+	m.spent.CacheReadInputTokens += resp.Usage.CacheReadInputTokens
+	m.spent.CacheCreationInputTokens += resp.Usage.CacheCreationInputTokens
 	s := extractSummary(model.Message{Content: resp.Content}.Text())
 	if strings.TrimSpace(s) == "" {
 		return "", errors.New("the model returned an empty summary")

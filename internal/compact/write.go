@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/internal/pricing"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/transcript"
@@ -110,6 +111,11 @@ func (m *Manager) write(ctx context.Context, history []model.Message, keep int, 
 	md := map[string]any{
 		"trigger": trigger, "preTokens": pre, "durationMs": m.cfg.Now().Sub(start).Milliseconds(),
 		"cumulativeDroppedTokens": m.dropped + dropped,
+		// cairn's own record of what the compaction cost.
+		"cairn": map[string]any{
+			"modelDurationMs": m.waited.Milliseconds(), "summaryUsage": m.spent,
+			"costUsd": pricing.Cost(m.cfg.ModelName, m.spent), "keptMessages": len(history) - keep,
+		},
 	}
 	if len(preserved) > 0 {
 		md["preservedSegment"] = map[string]string{"headUuid": preserved[0], "anchorUuid": sum.UUID, "tailUuid": preserved[len(preserved)-1]}
@@ -128,13 +134,14 @@ func (m *Manager) write(ctx context.Context, history []model.Message, keep int, 
 		return nil, fmt.Errorf("write the compaction: %w", err)
 	}
 	m.dropped += dropped
+	m.resetLayers()
 	newHistory, err := t.Reload(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the compacted session back: %w", err)
 	}
 	return &result{history: newHistory, report: &engine.Compaction{
 		Trigger: trigger, PreTokens: pre, PostTokens: tokens.EstimateRequest(system, tools, newHistory),
-		Duration: m.cfg.Now().Sub(start), BoundaryUUID: boundary.UUID,
+		Duration: m.cfg.Now().Sub(start), ModelTime: m.waited, BoundaryUUID: boundary.UUID,
 		Summary: fmt.Sprintf("compacted %d messages into a summary, kept the last %d verbatim", keep, len(history)-keep),
 	}}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -182,5 +183,21 @@ func TestRunDeduplicates(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"once\n", "twice\n"}, outs); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestRunLeavesBackgroundJobsAlone(t *testing.T) {
+	// A job the hook starts with & keeps the output open; the hook still
+	// counts as done soon after its shell exits.
+	r, _ := project(t, hookSpec{event: Stop, script: "sleep 60 & echo $!"})
+	start := time.Now()
+	got := r.Run(t.Context(), Stop, "", []byte("{}"))
+	pid := pidIn(t, got[0].Stdout)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if elapsed := time.Since(start); elapsed > 20*time.Second {
+		t.Errorf("Run took %v", elapsed)
+	}
+	if got[0].Exit != 0 || got[0].Err != nil {
+		t.Errorf("exit %d, err %v", got[0].Exit, got[0].Err)
 	}
 }
