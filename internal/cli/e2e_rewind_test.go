@@ -120,8 +120,6 @@ func TestRewindCode(t *testing.T) {
 
 	// The preview names every file and changes nothing.
 	out := run("sessions", "rewind", id, "--to", turnTwo, "--code", "--dry-run")
-	t.Log(out)
-	t.Log(run("sessions", "rewind", id, "--to", turnTwo, "--dry-run"))
 	for _, line := range []string{
 		`> turn two`,
 		`recreate  made.txt  +1`,
@@ -140,7 +138,6 @@ func TestRewindCode(t *testing.T) {
 
 	// The rewind: exactly the state after turn one.
 	out = run("sessions", "rewind", id, "--to", turnTwo, "--code")
-	t.Log(out)
 	if d := cmp.Diff(afterOne, p.files(t)); d != "" {
 		t.Errorf("after the rewind (-want +got):\n%s", d)
 	}
@@ -162,7 +159,6 @@ func TestRewindCode(t *testing.T) {
 		}
 		Conversation struct{ LeafUUID string }
 	}
-	t.Log(out)
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("--json: %v\n%s", err, out)
 	}
@@ -209,5 +205,46 @@ func TestRewindErrors(t *testing.T) {
 	code, out, errOut := p.cairn(t, "sessions", "rewind", id, "--to", first, "--code")
 	if code != 0 || !strings.Contains(out, "none changed") {
 		t.Errorf("exit %d: %s %s", code, out, errOut)
+	}
+}
+
+// TestRewindAcrossFork: a session continued with --fork-session brings its
+// file history along, so the fork rewinds to messages of the original.
+func TestRewindAcrossFork(t *testing.T) {
+	p := newProject(t)
+	hello := filepath.Join(p.dir, "hello.py")
+	read := modeltest.ToolUse("toolu_r", "Read", fmt.Sprintf(`{"file_path":%q}`, hello))
+	edit := func(from, to string) model.Block {
+		return modeltest.ToolUse("toolu_e", "Edit", fmt.Sprintf(`{"file_path":%q,"old_string":%q,"new_string":%q}`, hello, from, to))
+	}
+	p.srv.Enqueue(modeltest.Reply{Content: []model.Block{read}}, modeltest.Reply{Content: []model.Block{edit("hello", "one")}}, modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "turn one", "--permission-mode", "acceptEdits"); code != 0 {
+		t.Fatal(errOut)
+	}
+	original, turnOne := p.promptUUID(t, "turn one")
+	p.srv.Enqueue(modeltest.Reply{Content: []model.Block{read}}, modeltest.Reply{Content: []model.Block{edit("one", "two")}}, modeltest.Text("ok"))
+	code, out, errOut := p.cairn(t, "-r", original, "--fork-session", "-p", "turn two", "--permission-mode", "acceptEdits", "--output-format", "json")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	var res struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.SessionID == "" || res.SessionID == original {
+		t.Fatalf("fork result %s: %v", out, err)
+	}
+	if b, _ := os.ReadFile(hello); string(b) != "print('two')\n" {
+		t.Fatalf("hello.py holds %q", b)
+	}
+	code, out, errOut = p.cairn(t, "sessions", "rewind", res.SessionID, "--to", turnOne, "--code")
+	if code != 0 {
+		t.Fatalf("rewind the fork: %s\n%s", errOut, out)
+	}
+	if b, _ := os.ReadFile(hello); string(b) != "print('hello')\n" {
+		t.Errorf("after rewinding the fork to turn one, hello.py holds %q", b)
+	}
+	// The original session's folder is untouched by the fork's rewind.
+	if _, err := os.Stat(filepath.Join(p.home, "file-history", original)); err != nil {
+		t.Error(err)
 	}
 }

@@ -98,9 +98,6 @@ func New(opts Options, snaps []Snapshot) *History {
 	return h
 }
 
-// Dir is the session's backup folder.
-func (h *History) Dir() string { return h.opts.Dir }
-
 // BackupName is the name of a file's backup: the first 16 hex digits of
 // the SHA-256 of its absolute path, "@v", and the version, as Claude Code
 // names them.
@@ -323,22 +320,6 @@ func writeAtomic(dst string, perm fs.FileMode, fill func(io.Writer) error) error
 		return err
 	}
 	return os.Rename(tmp.Name(), dst)
-}
-
-// linkOrCopy makes dst hold src's content with mode perm: a hard link when
-// src already has that mode (both files are never written again), else a
-// copy.
-func linkOrCopy(src, dst string, perm fs.FileMode) error {
-	if fi, err := os.Stat(src); err == nil && fi.Mode().Perm() == perm {
-		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-			return err
-		}
-		os.Remove(dst)
-		if os.Link(src, dst) == nil {
-			return nil
-		}
-	}
-	return copyFile(src, dst, perm)
 }
 
 // sameContent reports whether two files hold the same bytes.

@@ -45,7 +45,7 @@ func (t *shellTracker) Run(ctx context.Context, env *tool.Env, input json.RawMes
 		t.h.warn("shell-after", fmt.Sprintf("file history: %v; changes this command made cannot be rewound", aerr))
 		return res, err
 	}
-	t.h.recordShell(context.WithoutCancel(ctx), changes)
+	t.h.recordShell(context.WithoutCancel(ctx), sh, changes)
 	return res, err
 }
 
@@ -68,7 +68,7 @@ func (h *History) shadowOf(root string) *Shadow {
 }
 
 // recordShell adds what a command changed to the current snapshot.
-func (h *History) recordShell(ctx context.Context, changes []shellChange) {
+func (h *History) recordShell(ctx context.Context, sh *Shadow, changes []shellChange) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.snaps) == 0 || len(changes) == 0 {
@@ -89,7 +89,7 @@ func (h *History) recordShell(ctx context.Context, changes []shellChange) {
 			continue
 		default:
 			b.Name = BackupName(c.path, v)
-			if err := linkOrCopy(c.obj, filepath.Join(h.opts.Dir, b.Name), c.mode); err != nil {
+			if err := sh.export(c.obj, filepath.Join(h.opts.Dir, b.Name), c.mode); err != nil {
 				h.warnOnce("shell-backup", fmt.Sprintf("file history: back up %s: %v", c.path, err))
 				continue
 			}

@@ -169,7 +169,7 @@ func TestShellBounds(t *testing.T) {
 	t.Run("bytes", func(t *testing.T) {
 		f, run := shellFixture(t, ShadowOptions{MaxBytes: 10})
 		f.write(t, "a", "1234567\n", 0o644)
-		f.write(t, "b", "1234567\n", 0o600) // another mode: another object
+		f.write(t, "b", "7654321\n", 0o644)
 		f.prompt(t, "m1")
 		run("echo x > a; echo x > b")
 		s, _ := f.h.Snapshot("m1")
@@ -178,6 +178,35 @@ func TestShellBounds(t *testing.T) {
 		}
 		wantOnce(t, f.warnings, "more than 10 bytes")
 		wantOnce(t, f.warnings, "had not been copied yet")
+	})
+	t.Run("repack", func(t *testing.T) {
+		// Each look copies the changed file anew; the pack is rewritten
+		// with only what is in use when it would outgrow its bound, and
+		// what commands changed still comes out right.
+		root, store := t.TempDir(), filepath.Join(t.TempDir(), "shadow")
+		sh := newShadow(root, store, nil, ShadowOptions{MaxBytes: 25, Budget: time.Hour}, time.Now, func(s string) { t.Error(s) })
+		defer sh.remove()
+		os.WriteFile(filepath.Join(root, "a"), []byte("version 0\n"), 0o644)
+		for i := 1; i <= 5; i++ {
+			if err := sh.Before(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(root, "a"), []byte(fmt.Sprintf("version %d\n", i)), 0o644)
+			changes, err := sh.After(context.Background())
+			if err != nil || len(changes) != 1 {
+				t.Fatalf("%d: %+v, %v", i, changes, err)
+			}
+			dst := filepath.Join(t.TempDir(), "b")
+			if err := sh.export(changes[0].obj, dst, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(dst); string(b) != fmt.Sprintf("version %d\n", i-1) {
+				t.Errorf("%d: the copy holds %q", i, b)
+			}
+			if sh.bytes > 25 {
+				t.Errorf("%d: the pack holds %d bytes", i, sh.bytes)
+			}
+		}
 	})
 	t.Run("time", func(t *testing.T) {
 		// Every reading of this clock is past the budget: the walk stops

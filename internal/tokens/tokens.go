@@ -54,8 +54,14 @@ func EstimateBlock(b model.Block) int64 {
 	case model.BlockToolUse:
 		return Estimate(b.Name) + Estimate(string(b.Input))
 	case model.BlockToolResult:
+		c := b.Content
+		if len(c) > 0 && c[0] == '"' {
+			// A string: its encoded length is close enough, and decoding
+			// every result on every count would cost more than it tells.
+			return int64((len(c) - 2 + BytesPerToken - 1) / BytesPerToken)
+		}
 		var blocks []model.Block
-		if c := b.Content; len(c) > 0 && c[0] == '[' {
+		if len(c) > 0 && c[0] == '[' {
 			if dec, err := model.DecodeContent(c); err == nil {
 				blocks = dec
 			}

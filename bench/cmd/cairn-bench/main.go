@@ -5,6 +5,7 @@
 //	cairn-bench resume [-tsv] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
 //	cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]
+//	cairn-bench workload [-turns 5] [-steps 32] [-window 200000] …
 //
 // gen writes a session with bench/gen; resume loads a session the way a
 // resumed cairn does (transcript.Load, then Conversation.Messages) and
@@ -55,7 +56,8 @@ const usageText = `usage:
   cairn-bench gen -size 100MB -out FILE [-seed N] [-no-compact] [-compact-every 1.5MB]
   cairn-bench resume [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
-  cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]`
+  cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]
+  cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1]`
 
 // usageError is a command-line mistake.
 type usageError struct{ msg string }
@@ -75,6 +77,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return appendCmd(ctx, rest, stdout)
 	case "firstreq":
 		return firstReqCmd(ctx, rest, stdout)
+	case "workload":
+		return workloadCmd(ctx, rest, stdout)
 	default:
 		return usageError{fmt.Sprintf("unknown command %q", cmd)}
 	}
