@@ -54,6 +54,13 @@ type Config struct {
 	// sent to the model as a user message and the turn goes on (Stop
 	// hooks). again is set when the turn already went on that way once.
 	BeforeStop func(ctx context.Context, res *Result, again bool) (continueWith string)
+	// AfterResponse is told of every response once it is recorded: the
+	// request exactly as it was sent, the response, and the uuids of the
+	// response's transcript lines. Background work that must share the
+	// conversation's prompt-cache prefix starts from it (session-memory
+	// notes, SPEC SM2). It runs on the loop's goroutine, must return at
+	// once, and must not change req or resp. May be nil.
+	AfterResponse func(ctx context.Context, req *model.Request, resp *model.Response, ids []string)
 	// MaxTurns stops the loop after this many model requests; 0 is no limit.
 	MaxTurns int
 	// Now is the clock; time.Now when nil.
@@ -282,7 +289,7 @@ func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 		if ctx.Err() != nil || t.stopped {
 			return t.interrupted(saveCtx, ctx.Err())
 		}
-		resp, err := t.request(ctx)
+		req, resp, err := t.request(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return t.interrupted(saveCtx, ctx.Err())
@@ -302,6 +309,9 @@ func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 		t.s.history = append(t.s.history, msg)
 		t.emit(Event{Type: EventAssistant, Message: &msg, Response: resp})
 		t.res.Text = msg.Text()
+		if cfg.AfterResponse != nil {
+			cfg.AfterResponse(ctx, req, resp, ids)
+		}
 
 		calls := msg.ToolUses()
 		if len(calls) == 0 {
@@ -359,14 +369,15 @@ func (t *turn) interrupted(ctx context.Context, cause error) (*Result, error) {
 
 // request builds and streams one model request. A request the model
 // refuses as too long goes back through Prepare (which compacts) and is
-// sent again, at most twice a turn.
-func (t *turn) request(ctx context.Context) (*model.Response, error) {
+// sent again, at most twice a turn. It returns the request the response
+// answers.
+func (t *turn) request(ctx context.Context) (*model.Request, *model.Response, error) {
 	cfg := t.s.cfg
 	var overflow *model.APIError
 	for attempt := 0; ; attempt++ {
 		req, err := t.build(ctx, overflow)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		resp, err := t.stream(ctx, req)
 		var apiErr *model.APIError
@@ -375,7 +386,7 @@ func (t *turn) request(ctx context.Context) (*model.Response, error) {
 			overflow = apiErr
 			continue
 		}
-		return resp, err
+		return req, resp, err
 	}
 }
 

@@ -59,6 +59,10 @@ type Conversation struct {
 	// Their usage figures describe the context before the compaction, so
 	// token counting ignores them (SPEC R5).
 	Preserved map[string]bool
+	// Cleared holds the tool_use ids whose results the microcompact
+	// boundaries of the chain cleared: a resumed session keeps sending
+	// them cleared (SPEC C2).
+	Cleared map[string]bool
 }
 
 // Load rebuilds the conversation of the transcript in src. It reads the
@@ -89,6 +93,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		return nil, err
 	}
 	l.reattach()
+	l.conv.Cleared = clearedIn(l.conv.Entries, l.warnf)
 	for _, e := range l.conv.Entries {
 		if bi := l.byPreserved[e.UUID]; bi != nil && bi.checked {
 			if l.conv.Preserved == nil {

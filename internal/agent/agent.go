@@ -21,8 +21,11 @@ import (
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/filehistory"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
+	"github.com/cairn-dev/cairn/internal/instructions"
 	"github.com/cairn-dev/cairn/internal/prompt"
+	"github.com/cairn-dev/cairn/internal/sessionmemory"
 	"github.com/cairn-dev/cairn/internal/tokens"
+	coretools "github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/session"
 	"github.com/cairn-dev/cairn/tool"
@@ -49,6 +52,10 @@ type Options struct {
 	AfterTool    func(ctx context.Context, t tool.Tool, call model.Block, res tool.Result) tool.Result
 	BeforePrompt func(ctx context.Context, in engine.Input) (engine.Input, error)
 	BeforeStop   func(ctx context.Context, res *engine.Result, again bool) string
+	// PreCompact and PostCompact are the compaction's hooks (see
+	// compact.Config).
+	PreCompact  func(ctx context.Context, trigger, instructions string) (string, error)
+	PostCompact func(ctx context.Context, trigger, summary string) []engine.Attachment
 
 	// Which session: at most one of Continue and Resume; Fork copies the
 	// chosen session into a new one; SessionID names a new session.
@@ -64,7 +71,28 @@ type Options struct {
 	DisableAutoCompact bool
 	// SummaryTimeout bounds a compaction's summary request (0: 5 minutes).
 	SummaryTimeout time.Duration
-	PermissionMode     string
+	// ContextManagement is set when the provider clears old tool results
+	// itself (Anthropic's context management): micro-compaction then
+	// leaves a warm prompt cache's prefix alone and asks the server to.
+	ContextManagement bool
+	// MicroCompact tunes micro-compaction (SPEC C2); the zero value is the
+	// defaults. The agent sets its ServerSide, Transcript, Cleared and
+	// Since.
+	MicroCompact compact.MicroConfig
+	// SessionMemory tunes the session notes (SPEC §6); the zero value is
+	// the defaults. The agent sets its Path, ConfigDir, Model, ModelName,
+	// MaxTokens, Lookup, Cwd and Warn. DisableSessionMemory stops the
+	// background updates (as does DisableAutoCompact); /summary still
+	// works.
+	SessionMemory        sessionmemory.Config
+	DisableSessionMemory bool
+
+	// Instructions are the session's instruction files (CLAUDE.md and
+	// kin); nil loads none. Memory turns on long-term memory; nil has none.
+	Instructions *instructions.Tracker
+	Memory       *MemoryOptions
+
+	PermissionMode string
 	// Entrypoint is recorded on every line: "cli" or "sdk-cli".
 	Entrypoint string
 	// Eager writes every transcript line synchronously.
@@ -89,6 +117,11 @@ type Agent struct {
 	prompts  *prompt.Builder
 	tools    *tool.Registry
 	compact  *compact.Manager
+	snip     *compact.Snip
+	pins     *compact.Pins
+	todos    *coretools.TodoList
+	notes    *sessionmemory.Keeper
+	sc       *sessionContext // instruction files, long-term memory, token budgets
 	history  *filehistory.History
 	// from is the transcript a resumed session was read from, and fromID
 	// that session's id (another one's when forking).
@@ -246,8 +279,10 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		}
 		history = conv.Messages()
 	}
+	a.sc = newSessionContext(a, conv)
 	a.prompts = prompt.NewBuilder(prompt.Cairn(prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
+		Memory: a.sc.memorySection(), TokenBudgets: true,
 	})...)
 	tools := slices.Clone(o.Tools)
 	for i, t := range tools {
@@ -255,25 +290,51 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 			tools[i] = filehistory.TrackShell(t, a.history)
 		}
 	}
+	a.pins = pinsOf(conv)
+	a.todos = todosOf(conv)
+	withTodos(tools, a.todos)
+	a.snip = compact.NewSnip(compact.SnipConfig{Transcript: transcriptOf{a}, History: a.History, Pins: a.pins})
+	tools = append(tools, a.snip.Tool())
 	reg, err := tool.NewRegistry(tools...)
 	if err != nil {
 		a.writer.Close()
 		return err
 	}
 	a.tools = reg
+	a.sc.startExtractor(reg)
 	env := tool.NewEnv(o.Cwd)
 	env.Now = o.Now
 	env.SessionDir = filepath.Join(filepath.Dir(a.path), a.id)
 	env.BeforeChange = a.history.BeforeChange
+	sm := o.SessionMemory
+	sm.Path, sm.Model, sm.ModelName, sm.MaxTokens, sm.Lookup, sm.Cwd, sm.Warn = sessionmemory.Path(env.SessionDir), o.Model, o.ModelName, o.MaxTokens, reg.Lookup, o.Cwd, o.Warn
+	if o.Home.Dir != "" {
+		sm.ConfigDir = filepath.Join(o.Home.Dir, "session-memory")
+	}
+	a.notes = sessionmemory.New(sm)
+	var notes compact.Notes
+	var afterResponse func(context.Context, *model.Request, *model.Response, []string)
+	if !o.DisableSessionMemory && !o.DisableAutoCompact {
+		notes, afterResponse = a.notes, a.notes.AfterResponse
+	}
 	a.compact = compact.New(compact.Config{
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
-		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now,
+		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.sc.survivors),
+		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes,
 	})
+	micro := o.MicroCompact
+	micro.ServerSide, micro.Transcript = o.ContextManagement, transcriptOf{a}
+	if conv != nil {
+		micro.Cleared, micro.Since = conv.Cleared, conv.LastAssistantTime()
+	}
+	a.compact.AddLayer(a.snip)
+	a.compact.AddLayer(compact.NewMicro(micro))
 	a.engine = engine.New(engine.Config{
 		Model: o.Model, ModelName: o.ModelName, MaxTokens: o.MaxTokens,
 		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder, Prepare: a.compact.Prepare,
-		Gate: o.Gate, AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: o.BeforeStop,
-		MaxTurns: o.MaxTurns, Now: o.Now,
+		Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: a.sc.beforeStop(o.BeforeStop),
+		MaxTurns: o.MaxTurns, Now: o.Now, AfterResponse: afterResponse,
+		ShapeResults: a.sc.shapeResults(compact.Offload(compact.OffloadConfig{Dir: env.SessionDir, Warn: o.Warn})),
 	}, history)
 	if conv != nil {
 		a.engine.SetUsage(conv.UsageAt(history))
@@ -341,7 +402,8 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	if !a.resumed && len(a.engine.History()) == 0 {
 		in.Attachments = append(in.Attachments, a.environment())
 	}
-	return a.engine.Run(ctx, in)
+	in.Attachments = append(in.Attachments, a.sc.beforeTurn(ctx, text)...)
+	return a.sc.afterTurn(ctx, len(a.engine.History()), a.engine.Run(ctx, in))
 }
 
 // environment is the context attached to a new session's first prompt:
@@ -349,10 +411,15 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 // cache survives, and are recorded with the turn, so a resume replays them.
 func (a *Agent) environment() engine.Attachment {
 	date := a.opts.Now().Format("2006-01-02")
-	text := "As you answer the user's questions, you can use the following context:\n# currentDate\nToday's date is " + date + "."
+	claudeMd, files := a.sc.claudeMd()
+	text := contextIntro + claudeMd + "# currentDate\nToday's date is " + date + "."
+	data := map[string]any{"currentDate": date}
+	if files != nil {
+		data["instructionFiles"] = files
+	}
 	return engine.Attachment{
 		Type:     "cairn_context",
-		Data:     map[string]any{"currentDate": date},
+		Data:     data,
 		Rendered: []model.Block{model.TextBlock(transcript.WrapSystemReminder(text))},
 	}
 }
@@ -373,6 +440,22 @@ func (a *Agent) Compact(ctx context.Context, instructions string) (*engine.Compa
 	}
 	return rep, err
 }
+
+// Summary brings the session notes up to date now, waiting for an update
+// under way first, and returns them (SPEC SM5, /summary).
+func (a *Agent) Summary(ctx context.Context) (string, error) {
+	err := a.notes.Extract(ctx, func(ctx context.Context) (sessionmemory.Prefix, error) {
+		system, err := a.prompts.Build(ctx)
+		return sessionmemory.HistoryPrefix(system, a.tools.Specs(), a.engine.History()), err
+	})
+	if err != nil {
+		return "", fmt.Errorf("update the session notes: %w", err)
+	}
+	return a.notes.Read()
+}
+
+// NotesPath is the session's notes file.
+func (a *Agent) NotesPath() string { return a.notes.Path() }
 
 // transcriptOf gives the compaction manager the session's transcript.
 type transcriptOf struct{ a *Agent }
@@ -403,6 +486,9 @@ func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
 
 // Close waits for the transcript to be written and releases the session.
 func (a *Agent) Close() error {
+	// An update of the notes under way is stopped; the notes stay whole.
+	a.notes.Close()
+	a.sc.close()
 	a.history.Close() // the shadow copy of the project; backups stay
 	return a.writer.Close()
 }

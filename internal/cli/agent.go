@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -49,7 +50,8 @@ func addAgentFlags(root *cobra.Command, env Env) {
 	fl.StringVar(&f.outputFormat, "output-format", "text", "text, json or stream-json")
 	fl.BoolVar(&f.verbose, "verbose", false, "say more on stderr")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the newest session of this project")
-	fl.StringVarP(&f.resume, "resume", "r", "", "resume a session by id or transcript path")
+	fl.StringVarP(&f.resume, "resume", "r", "", "resume a session by id or transcript path (without one: pick it)")
+	fl.Lookup("resume").NoOptDefVal = pickSession
 	fl.BoolVar(&f.fork, "fork-session", false, "with --continue or --resume: continue in a new session, leaving the old one as it was")
 	fl.StringVar(&f.sessionID, "session-id", "", "the id (a UUID) of the new session")
 	fl.StringVar(&f.model, "model", "", "the model to use")
@@ -64,6 +66,7 @@ func addAgentFlags(root *cobra.Command, env Env) {
 }
 
 func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
+	a = resumeArg(env, f, a)
 	switch f.outputFormat {
 	case "text", "json", "stream-json":
 	default:
@@ -83,9 +86,14 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 		return usagef("--fork-session needs --continue or --resume: it copies an existing session")
 	}
 	prompt := strings.Join(a, " ")
+	if !f.print && interactive(env) {
+		return runInteractive(ctx, env, f, prompt)
+	}
 	if !f.print {
-		// The terminal UI is not built yet: run headless and say so.
-		fmt.Fprintln(env.Stderr, "cairn: the interactive UI is not available yet; running headless as with -p")
+		fmt.Fprintln(env.Stderr, "cairn: stdout is not a terminal, so the interactive UI cannot run; running headless as with -p")
+	}
+	if f.resume == pickSession {
+		return usagef("--resume without a session id opens the session picker, which needs a terminal; give the id (cairn sessions list shows them)")
 	}
 	if prompt == "" && env.Stdin != nil {
 		if file, ok := env.Stdin.(*os.File); !ok || !isTerminal(file) {
@@ -117,15 +125,16 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 		return err
 	}
 	userHome, _ := os.UserHomeDir()
+	instr, mem, memRules, ctxWarnings := sessionContextOptions(env, home, userHome, st, choice)
 	checker, err := permission.New(permission.Options{
 		CairnHome: home.Dir, UserHome: userHome, ProjectDir: env.Cwd, Cwd: env.Cwd,
-		Mode: permission.Mode(f.permissionMode), AllowedTools: f.allowed, DisallowedTools: f.disallowed,
+		Mode: permission.Mode(f.permissionMode), AllowedTools: append(memRules, f.allowed...), DisallowedTools: f.disallowed,
 		Headless: true,
 	})
 	if err != nil {
 		return err
 	}
-	for _, w := range checker.Warnings() {
+	for _, w := range append(checker.Warnings(), ctxWarnings...) {
 		fmt.Fprintln(env.Stderr, "warning:", w)
 	}
 	hooks, warnings := hook.Load(st.Files)
@@ -146,11 +155,19 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
 		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
 		PermissionMode: string(checker.Mode()), Entrypoint: "sdk-cli",
+		ContextManagement:  contextManagement(env, choice),
 		DisableAutoCompact: truthy(env.Getenv("CAIRN_DISABLE_AUTO_COMPACT")),
+		Warn:               func(w string) { fmt.Fprintln(env.Stderr, "warning:", w) },
 		Now:                env.Now,
+		Instructions:       instr, Memory: mem,
 	}
+	// A headless run ends with its turn: a notes update still running then
+	// is given a moment, not the interactive 15 s, before it is dropped
+	// (the next run updates the notes again).
+	opts.SessionMemory.Wait = 3 * time.Second
 	if !hooks.Empty() {
 		opts.Gate, opts.AfterTool, opts.BeforePrompt, opts.BeforeStop = gov.gate, gov.afterTool, gov.beforePrompt, gov.beforeStop
+		opts.PreCompact, opts.PostCompact = gov.preCompact, gov.postCompact
 	}
 	ag, err := agent.Open(ctx, opts)
 	if err != nil {
@@ -242,6 +259,28 @@ func (g *governance) session() hook.Session {
 		s.ID, s.TranscriptPath = g.agent.ID(), g.agent.Path()
 	}
 	return s
+}
+
+// preCompact runs the PreCompact hooks: a block cancels the compaction,
+// instructions they print are added to the summary's.
+func (g *governance) preCompact(ctx context.Context, trigger, instructions string) (string, error) {
+	out := g.hooks.PreCompact(ctx, hook.Trigger(trigger), instructions)
+	g.report(out.Outcome)
+	if out.Blocked {
+		return "", fmt.Errorf("a PreCompact hook blocked the compaction: %s", out.Reason)
+	}
+	return out.Instructions, nil
+}
+
+// postCompact runs the PostCompact hooks with the summary; the context
+// they add travels with the compacted history.
+func (g *governance) postCompact(ctx context.Context, trigger, summary string) []engine.Attachment {
+	out := g.hooks.PostCompact(ctx, hook.Trigger(trigger), summary)
+	g.report(out.Outcome)
+	if a, ok := out.Outcome.Attachment(); ok {
+		return []engine.Attachment{a}
+	}
+	return nil
 }
 
 // report tells the user what the hooks had to say. (Why a hook stopped
@@ -492,10 +531,27 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 			return fmt.Errorf("compaction failed: %w", err)
 		}
 		return out.finishText(fmt.Sprintf("Compacted: %s (%s → %s tokens).\n", rep.Summary, thousands(rep.PreTokens), thousands(rep.PostTokens)))
+	case "pin":
+		pin, err := ag.Pin(ctx, rest)
+		if err != nil {
+			return err
+		}
+		return out.finishText(fmt.Sprintf("Pinned for the rest of the session: %s\n", pin.Text))
 	case "summary":
-		return fmt.Errorf("/%s is not available in this version of cairn yet", name)
+		notes, err := ag.Summary(ctx)
+		if err != nil {
+			return err
+		}
+		return out.finishText(notes)
 	}
-	return usagef("unknown command /%s; headless runs know /context, /compact and /summary", name)
+	return usagef("unknown command /%s; headless runs know /context, /compact, /pin and /summary", name)
+}
+
+// contextManagement reports whether requests may ask the server to clear
+// old tool results: only Anthropic's API does, and CAIRN_DISABLE_CONTEXT_
+// MANAGEMENT=1 turns it off for compatible servers that lack the beta.
+func contextManagement(env Env, c *modelChoice) bool {
+	return c.Provider == "anthropic" && !truthy(env.Getenv("CAIRN_DISABLE_CONTEXT_MANAGEMENT"))
 }
 
 // truthy reads an environment flag: 1, true, yes or on.

@@ -93,6 +93,7 @@ func newRoot(env Env) *cobra.Command {
 	root.AddCommand(newSessionsCmd(env))
 	root.AddCommand(newContextCmd(env))
 	root.AddCommand(newPermissionsCmd(env))
+	root.AddCommand(newMemoryCmd(env))
 	return root
 }
 

@@ -180,7 +180,7 @@ func TestForkAndSessionID(t *testing.T) {
 		t.Error("the fork wrote into the original session")
 	}
 	body := string(p.srv.Last().Body)
-	if !strings.Contains(body, `"one"`) || !strings.Contains(body, "first") {
+	if !strings.Contains(body, `"text":"one\n[id:`) || !strings.Contains(body, "first") {
 		t.Errorf("the fork's request lacks the first turn: %s", body)
 	}
 	infos, _ := session.List(context.Background(), session.Home{Dir: p.home}, session.ListOptions{Cwd: p.dir})

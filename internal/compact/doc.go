@@ -1,12 +1,32 @@
 // Package compact keeps a conversation inside its context window (SPEC §5),
 // lightest layer first, and never leaves a session stuck:
 //
+//   - large tool results (C0, Offload): a result over its tool's limit is
+//     saved under the session's tool-results folder and the model reads a
+//     preview naming the file, in Claude Code's <persisted-output> form;
+//     one response's results together stay under a budget;
+//   - snip (C1, Snip): every user message sent ends with a tag
+//     [id:xxxxxx] made from its uuid; the Snip tool lets the model remove
+//     the messages it names (a tool call with its result), refusing what
+//     must stay (the latest request, the current turn, todos, plans,
+//     permission decisions, instructions, summaries, pins); a
+//     snip_boundary line records it and a resume applies it; near the
+//     threshold a reminder says the model can snip. Pins (Pins) are
+//     recorded in the transcript and carried through every compaction;
+//   - micro-compaction (C2, Micro): old results of tools whose output can
+//     be had again are cleared in batches — when the prompt cache is cold
+//     anyway, or when enough of them piled up — and stay cleared in every
+//     later request and after a resume (microcompact_boundary lines); with
+//     Anthropic's API a warm cache's prefix is left alone and the server
+//     is asked to clear instead;
 //   - auto-compaction (C4): at the threshold (K3) the history is summarised
 //     by the model in a request that shares the conversation's cache
 //     prefix, and becomes compact boundary + summary + a preserved tail +
 //     what must survive verbatim (the user's latest requests, pinned
 //     messages, instruction files, recently read files), written as Claude
 //     Code writes it so either program resumes the other's sessions;
+//     when the session's notes (Notes, SPEC SM4) hold something they are
+//     the summary instead, and no summary request is made;
 //   - a request the model refuses as too long is compacted and sent again;
 //     a summary request that would not fit is trimmed, then summarised in
 //     chunks, and as a last resort the oldest history is dropped — every

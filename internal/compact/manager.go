@@ -67,7 +67,10 @@ type Config struct {
 	PostCompact func(ctx context.Context, trigger, summary string) []engine.Attachment
 	// CWD is where recently read files are re-read from.
 	CWD string
-	Now func() time.Time
+	// Notes, when set, are tried first at an auto-compaction: notes that
+	// are not empty are the summary, with no summary request (SPEC SM4).
+	Notes Notes
+	Now   func() time.Time
 }
 
 // Manager runs compaction for one session. It is not safe for concurrent
@@ -151,6 +154,23 @@ func (m *Manager) resetLayers() {
 	}
 }
 
+// Marker is a layer that marks every message it sends (snip's ids): a
+// history a compaction has just made is marked before it is sent too, so
+// the first request after a compaction starts the prefix the next ones
+// repeat.
+type Marker interface {
+	Mark(msgs []model.Message) []model.Message
+}
+
+func (m *Manager) mark(msgs []model.Message) []model.Message {
+	for _, l := range m.layers {
+		if mk, ok := l.(Marker); ok {
+			msgs = mk.Mark(msgs)
+		}
+	}
+	return msgs
+}
+
 // Freed reports, by layer, the tokens each layer freed over the session
 // (auto-compaction's under "auto").
 func (m *Manager) Freed() map[string]int64 { return maps.Clone(m.freed) }
@@ -168,16 +188,18 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	}
 	st := &State{Prep: p, Send: p.History, Used: p.Used, Freed: map[string]int64{}, Window: m.cfg.Window, Now: m.cfg.Now()}
 	for _, l := range m.layers {
+		history, send := p.History, st.Send
 		freed, err := l.Apply(ctx, st)
 		if err != nil {
 			return fmt.Errorf("%s: %w", l.Name(), err)
 		}
 		st.Freed[l.Name()] += freed
 		m.freed[l.Name()] += freed
-	}
-	if p.Replaced {
-		// A layer rewrote the history; what it sends follows.
-		st.Send = p.History
+		if !slicesSame(p.History, history) && slicesSame(st.Send, send) {
+			// The layer rewrote the history and left what is sent alone:
+			// what it sends follows the new history.
+			st.Send = p.History
+		}
 	}
 	if !slicesSame(st.Send, p.History) {
 		p.Send = st.Send
@@ -193,14 +215,12 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	var res *result
 	err := errBreaker
 	if !m.stopped || overflow {
-		// What the layers send is what the last request sent: summarising
-		// it keeps the summary request on the cached prefix.
-		res, err = m.compact(ctx, st.Send, p.System, p.Tools, TriggerAuto, "", p.Used)
+		res, err = m.compact(ctx, p.History, st.Send, p.System, p.Tools, TriggerAuto, "", p.Used)
 	}
 	if res != nil {
 		// Written to the transcript, so the history follows it even when
 		// the compaction counts as failed.
-		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, nil
+		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, m.mark(res.history)
 		m.freed["auto"] += max(0, res.report.PreTokens-res.report.PostTokens)
 	}
 	if err != nil && err != errBreaker {
@@ -228,7 +248,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		if err != nil {
 			return err
 		}
-		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, nil
+		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, m.mark(res.history)
 		return nil
 	}
 	m.failures = 0
@@ -244,7 +264,8 @@ func slicesSame(a, b []model.Message) bool {
 // following instructions when given.
 func (m *Manager) Compact(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec, instructions string) ([]model.Message, *engine.Compaction, error) {
 	used := tokens.EstimateRequest(system, tools, history)
-	res, err := m.compact(ctx, history, system, tools, TriggerManual, instructions, used)
+	// Marked as requests were, so the summary request reads them from the cache.
+	res, err := m.compact(ctx, history, m.mark(history), system, tools, TriggerManual, instructions, used)
 	if err != nil {
 		if res != nil {
 			return res.history, res.report, err
@@ -263,7 +284,11 @@ type result struct {
 // ErrNothingToCompact is returned when a history is too short to compact.
 var ErrNothingToCompact = errors.New("nothing to compact yet")
 
-func (m *Manager) compact(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec, trigger, instructions string, used int64) (*result, error) {
+// compact summarises history. sent is what the conversation's last
+// request carried (history after the lighter layers' projection): the
+// summary request repeats it, so its whole prefix is read from the cache;
+// what is kept and measured is chosen on the full history.
+func (m *Manager) compact(ctx context.Context, history, sent []model.Message, system []model.SystemBlock, tools []model.ToolSpec, trigger, instructions string, used int64) (*result, error) {
 	start := m.cfg.Now()
 	m.waited, m.spent = 0, model.Usage{}
 	if len(history) < 2 {
@@ -280,7 +305,11 @@ func (m *Manager) compact(ctx context.Context, history []model.Message, system [
 		instructions = joinNonEmpty(instructions, extra)
 	}
 	keep := preservedStart(history, m.cfg.Window)
-	summary, err := m.summarize(ctx, history, keep, system, tools, instructions)
+	summary, keep, fromNotes := m.fromNotes(ctx, history, keep, trigger, system, tools)
+	var err error
+	if !fromNotes {
+		summary, err = m.summarize(ctx, sent, keep < len(history), system, tools, instructions)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -291,6 +320,9 @@ func (m *Manager) compact(ctx context.Context, history []model.Message, system [
 	res, err := m.write(ctx, history, keep, summary, trigger, used, start, after, system, tools)
 	if err != nil {
 		return nil, err
+	}
+	if fromNotes {
+		res.report.Summary += " (the session notes were the summary: no summary request)"
 	}
 	// A compaction that does not free a real share of the window would
 	// only trigger again at once.

@@ -36,9 +36,9 @@ const chunkInstruction = `The text above is one part of a long conversation betw
 // one, with the instruction appended at the end, so everything before it
 // is read from the prompt cache. When that request would not fit, old tool
 // output is cleared, then the history is summarised in chunks.
-func (m *Manager) summarize(ctx context.Context, history []model.Message, keep int, system []model.SystemBlock, tools []model.ToolSpec, instructions string) (string, error) {
+func (m *Manager) summarize(ctx context.Context, history []model.Message, keepsTail bool, system []model.SystemBlock, tools []model.ToolSpec, instructions string) (string, error) {
 	instr := summaryInstruction
-	if keep < len(history) {
+	if keepsTail {
 		instr += "\n\nThe last messages of the conversation will stay verbatim after the summary; summarise them briefly."
 	}
 	if instructions != "" {

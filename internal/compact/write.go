@@ -101,7 +101,7 @@ func (m *Manager) write(ctx context.Context, history []model.Message, keep int, 
 
 	entries := []transcript.Entry{boundary, sum}
 	parent := sum.UUID
-	for _, a := range m.survivors(ctx, history, keep, after) {
+	for _, a := range carried(m.survivors(ctx, history, keep, after), history[keep:]) {
 		e := t.NewEntry(transcript.TypeAttachment, parent)
 		e.Attachment, e.Extra = transcript.EncodeAttachment(a.Type, a.Data, a.Rendered)
 		entries = append(entries, e)
@@ -189,6 +189,30 @@ func (m *Manager) survivors(ctx context.Context, history []model.Message, keep i
 	return append(out, after...)
 }
 
+// carried drops the survivors the kept tail already holds word for word
+// (a previous compaction's, kept again), so nothing is carried twice.
+func carried(survivors []engine.Attachment, kept []model.Message) []engine.Attachment {
+	have := make(map[string]bool)
+	for _, m := range kept {
+		for _, b := range m.Content {
+			if b.Type == model.BlockText {
+				have[b.Text] = true
+			}
+		}
+	}
+	var out []engine.Attachment
+	for _, a := range survivors {
+		dup := len(a.Rendered) > 0
+		for _, b := range a.Rendered {
+			dup = dup && b.Type == model.BlockText && have[b.Text]
+		}
+		if !dup {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // maxRequests is how many of the user's latest requests survive verbatim.
 const maxRequests = 3
 
@@ -235,7 +259,7 @@ func requestsIn(m model.Message) []string {
 			out = append(out, strings.TrimSuffix(r, "\n</system-reminder>"))
 			continue
 		}
-		t := strings.TrimSpace(b.Text)
+		t := strings.TrimSpace(StripTag(b.Text)) // compaction summarises what was sent, tags included
 		if !typed || t == "" || strings.HasPrefix(t, "<") || strings.HasPrefix(t, "[Request interrupted") || strings.HasPrefix(t, summaryPreamble) || t == transcript.ContinueText {
 			continue
 		}
@@ -258,7 +282,7 @@ func recentFiles(history []model.Message, cwd string) []engine.Attachment {
 	seen := map[string]bool{}
 	for i := len(history) - 1; i >= 0 && len(paths) < maxFiles; i-- {
 		for _, b := range history[i].Content {
-			if b.Type != model.BlockToolUse || (b.Name != "Read" && b.Name != "Edit" && b.Name != "Write") {
+			if b.Type != model.BlockToolUse || !slices.Contains([]string{"Read", "Edit", "MultiEdit", "Write"}, b.Name) {
 				continue
 			}
 			var in struct {

@@ -2,12 +2,16 @@ package filehistory
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // benchTree makes a project of n files of about 2 KB in folders of 100,
@@ -34,56 +38,120 @@ func benchTree(b *testing.B, n int) string {
 	return root
 }
 
-// BenchmarkShadow measures the looks TrackShell takes around a command,
-// on a 5,000-file project (10 MB):
+// BenchmarkShadow measures the looks of a Shadow on a 5,000-file
+// project (10 MB): the first, which walks the tree (and sets the watches
+// up), and one before and one after a command that changed nothing, with
+// the watches (events) and walking the tree each time (walk).
 //
 //	go test -run '^$' -bench Shadow -benchtime 20x ./internal/filehistory/
 func BenchmarkShadow(b *testing.B) {
 	root := benchTree(b, 5000)
 	ctx := context.Background()
-	newSh := func() *Shadow {
-		return newShadow(root, filepath.Join(b.TempDir(), "shadow"), nil, ShadowOptions{Budget: time.Minute}, time.Now, func(s string) { b.Log(s) })
+	for _, mode := range []string{"events", "walk"} {
+		newSh := func() *Shadow {
+			sh := newShadow(root, filepath.Join(b.TempDir(), "shadow"), nil, ShadowOptions{Budget: time.Minute}, time.Now, func(s string) { b.Log(s) })
+			if mode == "walk" {
+				sh.openWatch = noWatcher
+			}
+			return sh
+		}
+		b.Run(mode+"/first-look", func(b *testing.B) {
+			for b.Loop() {
+				sh := newSh()
+				if err := sh.Before(ctx); err != nil {
+					b.Fatal(err)
+				}
+				sh.remove()
+			}
+		})
+		sh := newSh()
+		if err := sh.Before(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(mode+"/before-unchanged", func(b *testing.B) {
+			for b.Loop() {
+				if err := sh.Before(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(mode+"/after-unchanged", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := sh.After(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		sh.remove()
 	}
-	b.Run("first-look", func(b *testing.B) {
-		for b.Loop() {
-			if err := newSh().Before(ctx); err != nil {
-				b.Fatal(err)
-			}
+}
+
+// BenchmarkBashCall measures what TrackShell adds to a Bash call on a
+// 5,000-file project: both looks, and backing up what the command
+// changed; the command's own time is left out. A command changes nothing,
+// or rewrites 10 files (others each time, so that each is backed up).
+//
+//	go test -run '^$' -bench BashCall -benchtime 100x ./internal/filehistory/
+func BenchmarkBashCall(b *testing.B) {
+	root := benchTree(b, 5000)
+	ctx := context.Background()
+	for _, mode := range []string{"events", "walk"} {
+		for _, n := range []int{0, 10} {
+			b.Run(fmt.Sprintf("%s/%d-files", mode, n), func(b *testing.B) {
+				h := New(Options{Dir: b.TempDir(), Warn: func(s string) { b.Log(s) }, Shell: ShadowOptions{Budget: time.Minute}}, nil)
+				defer h.Close()
+				if mode == "walk" {
+					h.shadowOf(root).openWatch = noWatcher
+				}
+				if err := h.Prompt(ctx, "m1"); err != nil {
+					b.Fatal(err)
+				}
+				i := 0
+				cmd := &fakeCommand{run: func() {
+					b.StopTimer()
+					defer b.StartTimer()
+					for k := range n {
+						f := i*n + k
+						p := filepath.Join(root, fmt.Sprintf("pkg%03d", f%50), fmt.Sprintf("file%03d.go", (f/50)%100))
+						if err := os.WriteFile(p, []byte(fmt.Sprintf("changed %d\n", i)), 0o644); err != nil {
+							b.Fatal(err)
+						}
+					}
+					i++
+				}}
+				bash := TrackShell(cmd, h)
+				env := tool.NewEnv(root)
+				// The first call makes the shadow: the first look walks
+				// the tree.
+				if _, err := bash.Run(ctx, env, json.RawMessage(`{"command":"x"}`)); err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if _, err := bash.Run(ctx, env, json.RawMessage(`{"command":"x"}`)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				s, _ := h.Snapshot("m1")
+				if want := n * i; len(s.Files) != want {
+					b.Fatalf("%d files backed up, want %d", len(s.Files), want)
+				}
+			})
 		}
-	})
-	sh := newSh()
-	if err := sh.Before(ctx); err != nil {
-		b.Fatal(err)
 	}
-	b.Run("before-unchanged", func(b *testing.B) {
-		for b.Loop() {
-			if err := sh.Before(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("after-unchanged", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := sh.After(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("command-changing-10-files", func(b *testing.B) {
-		i := 0
-		for b.Loop() {
-			if err := sh.Before(ctx); err != nil {
-				b.Fatal(err)
-			}
-			for k := range 10 {
-				p := filepath.Join(root, fmt.Sprintf("pkg%03d", k*5), "file007.go")
-				os.WriteFile(p, []byte(fmt.Sprintf("changed %d\n", i)), 0o644)
-			}
-			i++
-			changes, err := sh.After(ctx)
-			if err != nil || len(changes) != 10 {
-				b.Fatalf("%d changes, %v", len(changes), err)
-			}
-		}
-	})
+}
+
+// noWatcher makes a Shadow walk the tree at every look.
+func noWatcher() (dirWatcher, error) { return nil, nil }
+
+// fakeCommand is a shell tool whose every call runs run.
+type fakeCommand struct{ run func() }
+
+func (*fakeCommand) Spec() model.ToolSpec                 { return model.ToolSpec{Name: "Bash"} }
+func (*fakeCommand) ReadOnly(json.RawMessage) bool        { return false }
+func (*fakeCommand) Destructive(json.RawMessage) bool     { return false }
+func (*fakeCommand) ConcurrencySafe(json.RawMessage) bool { return false }
+func (c *fakeCommand) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result, error) {
+	c.run()
+	return tool.Text("ok"), nil
 }

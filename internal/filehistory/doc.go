@@ -25,7 +25,10 @@
 // files, bytes and time), refreshed before each command from what changed
 // since the last look, and compared with the tree after it; every file
 // the command created, changed or deleted joins the snapshot with its
-// state from before the command. Git is never touched.
+// state from before the command. On Linux the Shadow watches the
+// project's folders (inotify) after its first look, so a look handles
+// only the paths that changed; elsewhere, or past the user's watch
+// limit, each look walks the tree. Git is never touched.
 //
 // Rewind. History.Plan says what rewinding the code to a message would do
 // (which files are restored, recreated or deleted, with a line count of

@@ -307,19 +307,20 @@ func writeAtomic(dst string, perm fs.FileMode, fill func(io.Writer) error) error
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if err := fill(tmp); err != nil {
-		tmp.Close()
-		return err
+	err = fill(tmp)
+	if err == nil {
+		err = tmp.Chmod(perm)
 	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
 	}
-	return os.Rename(tmp.Name(), dst)
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // sameContent reports whether two files hold the same bytes.

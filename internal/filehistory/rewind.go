@@ -185,6 +185,9 @@ func (h *History) Rewind(ctx context.Context, messageID, undoID string) (*Plan, 
 func (h *History) apply(c Change) error {
 	if c.Action == Delete {
 		if err := os.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if errors.Is(err, fs.ErrPermission) {
+				return fmt.Errorf("delete %s: %w; make its folder writable (chmod u+w %s) and rewind again", c.Path, err, filepath.Dir(c.Path))
+			}
 			return fmt.Errorf("delete %s: %w", c.Path, err)
 		}
 		return nil
@@ -203,6 +206,9 @@ func (h *History) apply(c Change) error {
 		return fmt.Errorf("restore %s: %w", c.Path, err)
 	}
 	if err := copyFile(src, target, fi.Mode().Perm()); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("restore %s: %w; make its folder writable (chmod u+w %s) and rewind again", c.Path, err, filepath.Dir(target))
+		}
 		return fmt.Errorf("restore %s: %w", c.Path, err)
 	}
 	return nil

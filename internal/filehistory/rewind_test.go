@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -225,4 +226,60 @@ func TestLineStat(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRewindFaults: files changed behind the history's back since their
+// backups were made.
+func TestRewindFaults(t *testing.T) {
+	setup := func(t *testing.T) *fixture {
+		f := newFixture(t)
+		f.write(t, "a.txt", "one\n", 0o644)
+		f.write(t, "sub/b.txt", "bee\n", 0o644)
+		f.prompt(t, "m1")
+		f.edit(t, "a.txt", "two\n")
+		f.edit(t, "sub/b.txt", "BEE\n")
+		return f
+	}
+	t.Run("deleted since", func(t *testing.T) {
+		f := setup(t)
+		os.Remove(f.path("a.txt"))
+		os.RemoveAll(f.path("sub"))
+		p, err := f.h.Rewind(context.Background(), "m1", "undo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Changes) != 2 || p.Changes[0].Action != Recreate || p.Changes[1].Action != Recreate {
+			t.Errorf("plan %+v, want both recreated", p.Changes)
+		}
+		if d := cmp.Diff(map[string]string{"a.txt": "-rw-r--r-- one\n", "sub/b.txt": "-rw-r--r-- bee\n"}, tree(t, f.project)); d != "" {
+			t.Errorf("after the rewind (-want +got):\n%s", d)
+		}
+	})
+	t.Run("made read-only since", func(t *testing.T) {
+		f := setup(t)
+		os.Chmod(f.path("a.txt"), 0o444)
+		if _, err := f.h.Rewind(context.Background(), "m1", "undo"); err != nil {
+			t.Fatal(err)
+		}
+		// The content and the mode come back as they were at m1.
+		if got := tree(t, f.project)["a.txt"]; got != "-rw-r--r-- one\n" {
+			t.Errorf("a.txt = %q", got)
+		}
+	})
+	t.Run("folder made read-only since", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("root writes to read-only folders")
+		}
+		f := setup(t)
+		os.Chmod(f.path("sub"), 0o555)
+		defer os.Chmod(f.path("sub"), 0o755)
+		_, err := f.h.Rewind(context.Background(), "m1", "undo")
+		if err == nil || !strings.Contains(err.Error(), "sub/b.txt") || !strings.Contains(err.Error(), "chmod u+w") {
+			t.Errorf("err = %v, want one naming sub/b.txt and saying how to fix it", err)
+		}
+		// What could be rewound was.
+		if b, _ := os.ReadFile(f.path("a.txt")); string(b) != "one\n" {
+			t.Errorf("a.txt = %q; one file's failure must not stop the others", b)
+		}
+	})
 }

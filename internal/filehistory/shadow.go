@@ -67,6 +67,17 @@ func (o ShadowOptions) withDefaults() ShadowOptions {
 // and reports every file created, changed or deleted, with its content
 // from before. Safe for concurrent use; the looks are serialised.
 //
+// Where the system can watch folders (Linux's inotify), the first look
+// walks the whole tree and watches every folder it enters; from then on a
+// look only handles the paths the watches reported since the last one,
+// so it costs what changed rather than what the project holds (measured
+// by BenchmarkBashCall on 5,000 files: a command that changes nothing
+// adds about 0.4 ms instead of 100 ms or more). A queue
+// that overflowed, a changed .gitignore or the project folder itself
+// moving make the next look walk the tree again. Where watching is not
+// possible, or the user's watch limit is reached, every look walks the
+// tree, as it always may.
+//
 // The store is one pack file that contents are appended to, indexed in
 // memory by their SHA-256: creating a file per copy costs far more than
 // appending (measured on 5,000 files: 1 s with a file each, 0.17 s with
@@ -84,6 +95,7 @@ type Shadow struct {
 	mu       sync.Mutex
 	warned   map[string]bool
 	files    map[string]*shadowFile // by slash-separated path from root
+	stale    map[string]bool        // files whose copy may be missing or old
 	watched  int                    // files with watched set
 	complete bool                   // the last look saw the whole tree
 	gen      int                    // counts the looks before a command
@@ -95,6 +107,19 @@ type Shadow struct {
 	// command ended: a file modified at or after it may change again
 	// within the same clock tick without its stat showing it.
 	marker int64
+
+	// openWatch starts the folder watcher; tests replace it.
+	openWatch  func() (dirWatcher, error)
+	watchTried bool
+	watch      dirWatcher             // nil: every look walks the tree
+	dirs       map[string]*watchedDir // the watched folders, by path from root ("" is root)
+	byWD       map[int32]string       // the watched folders by watch descriptor
+	top        string                 // the top of the git work tree; "" outside one
+	epoch      int                    // counts the walks, to forget folders no longer seen
+	// synced is set when the shadow is current with the tree up to the
+	// events queued since: a look then handles only those.
+	synced bool
+	walks  int // how many looks walked the whole tree
 }
 
 // shadowFile is what the shadow knows of one file.
@@ -109,15 +134,16 @@ type shadowFile struct {
 // object is where a content sits in the pack.
 type object struct{ off, n int64 }
 
-// stat is what tells that a file changed.
+// stat is what tells that a file changed. The change time catches a
+// command that puts the modification time back.
 type stat struct {
-	size, mtime int64
-	ino         uint64
-	mode        fs.FileMode
+	size, mtime, ctime int64
+	ino                uint64
+	mode               fs.FileMode
 }
 
 func statOf(fi fs.FileInfo) stat {
-	return stat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inode(fi), mode: fi.Mode().Perm()}
+	return stat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ctime: changeTime(fi), ino: inode(fi), mode: fi.Mode().Perm()}
 }
 
 type changeKind int
@@ -145,6 +171,7 @@ func newShadow(root, store string, skip []string, opts ShadowOptions, now func()
 	return &Shadow{
 		root: root, store: store, skip: skip, opts: opts.withDefaults(), now: now, warn: warn,
 		files: make(map[string]*shadowFile), objects: make(map[string]object), warned: make(map[string]bool),
+		stale: make(map[string]bool), openWatch: openWatcher,
 	}
 }
 
@@ -168,35 +195,24 @@ func (s *Shadow) Before(ctx context.Context) error {
 	if err := s.open(); err != nil {
 		return fmt.Errorf("shell change tracking: %w", err)
 	}
+	s.startWatching()
 	deadline := s.now().Add(s.opts.Budget)
-	s.gen++
+	if !s.synced || !s.beforeEvents(ctx, deadline) {
+		if err := s.beforeWalk(ctx, deadline); err != nil {
+			return err
+		}
+	}
 	var pending []string
-	complete, err := s.walk(ctx, deadline, func(rel string, fi fs.FileInfo) {
-		st := statOf(fi)
+	for rel := range s.stale {
 		f := s.files[rel]
 		switch {
-		case f == nil:
-			f = s.add(rel, st)
-		case f.stat != st:
-			f.stat, f.obj = st, ""
-		}
-		f.gen = s.gen
-		f.big = f.size > s.opts.MaxFileSize
-		if f.watched && !f.big && f.obj == "" {
+		case f == nil || !f.watched || f.big || f.obj != "":
+			delete(s.stale, rel)
+		case f.gen == s.gen:
 			pending = append(pending, rel)
 		}
-	})
-	if err != nil {
-		return err
 	}
-	if complete {
-		for rel, f := range s.files {
-			if f.gen != s.gen {
-				s.drop(rel)
-			}
-		}
-	}
-	s.complete = complete
+	slices.Sort(pending)
 	for i, rel := range pending {
 		if s.now().After(deadline) {
 			s.warnOnce("shadow-copy", fmt.Sprintf("shell change tracking: copying the project's files takes longer than %v a command; %d files are left for the next commands, and a change a command makes to one of them before then cannot be rewound", s.opts.Budget, len(pending)-i))
@@ -221,40 +237,70 @@ func (s *Shadow) Before(ctx context.Context) error {
 	return nil
 }
 
+// beforeWalk walks the whole tree before a command, noting every file as
+// seen by this look.
+func (s *Shadow) beforeWalk(ctx context.Context, deadline time.Time) error {
+	s.gen++
+	complete, err := s.walk(ctx, deadline, func(rel string, fi fs.FileInfo) { s.seeBefore(rel, fi) })
+	if err != nil {
+		return err
+	}
+	if complete {
+		for rel, f := range s.files {
+			if f.gen != s.gen {
+				s.drop(rel)
+			}
+		}
+	}
+	s.complete = complete
+	s.walked(complete)
+	if s.synced {
+		// What changed while the walk went on is queued: take it in now,
+		// so that the command is not blamed for it.
+		s.beforeEvents(ctx, deadline)
+	}
+	return nil
+}
+
+// seeBefore notes a file found by a look before a command: new, or
+// changed since it was copied (its copy is then made again).
+func (s *Shadow) seeBefore(rel string, fi fs.FileInfo) {
+	st := statOf(fi)
+	f := s.files[rel]
+	switch {
+	case f == nil:
+		f = s.add(rel, st)
+	case f.stat != st:
+		f.stat, f.obj = st, ""
+		s.stale[rel] = true
+	}
+	f.gen = s.gen
+	f.big = f.size > s.opts.MaxFileSize
+}
+
 // After looks at the tree after a command and returns what it created,
 // changed and deleted, sorted by path.
 func (s *Shadow) After(ctx context.Context) ([]shellChange, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	deadline := s.now().Add(s.opts.Budget)
+	if s.synced {
+		if out, ok := s.afterEvents(ctx, deadline); ok {
+			return out, nil
+		}
+	}
+	return s.afterWalk(ctx, deadline)
+}
+
+// afterWalk walks the whole tree after a command.
+func (s *Shadow) afterWalk(ctx context.Context, deadline time.Time) ([]shellChange, error) {
 	seen := make(map[string]bool, len(s.files))
 	var out []shellChange
 	complete, err := s.walk(ctx, deadline, func(rel string, fi fs.FileInfo) {
 		seen[rel] = true
-		st := statOf(fi)
-		f := s.files[rel]
-		switch {
-		case f == nil:
-			if !s.complete {
-				return // the look before did not get this far: new or not, nobody knows
-			}
-			f = s.add(rel, st)
-			f.gen = s.gen
-			if f.watched {
-				out = append(out, shellChange{path: s.abs(rel), kind: created})
-			}
-			return
-		case !f.watched || f.gen != s.gen:
-			f.stat, f.obj = st, "" // the look before did not get this far
-			return
-		case f.stat == st && (f.mtime < s.marker || f.obj == "" || s.holds(s.abs(rel), f)):
-			// Unchanged, or changed within the clock tick of the last look
-			// (racily clean, as git calls it) and then compared by content.
-			return
+		if c, ok := s.seeAfter(rel, fi, false); ok {
+			out = append(out, c)
 		}
-		out = append(out, s.change(s.abs(rel), f, modified))
-		f.stat, f.obj = st, ""
-		f.big = f.size > s.opts.MaxFileSize
 	})
 	if err != nil {
 		return nil, err
@@ -269,13 +315,82 @@ func (s *Shadow) After(ctx context.Context) ([]shellChange, error) {
 				continue // not reached this time
 			}
 		}
-		if f.watched && f.gen == s.gen {
-			out = append(out, s.change(abs, f, deleted))
+		if c, ok := s.gone(rel, f); ok {
+			out = append(out, c)
 		}
-		s.drop(rel)
 	}
+	s.walked(complete && s.complete)
 	slices.SortFunc(out, func(a, b shellChange) int { return strings.Compare(a.path, b.path) })
 	return out, nil
+}
+
+// seeAfter compares a file found by a look after a command with what the
+// look before saw, and returns the change when there is one. touched is
+// set when a watch reported the file: a file whose stat is as it was is
+// then compared by content.
+func (s *Shadow) seeAfter(rel string, fi fs.FileInfo, touched bool) (shellChange, bool) {
+	st := statOf(fi)
+	f := s.files[rel]
+	switch {
+	case f == nil:
+		if !s.complete {
+			return shellChange{}, false // the look before did not get this far: new or not, nobody knows
+		}
+		f = s.add(rel, st)
+		f.gen = s.gen
+		if !s.newSince(rel, st.ctime) {
+			// Unchanged since before the command, and not moved here, so
+			// it was there, out of sight (a .gitignore the command changed
+			// no longer hides it): rewinding must not delete it.
+			return shellChange{}, false
+		}
+		if f.watched {
+			return shellChange{path: s.abs(rel), kind: created}, true
+		}
+		return shellChange{}, false
+	case !f.watched || f.gen != s.gen:
+		f.stat, f.obj = st, "" // the look before did not get this far
+		s.stale[rel] = true
+		return shellChange{}, false
+	case f.stat == st && (f.obj == "" || (!touched && f.mtime < s.marker) || s.holds(s.abs(rel), f)):
+		// Unchanged, or changed within the clock tick of the last look
+		// (racily clean, as git calls it) and then compared by content.
+		return shellChange{}, false
+	}
+	c := s.change(s.abs(rel), f, modified)
+	f.stat, f.obj = st, ""
+	f.big = f.size > s.opts.MaxFileSize
+	s.stale[rel] = true
+	return c, true
+}
+
+// newSince reports whether a file the look before did not see came
+// after it: the file's inode changed since (made, written or renamed),
+// or one of its folders below the root did (a folder moved in brings
+// files whose own inodes did not change).
+func (s *Shadow) newSince(rel string, ctime int64) bool {
+	if s.marker == 0 || ctime >= s.marker {
+		return true
+	}
+	for dir := parentOf(rel); dir != ""; dir = parentOf(dir) {
+		fi, err := os.Lstat(s.abs(dir))
+		if err != nil || changeTime(fi) >= s.marker {
+			return true
+		}
+	}
+	return false
+}
+
+// gone forgets a file no longer there after a command, and returns its
+// deletion when the look before saw it.
+func (s *Shadow) gone(rel string, f *shadowFile) (shellChange, bool) {
+	var c shellChange
+	ok := f.watched && f.gen == s.gen
+	if ok {
+		c = s.change(s.abs(rel), f, deleted)
+	}
+	s.drop(rel)
+	return c, ok
 }
 
 func (s *Shadow) abs(rel string) string { return filepath.Join(s.root, filepath.FromSlash(rel)) }
@@ -289,6 +404,7 @@ func (s *Shadow) add(rel string, st stat) *shadowFile {
 		s.warnOnce("shadow-files", fmt.Sprintf("shell change tracking: the project has more than %d files; changes commands make to the others cannot be rewound", s.opts.MaxFiles))
 	}
 	s.files[rel] = f
+	s.stale[rel] = true
 	return f
 }
 
@@ -297,6 +413,7 @@ func (s *Shadow) drop(rel string) {
 		s.watched--
 	}
 	delete(s.files, rel)
+	delete(s.stale, rel)
 }
 
 // change describes a change to f, with its stored content when there is.
@@ -327,8 +444,9 @@ func (s *Shadow) open() error {
 	}
 	s.pack, s.appends, s.bytes = pack, bufio.NewWriterSize(pack, 256<<10), 0
 	clear(s.objects)
-	for _, f := range s.files {
+	for rel, f := range s.files {
 		f.obj = "" // copied into a pack that is gone
+		s.stale[rel] = true
 	}
 	return nil
 }
@@ -471,6 +589,8 @@ func (s *Shadow) remove() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.files, s.objects, s.bytes, s.watched, s.complete = make(map[string]*shadowFile), make(map[string]object), 0, 0, false
+	clear(s.stale)
+	s.stopWatching("")
 	if s.pack != nil {
 		s.pack.Close()
 		s.pack = nil
@@ -487,6 +607,25 @@ var vcsDirs = []string{".git", ".svn", ".hg", ".bzr", ".jj", ".sl"}
 // whole tree: it stops at the deadline, saying so once.
 func (s *Shadow) walk(ctx context.Context, deadline time.Time, fn func(rel string, fi fs.FileInfo)) (bool, error) {
 	w := &treeWalk{s: s, ctx: ctx, deadline: deadline, fn: fn}
+	s.walks++
+	s.epoch++
+	ps := s.rootPatterns(w)
+	s.top = w.top
+	err := w.visit(s.root, "", ps)
+	switch {
+	case err == errOutOfTime:
+		s.warnOnce("shadow-time", fmt.Sprintf("shell change tracking: looking through the project takes longer than %v; changes commands make to the files beyond %s cannot be rewound", s.opts.Budget, w.last))
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
+}
+
+// rootPatterns returns the ignore patterns that apply to the root's
+// entries from above it: .git/info/exclude and the .gitignore files from
+// the top of the work tree down to the root's parent. It sets w.top.
+func (s *Shadow) rootPatterns(w *treeWalk) []gitignore.Pattern {
 	var ps []gitignore.Pattern
 	if top, ok := gitTop(s.root); ok {
 		w.top = top
@@ -498,15 +637,7 @@ func (s *Shadow) walk(ctx context.Context, deadline time.Time, fn func(rel strin
 			dir = filepath.Join(dir, elem)
 		}
 	}
-	err := w.visit(s.root, "", ps)
-	switch {
-	case err == errOutOfTime:
-		s.warnOnce("shadow-time", fmt.Sprintf("shell change tracking: looking through the project takes longer than %v; changes commands make to the files beyond %s cannot be rewound", s.opts.Budget, w.last))
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	return true, nil
+	return ps
 }
 
 var errOutOfTime = errors.New("out of time")
@@ -533,8 +664,14 @@ func (w *treeWalk) visit(dir, rel string, ps []gitignore.Pattern) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
+	// The watch comes before the listing, so nothing made after the
+	// listing goes unreported.
+	wd, watching := w.s.addWatch(dir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
+		if watching {
+			w.s.watch.remove(wd)
+		}
 		return nil // an unreadable folder is not watched
 	}
 	if w.top != "" {
@@ -542,21 +679,20 @@ func (w *treeWalk) visit(dir, rel string, ps []gitignore.Pattern) error {
 			ps = append(slices.Clip(ps), more...)
 		}
 	}
-	var m gitignore.Matcher
+	rules := dirRules{ps: ps}
 	if len(ps) > 0 {
-		m = gitignore.NewMatcher(ps)
+		rules.m = gitignore.NewMatcher(ps)
 	}
-	var base []string
 	if w.top != "" {
-		base = w.domain(dir)
+		rules.base = w.domain(dir)
+	}
+	if watching {
+		w.s.recordDir(rel, wd, rules)
 	}
 	for _, e := range entries {
 		name := e.Name()
 		isDir := e.IsDir()
-		if isDir && slices.Contains(vcsDirs, name) {
-			continue
-		}
-		if m != nil && m.Match(append(slices.Clip(base), name), isDir) {
+		if rules.ignores(name, isDir) {
 			continue
 		}
 		childRel := name
@@ -585,6 +721,22 @@ func (w *treeWalk) visit(dir, rel string, ps []gitignore.Pattern) error {
 		}
 	}
 	return nil
+}
+
+// dirRules are the ignore rules for a folder's entries.
+type dirRules struct {
+	ps   []gitignore.Pattern // from the top of the work tree down to the folder
+	m    gitignore.Matcher   // nil when there are no patterns
+	base []string            // the folder's path from the top of the work tree
+}
+
+// ignores reports whether an entry of the folder is left out:
+// version-control folders, and what the ignore files say.
+func (r dirRules) ignores(name string, isDir bool) bool {
+	if isDir && slices.Contains(vcsDirs, name) {
+		return true
+	}
+	return r.m != nil && r.m.Match(append(slices.Clip(r.base), name), isDir)
 }
 
 // gitTop returns the top of the git work tree holding dir.

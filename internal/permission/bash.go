@@ -84,7 +84,7 @@ func (b *bashCheck) denied() (Decision, bool) {
 		return b.deny(r, "every Bash command"), true
 	}
 	for _, r := range bashRules(b.req.Rules.Deny) {
-		bp := compileBash(r.Specifier)
+		bp := b.req.Rules.pattern(r.Specifier)
 		for _, c := range b.all {
 			if bp.match(c, false) == yes {
 				return b.deny(r, "`"+c.Text()+"`"), true
@@ -113,7 +113,7 @@ func (b *bashCheck) deny(r Rule, what string) Decision {
 // command whose words are only known at run time.
 func (b *bashCheck) asked() (Decision, bool) {
 	for _, r := range bashRules(b.req.Rules.Deny) {
-		bp := compileBash(r.Specifier)
+		bp := b.req.Rules.pattern(r.Specifier)
 		for _, c := range b.all {
 			if bp.match(c, false) == maybe {
 				return Decision{Ask, fmt.Sprintf("`%s` may match the deny rule %s%s once its words are known; it needs confirmation.", strings.TrimSpace(c.Source), r, from(r)), r.String()}, true
@@ -127,7 +127,7 @@ func (b *bashCheck) asked() (Decision, bool) {
 		return Decision{Ask, fmt.Sprintf("The rule %s%s asks before every Bash command.", r, from(r)), r.String()}, true
 	}
 	for _, r := range bashRules(b.req.Rules.Ask) {
-		bp := compileBash(r.Specifier)
+		bp := b.req.Rules.pattern(r.Specifier)
 		for _, c := range b.all {
 			if bp.match(c, false) != no {
 				return Decision{Ask, fmt.Sprintf("The rule %s%s asks before running `%s`.", r, from(r), c.Text()), r.String()}, true
@@ -216,7 +216,7 @@ func (b *bashCheck) wrapper(c *shellsafe.Command) (*shellsafe.Command, string) {
 // allowRule returns the allow rule that allows the command itself.
 func (b *bashCheck) allowRule(c *shellsafe.Command) (Rule, bool) {
 	for _, r := range bashRules(b.req.Rules.Allow) {
-		if compileBash(r.Specifier).match(c, true) == yes {
+		if b.req.Rules.pattern(r.Specifier).match(c, true) == yes {
 			return r, true
 		}
 	}
@@ -524,7 +524,7 @@ func bashRules(rules []Rule) []Rule {
 // wholeTool returns a rule naming the whole Bash tool.
 func wholeTool(rules []Rule) (Rule, bool) {
 	for _, r := range rules {
-		if r.Tool == "Bash" && r.whole() {
+		if r.coversCall("Bash") && r.whole() {
 			return r, true
 		}
 	}

@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,6 +40,7 @@ type Options struct {
 // mode and working directory may change during a session.
 type Checker struct {
 	rules    Rules
+	roots    []string // resolveRoots of the project and dirs
 	project  string
 	home     string
 	dirs     []string
@@ -72,17 +74,22 @@ func FromSettings(perms *settings.Permissions, opts Options) (*Checker, error) {
 		return nil, err
 	}
 	c.mode = mode
-	c.rules.Allow = c.sourced(perms.Allow)
-	c.rules.Ask = c.sourced(perms.Ask)
-	c.rules.Deny = c.sourced(perms.Deny)
+	c.warnings = append(c.warnings, perms.Warnings...)
+	c.rules.Allow = c.sourced(perms.Allow, "allow")
+	c.rules.Ask = c.sourced(perms.Ask, "ask")
+	c.rules.Deny = c.sourced(perms.Deny, "deny")
 	c.rules.Allow = append(c.rules.Allow, c.flag(opts.AllowedTools, "--allowedTools")...)
 	c.rules.Deny = append(c.rules.Deny, c.flag(opts.DisallowedTools, "--disallowedTools")...)
+	c.rules = c.rules.Compile()
 	for _, d := range perms.AdditionalDirectories {
 		c.dirs = append(c.dirs, c.dir(d.Value, settingsRoot(d.File)))
 	}
 	for _, d := range opts.AdditionalDirectories {
 		c.dirs = append(c.dirs, c.dir(d, c.cwd))
 	}
+	// The project's and its folders' own symbolic links are resolved once
+	// (they are the session's frame, not what a command changes).
+	c.roots = resolveRoots(clean(c.project, ""), c.dirs)
 	return c, nil
 }
 
@@ -104,16 +111,28 @@ func (c *Checker) pickMode(perms *settings.Permissions, flag Mode) (Mode, error)
 	return mode, nil
 }
 
-// sourced parses the rules of the settings files.
-func (c *Checker) sourced(vs []settings.Sourced) []Rule {
+// sourced parses the rules of one list (allow, ask, deny) of the
+// settings files. An allow rule that does not parse is left out, which
+// only allows less; an ask or deny rule that does not parse is kept as
+// broken, covering every call of its tool, which never allows more.
+func (c *Checker) sourced(vs []settings.Sourced, list string) []Rule {
 	var out []Rule
 	for _, v := range vs {
 		r, err := ParseRule(v.Value)
 		if err != nil {
-			c.warnings = append(c.warnings, fmt.Sprintf("%s: %v; the rule is ignored", v.File, err))
-			continue
+			if list == "allow" {
+				c.warnings = append(c.warnings, fmt.Sprintf("%s: %v; the rule is ignored until it is fixed", v.Where(), err))
+				continue
+			}
+			r = broken(v.Value, err)
+			every := "every call of every tool"
+			if r.Tool != "" {
+				every = "every " + r.Tool + " call"
+			}
+			verb := map[string]string{"ask": "asks before", "deny": "denies"}[list]
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: %v; until it is fixed, this %s rule %s %s", v.Where(), err, list, verb, every))
 		}
-		r.Source, r.Root = v.File, settingsRoot(v.File)
+		r.Source, r.Root, r.Line = v.File, settingsRoot(v.File), v.Line
 		out = append(out, r)
 	}
 	return out
@@ -125,9 +144,13 @@ func (c *Checker) flag(values []string, name string) []Rule {
 	for _, v := range values {
 		for _, s := range SplitRules(v) {
 			r, err := ParseRule(s)
-			if err != nil {
+			if err != nil && name == "--allowedTools" {
 				c.warnings = append(c.warnings, fmt.Sprintf("%s: %v; the rule is ignored", name, err))
 				continue
+			}
+			if err != nil {
+				r = broken(s, err)
+				c.warnings = append(c.warnings, fmt.Sprintf("%s: %v; this rule denies every %s call", name, err, cmp.Or(r.Tool, "tool's")))
 			}
 			r.Source, r.Root = name, c.project
 			out = append(out, r)
@@ -189,6 +212,7 @@ func (c *Checker) Request(tool string, input json.RawMessage, readOnly, destruct
 		Mode: mode, Rules: c.rules,
 		ProjectDir: c.project, AdditionalDirectories: c.dirs,
 		Cwd: cwd, Home: c.home, Headless: c.headless,
+		resolvedRoots: c.roots,
 	}
 }
 

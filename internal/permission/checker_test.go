@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -90,12 +90,82 @@ func TestCheckerFlagModeAndBypassDisabled(t *testing.T) {
 	}
 }
 
+// TestCheckerBadSettings: a settings file with errors never stops the
+// others, and never allows more than the user wrote: what cannot be read
+// is named with its file and line, and a deny or ask rule that cannot be
+// read denies or asks for everything it might have been about.
 func TestCheckerBadSettings(t *testing.T) {
-	proj := t.TempDir()
-	write(t, filepath.Join(proj, ".claude", "settings.json"), `{"permissions": {"allow": "Bash"}}`)
-	if _, err := New(Options{ProjectDir: proj}); err == nil || !strings.Contains(err.Error(), filepath.Join(".claude", "settings.json")) {
-		t.Errorf("err = %v, want one naming the file", err)
-	}
+	ctx := context.Background()
+	t.Run("allow of the wrong kind", func(t *testing.T) {
+		proj := t.TempDir()
+		write(t, filepath.Join(proj, ".claude", "settings.json"), "{\"permissions\": {\n\"allow\": \"Bash\"}}")
+		write(t, filepath.Join(proj, ".cairn", "settings.json"), `{"permissions": {"allow": ["Bash(make:*)"]}}`)
+		c, err := New(Options{ProjectDir: proj})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := c.Warnings(); len(w) != 1 || !strings.Contains(w[0], filepath.Join(".claude", "settings.json")+" is not valid at line 2") {
+			t.Errorf("warnings = %q, want one naming the file and line", w)
+		}
+		if d := c.Check(ctx, "Bash", input("command", "make"), false, false); d.Behavior != Allow {
+			t.Errorf("the other file's rule: %+v", d)
+		}
+	})
+	t.Run("invalid JSON without restrictions", func(t *testing.T) {
+		proj := t.TempDir()
+		write(t, filepath.Join(proj, ".claude", "settings.local.json"), "{\"permissions\": {\"allow\": [\n\"Bash(npm test)\",\n]}}")
+		write(t, filepath.Join(proj, ".claude", "settings.json"), `{"permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash(make:*)"]}}`)
+		c, err := New(Options{ProjectDir: proj})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := c.Warnings(); len(w) != 1 || !strings.Contains(w[0], "settings.local.json is not valid at line 3, column 1") || !strings.Contains(w[0], "ignored until it is fixed") {
+			t.Errorf("warnings = %q", w)
+		}
+		if d := c.Check(ctx, "Bash", input("command", "rm -rf x"), false, true); d.Behavior != Deny || !strings.Contains(d.Reason, "settings.json line 1") {
+			t.Errorf("the good file's deny rule: %+v", d)
+		}
+	})
+	t.Run("invalid JSON that may hold deny rules", func(t *testing.T) {
+		proj := t.TempDir()
+		write(t, filepath.Join(proj, ".claude", "settings.json"), "{\"permissions\": {\n\"deny\": [\"Bash(rm:*)\"\n\"Read(./.env)\"]}}")
+		_, err := New(Options{ProjectDir: proj})
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(".claude", "settings.json")+" is not valid at line 3, column 1") || !strings.Contains(err.Error(), "fix the file") {
+			t.Errorf("err = %v, want one naming the file and line and saying to fix it", err)
+		}
+	})
+	t.Run("broken rules", func(t *testing.T) {
+		proj := t.TempDir()
+		write(t, filepath.Join(proj, ".cairn", "settings.json"), `{"permissions": {
+  "allow": ["Bash(git status", "Bash(ls:*)", "Read"],
+  "deny": ["Bash(rm -rf:*"],
+  "ask": ["Web Fetch"]
+}}`)
+		c, err := New(Options{ProjectDir: proj})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{
+			`settings.json line 2: permission rule "Bash(git status" has no closing parenthesis; write Tool or Tool(specifier); the rule is ignored until it is fixed`,
+			`settings.json line 4: permission rule "Web Fetch" does not start with a tool name`,
+			`until it is fixed, this ask rule asks before every call of every tool`,
+			`settings.json line 3: permission rule "Bash(rm -rf:*" has no closing parenthesis; write Tool or Tool(specifier); until it is fixed, this deny rule denies every Bash call`,
+		}
+		all := strings.Join(c.Warnings(), "\n")
+		for _, w := range want {
+			if !strings.Contains(all, w) {
+				t.Errorf("warnings lack %q:\n%s", w, all)
+			}
+		}
+		// The broken deny rule denies every command, even an allowed one;
+		// the broken ask rule asks before everything else.
+		if d := c.Check(ctx, "Bash", input("command", "ls"), true, false); d.Behavior != Deny || !strings.Contains(d.Reason, "cannot be read") || !strings.Contains(d.Reason, "line 3") {
+			t.Errorf("ls under a broken deny rule: %+v", d)
+		}
+		if d := c.Check(ctx, "Read", input("file_path", filepath.Join(proj, "a")), true, false); d.Behavior != Ask || !strings.Contains(d.Reason, "Web Fetch") {
+			t.Errorf("Read under a broken ask rule for every tool: %+v", d)
+		}
+	})
 }
 
 // FuzzDecide checks that no Bash line panics the decision and that every

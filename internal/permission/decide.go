@@ -40,6 +40,11 @@ type Request struct {
 	// Headless is set when no one can answer a question: what would ask
 	// is denied, with a reason the model can act on.
 	Headless bool
+
+	// resolvedRoots are ProjectDir and AdditionalDirectories, absolute,
+	// paired with their symbolic links resolved; Checker resolves them
+	// once. Nil: every decision resolves them.
+	resolvedRoots []string
 }
 
 // Decision is the answer for one call. Its JSON form is what
@@ -199,12 +204,25 @@ func orHost(h string) string {
 	return h
 }
 
-// from names the file a rule came from.
+// from names the file a rule came from, and its line; for a broken
+// rule, also why it covers what it does.
 func from(r Rule) string {
-	if r.Source == "" {
-		return ""
+	var s string
+	switch {
+	case r.Source == "":
+	case r.Line > 0:
+		s = fmt.Sprintf(" in %s line %d", r.Source, r.Line)
+	default:
+		s = " in " + r.Source
 	}
-	return " in " + r.Source
+	if r.Broken != "" {
+		what := "every tool"
+		if r.Tool != "" {
+			what = "every " + r.Tool + " call"
+		}
+		s += fmt.Sprintf(" (which cannot be read: %s; until it is fixed, it covers %s. Fix the rule)", r.Broken, what)
+	}
+	return s
 }
 
 func capital(s string) string {
@@ -247,10 +265,10 @@ func firstRule(rules []Rule, req Request, p place, c call, deny bool) (Rule, boo
 }
 
 func matches(r Rule, req Request, p place, c call, deny bool) bool {
-	if !coversTool(r.Tool, req.Tool) {
+	if !r.coversCall(req.Tool) {
 		return false
 	}
-	if r.Specifier == "" {
+	if r.whole() {
 		return true
 	}
 	switch c.kind {
@@ -268,7 +286,7 @@ func matchForms(p place, r Rule, path string, any bool) bool {
 	if path == "" {
 		return false
 	}
-	fs := forms(path)
+	fs := p.forms(path)
 	n := 0
 	for _, f := range fs {
 		if p.matchPath(r, f) {

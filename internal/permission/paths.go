@@ -15,26 +15,48 @@ type place struct {
 	roots   []string // project and additional directories, as given and as resolved
 	cwd     string
 	home    string
+	// resolved are the roots as given (even) and resolved (odd), so that
+	// a path below one is resolved from there; real remembers what this
+	// call resolved.
+	resolved []string
+	real     map[string]string
 }
 
 func newPlace(req Request) place {
 	p := place{
 		project: clean(req.ProjectDir, ""),
 		home:    clean(req.Home, ""),
+		real:    make(map[string]string),
 	}
 	p.cwd = clean(req.Cwd, p.project)
 	if p.cwd == "" {
 		p.cwd = p.project
 	}
-	for _, d := range append([]string{req.ProjectDir}, req.AdditionalDirectories...) {
-		if d = p.abs(d, p.project); d != "" {
-			p.roots = append(p.roots, d)
-			if r := realPath(d); r != d {
-				p.roots = append(p.roots, r)
-			}
+	p.resolved = req.resolvedRoots
+	if p.resolved == nil {
+		p.resolved = resolveRoots(p.project, req.AdditionalDirectories)
+	}
+	for i := 0; i < len(p.resolved); i += 2 {
+		d, r := p.resolved[i], p.resolved[i+1]
+		p.roots = append(p.roots, d)
+		if r != d {
+			p.roots = append(p.roots, r)
 		}
 	}
 	return p
+}
+
+// resolveRoots returns the project and additional directories as given
+// and as resolved, in pairs.
+func resolveRoots(project string, dirs []string) []string {
+	var out []string
+	p := place{}
+	for _, d := range append([]string{project}, dirs...) {
+		if d = p.abs(d, project); d != "" {
+			out = append(out, d, realPath(d))
+		}
+	}
+	return out
 }
 
 // clean makes p absolute against base and cleans it; "" stays "".
@@ -74,11 +96,66 @@ func (p place) abs(path, dir string) string {
 // forms returns the path as written and, when symbolic links lead
 // elsewhere, as resolved: a rule or a folder must hold both to allow,
 // either to deny.
-func forms(path string) []string {
-	if r := realPath(path); r != path {
+func (p place) forms(path string) []string {
+	if r := p.realPath(path); r != path {
 		return []string{path, r}
 	}
 	return []string{path}
+}
+
+// realPath resolves the symbolic links of the longest existing prefix of
+// a clean absolute path. Below a root, only the part under the root is
+// looked at: the root's own resolution is known.
+func (p place) realPath(path string) string {
+	if r, ok := p.real[path]; ok {
+		return r
+	}
+	r := ""
+	for i := 0; i+1 < len(p.resolved) && r == ""; i += 2 {
+		if rel, ok := below(path, p.resolved[i]); ok {
+			r = resolveUnder(p.resolved[i+1], rel)
+		}
+	}
+	if r == "" {
+		r = realPath(path)
+	}
+	if p.real != nil {
+		p.real[path] = r
+	}
+	return r
+}
+
+// below returns path relative to dir when it is inside it.
+func below(path, dir string) (string, bool) {
+	switch {
+	case path == dir:
+		return "", true
+	case dir == "/":
+		return path[1:], strings.HasPrefix(path, "/")
+	case strings.HasPrefix(path, dir) && path[len(dir)] == filepath.Separator:
+		return path[len(dir)+1:], true
+	}
+	return "", false
+}
+
+// resolveUnder resolves rel (clean, relative) under base, which has no
+// symbolic links: an lstat per part until one is missing (the rest is
+// kept as written) or is a link (then all of it is resolved the slow way).
+func resolveUnder(base, rel string) string {
+	cur := base
+	for rel != "" {
+		part, rest, _ := strings.Cut(rel, string(filepath.Separator))
+		next := filepath.Join(cur, part)
+		fi, err := os.Lstat(next)
+		switch {
+		case err != nil:
+			return filepath.Join(cur, rel)
+		case fi.Mode()&os.ModeSymlink != 0:
+			return realPath(filepath.Join(next, rest))
+		}
+		cur, rel = next, rest
+	}
+	return cur
 }
 
 // realPath resolves the symbolic links of the longest existing prefix.
@@ -101,7 +178,7 @@ func (p place) inside(path string) bool {
 	if path == "" {
 		return false
 	}
-	for _, f := range forms(path) {
+	for _, f := range p.forms(path) {
 		if !p.inRoots(f) {
 			return false
 		}

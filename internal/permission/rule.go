@@ -20,24 +20,79 @@ type Rule struct {
 	// Root is the folder a "/path" specifier is relative to: the project
 	// of the settings file the rule came from.
 	Root string
+	// Line is where in Source the rule is written, from 1; 0 when not
+	// known.
+	Line int
+	// Broken, when not empty, says why the rule as written (kept in
+	// Specifier) cannot be read. A broken deny or ask rule is kept rather
+	// than dropped, so that a typo never lets through what it was meant
+	// to stop: it covers every call of the tool it names (Tool), or of
+	// every tool when even the name cannot be told (Tool is then "").
+	Broken string
 }
 
 // String returns the rule as written in settings.
 func (r Rule) String() string {
-	if r.Specifier == "" {
-		return r.Tool
+	if r.Specifier == "" || r.Broken != "" {
+		return r.Specifier + r.Tool
 	}
 	return r.Tool + "(" + r.Specifier + ")"
 }
 
+// broken keeps a rule that does not parse, as Rule.Broken describes.
+func broken(text string, err error) Rule {
+	r := Rule{Specifier: strings.TrimSpace(text), Broken: err.Error()}
+	name, _, _ := strings.Cut(r.Specifier, "(")
+	if name = strings.TrimSpace(name); toolName.MatchString(name) {
+		r.Tool = name
+	}
+	return r
+}
+
 // whole reports whether the rule covers every call of its tool.
 func (r Rule) whole() bool {
-	return r.Specifier == "" || (r.Tool == "Bash" && strings.TrimSpace(r.Specifier) == "*")
+	return r.Specifier == "" || r.Broken != "" || (r.Tool == "Bash" && strings.TrimSpace(r.Specifier) == "*")
+}
+
+// coversCall reports whether the rule is about calls of tool at all.
+func (r Rule) coversCall(tool string) bool {
+	if r.Broken != "" && r.Tool == "" {
+		return true
+	}
+	return coversTool(r.Tool, tool)
 }
 
 // Rules are the rules of every settings file and flag, by what they do.
 type Rules struct {
 	Allow, Ask, Deny []Rule
+	// compiled holds the Bash specifiers compiled (which parses them as
+	// shell words); it is built by Compile and only read after, so copies
+	// of Rules share it safely. A specifier missing from it is compiled
+	// when used.
+	compiled map[string]bashPattern
+}
+
+// Compile returns the rules with their Bash specifiers compiled once,
+// so that checking a command does not parse them again. Rules are
+// matched the same either way; Checker compiles its own.
+func (rs Rules) Compile() Rules {
+	rs.compiled = make(map[string]bashPattern)
+	for _, list := range [][]Rule{rs.Allow, rs.Ask, rs.Deny} {
+		for _, r := range list {
+			if r.Tool == "Bash" && !r.whole() {
+				rs.compiled[r.Specifier] = compileBash(r.Specifier)
+			}
+		}
+	}
+	return rs
+}
+
+// pattern returns a Bash specifier compiled.
+func (rs Rules) pattern(spec string) bashPattern {
+	if p, ok := rs.compiled[spec]; ok {
+		return p
+	}
+	return compileBash(spec)
 }
 
 var toolName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_\-*]*$`)

@@ -1,6 +1,8 @@
 package permission
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,4 +53,40 @@ func TestParseMode(t *testing.T) {
 	if _, err := ParseMode("yolo"); err == nil {
 		t.Error("ParseMode(yolo) did not fail")
 	}
+}
+
+// FuzzParseRule: any text either parses into a rule that prints back to
+// itself and compiles and matches without panicking, or is refused with
+// a message; refused text makes a broken rule that still names a tool or
+// none.
+func FuzzParseRule(f *testing.F) {
+	for _, s := range []string{"Bash(git status:*)", "Bash(npm run test *)", "Read(./src/**)", "WebFetch(domain:*.x.com)",
+		"mcp__gh__get_*", "Bash(rm -rf:*", "Web Fetch", "Bash(a\\*b*)", "Bash()", "Edit(//etc/**)", "Bash($(x):*)"} {
+		f.Add(s)
+	}
+	proj := f.TempDir()
+	cmds := []json.RawMessage{input("command", "git status; rm -rf ~"), input("command", "npm run test -- -x"), input("command", "echo $(id) > f")}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRule(s)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty message")
+			}
+			b := broken(s, err)
+			if b.Tool != "" && !toolName.MatchString(b.Tool) {
+				t.Fatalf("broken rule names %q", b.Tool)
+			}
+			return
+		}
+		if again, err := ParseRule(r.String()); err != nil || again != r {
+			t.Fatalf("%q → %+v prints as %q → %+v, %v", s, r, r.String(), again, err)
+		}
+		rs := Rules{Deny: []Rule{r}, Allow: []Rule{r}}.Compile()
+		for _, in := range cmds {
+			d := Decide(context.Background(), Request{Tool: "Bash", Input: in, Rules: rs, ProjectDir: proj})
+			if d.Reason == "" {
+				t.Fatalf("%q: no reason", s)
+			}
+		}
+	})
 }

@@ -36,6 +36,11 @@ type Options struct {
 	ModelName  string
 	OSVersion  string
 	AppendText string // --append-system-prompt
+	// Memory computes the long-term memory section (its instructions and
+	// index), once a session; nil leaves it out.
+	Memory func(ctx context.Context) (string, error)
+	// TokenBudgets adds the section explaining token budgets (SPEC K4).
+	TokenBudgets bool
 }
 
 // Cairn returns the sections of cairn's system prompt.
@@ -44,6 +49,8 @@ func Cairn(o Options) []Section {
 		Fixed("identity", true, identity),
 		Fixed("rules", true, workingRules),
 		{Key: "environment", Text: func(context.Context) (string, error) { return environment(o), nil }},
+		MemorySection(o.Memory),
+		TokenBudgetSection(o.TokenBudgets),
 		Fixed("append", false, o.AppendText),
 	}
 }

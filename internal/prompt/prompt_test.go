@@ -50,3 +50,26 @@ func TestCairnPrompt(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryAndBudgetSections(t *testing.T) {
+	calls := 0
+	b := NewBuilder(Cairn(Options{Cwd: "/p", AppendText: "LAST", TokenBudgets: true,
+		Memory: func(context.Context) (string, error) { calls++; return "# Memory\nindex", nil }})...)
+	first, err := b.Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn := first[1].Text
+	mem, budget, last := strings.Index(dyn, "# Memory"), strings.Index(dyn, "# Token budgets"), strings.Index(dyn, "LAST")
+	if mem < 0 || budget < mem || last < budget {
+		t.Errorf("dynamic block order: memory %d, budget %d, append %d", mem, budget, last)
+	}
+	b.Build(context.Background())
+	if calls != 1 || b.Breaks() != 0 {
+		t.Errorf("memory computed %d times, %d breaks", calls, b.Breaks())
+	}
+	plain, _ := NewBuilder(Cairn(Options{Cwd: "/p"})...).Build(context.Background())
+	if strings.Contains(plain[1].Text, "# Memory") || strings.Contains(plain[1].Text, "Token budgets") {
+		t.Error("sections that are off must be left out")
+	}
+}

@@ -4,12 +4,25 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 )
 
 // Sourced is one value of a settings file, with the file it came from.
 type Sourced struct {
 	Value string
 	File  string
+	// Line is where in File the value is written, from 1; 0 when not
+	// known.
+	Line int
+}
+
+// Where names the file and line a value came from, for messages.
+func (v Sourced) Where() string {
+	if v.Line == 0 {
+		return v.File
+	}
+	return fmt.Sprintf("%s line %d", v.File, v.Line)
 }
 
 // Permissions is the "permissions" object of every settings file merged
@@ -31,62 +44,246 @@ type Permissions struct {
 	// Files lists the settings files that exist and were read, lowest
 	// priority first.
 	Files []string
-}
-
-// permissionsJSON is the shape of one file's "permissions" object.
-type permissionsJSON struct {
-	Allow                        []string `json:"allow"`
-	Ask                          []string `json:"ask"`
-	Deny                         []string `json:"deny"`
-	DefaultMode                  *string  `json:"defaultMode"`
-	AdditionalDirectories        []string `json:"additionalDirectories"`
-	DisableBypassPermissionsMode *string  `json:"disableBypassPermissionsMode"`
+	// Warnings describe what was skipped: files that are not valid JSON,
+	// and values of the wrong kind, where skipping them only allows less.
+	Warnings []string
 }
 
 // LoadPermissions reads the permissions of every file of
-// Paths(homeDir, projectDir). Missing files are skipped; a file that is
-// not a JSON object, or a "permissions" value of the wrong shape, is an
-// error naming the file.
+// Paths(homeDir, projectDir). Missing files are skipped. What cannot be
+// read is skipped with a warning naming the file and line when skipping
+// it only allows less (a file that holds no restricting setting, an
+// "allow" list of the wrong kind); it is an error naming the file and
+// line when skipping it could allow more (a deny or ask list, a default
+// mode, disableBypassPermissionsMode).
 func LoadPermissions(homeDir, projectDir string) (*Permissions, error) {
 	p := &Permissions{}
 	for _, path := range Paths(homeDir, projectDir) {
-		fields, ok, err := readFile(path)
+		fields, ok, warning, err := readFile(path)
 		if err != nil {
 			return nil, err
+		}
+		if warning != "" {
+			p.Warnings = append(p.Warnings, warning)
 		}
 		if !ok {
 			continue
 		}
 		p.Files = append(p.Files, path)
 		raw, ok := fields["permissions"]
-		if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		if !ok || isNull(raw) {
 			continue
 		}
-		var pj permissionsJSON
-		if err := json.Unmarshal(raw, &pj); err != nil {
-			return nil, fmt.Errorf("setting \"permissions\" in %s is not valid (%v); it must be an object like {\"allow\": [\"Bash(npm test)\"], \"deny\": [\"Read(./.env)\"]}", path, err)
+		if err := p.addFile(path, raw); err != nil {
+			return nil, err
 		}
-		p.add(path, pj)
 	}
 	return p, nil
 }
 
-func (p *Permissions) add(file string, pj permissionsJSON) {
-	tag := func(vs []string) []Sourced {
-		out := make([]Sourced, len(vs))
-		for i, v := range vs {
-			out[i] = Sourced{Value: v, File: file}
+// addFile adds one file's "permissions" value, raw.
+func (p *Permissions) addFile(file string, raw json.RawMessage) error {
+	data, _ := os.ReadFile(file) // for line numbers; read moments ago
+	pos := scanPermissions(data)
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		fe := &FileError{File: file, Line: pos.line, Err: fmt.Errorf(`"permissions" must be an object like {"allow": ["Bash(npm test)"], "deny": ["Read(./.env)"]}, not %s`, kindOf(raw))}
+		if fe.Line > 0 {
+			fe.Column = 1
 		}
-		return out
+		warning, err := unreadable(fe, raw)
+		if err != nil {
+			return err
+		}
+		p.Warnings = append(p.Warnings, warning)
+		return nil
 	}
-	p.Allow = append(p.Allow, tag(pj.Allow)...)
-	p.Ask = append(p.Ask, tag(pj.Ask)...)
-	p.Deny = append(p.Deny, tag(pj.Deny)...)
-	p.AdditionalDirectories = append(p.AdditionalDirectories, tag(pj.AdditionalDirectories)...)
-	if pj.DefaultMode != nil {
-		p.DefaultMode, p.DefaultModeFile = *pj.DefaultMode, file
+	for key, v := range obj {
+		name := strings.ToLower(key)
+		bad := func(want string) error {
+			fe := &FileError{File: file, Line: pos.keys[name], Err: fmt.Errorf("permissions.%s must be %s, not %s", key, want, kindOf(v))}
+			if fe.Line > 0 {
+				fe.Column = 1
+			}
+			switch name {
+			case "allow", "additionaldirectories":
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%v; it is ignored until it is fixed", fe))
+				return nil
+			}
+			return fmt.Errorf("%w; cairn does not run without the restrictions it may hold: fix the file", fe)
+		}
+		switch name {
+		case "allow", "ask", "deny", "additionaldirectories":
+			var vs []string
+			if isNull(v) {
+				continue
+			}
+			if err := json.Unmarshal(v, &vs); err != nil {
+				if err := bad(`a list of strings like ["Bash(npm test)"]`); err != nil {
+					return err
+				}
+				continue
+			}
+			list := make([]Sourced, len(vs))
+			lines := pos.lists[name]
+			for i, s := range vs {
+				list[i] = Sourced{Value: s, File: file}
+				if len(lines) == len(vs) {
+					list[i].Line = lines[i]
+				}
+			}
+			switch name {
+			case "allow":
+				p.Allow = append(p.Allow, list...)
+			case "ask":
+				p.Ask = append(p.Ask, list...)
+			case "deny":
+				p.Deny = append(p.Deny, list...)
+			default:
+				p.AdditionalDirectories = append(p.AdditionalDirectories, list...)
+			}
+		case "defaultmode", "disablebypasspermissionsmode":
+			var s *string
+			if err := json.Unmarshal(v, &s); err != nil {
+				if err := bad("a string"); err != nil {
+					return err
+				}
+				continue
+			}
+			switch {
+			case s == nil:
+			case name == "defaultmode":
+				p.DefaultMode, p.DefaultModeFile = *s, file
+			case *s == "disable":
+				p.DisableBypass, p.DisableBypassFile = true, file
+			}
+		}
 	}
-	if pj.DisableBypassPermissionsMode != nil && *pj.DisableBypassPermissionsMode == "disable" {
-		p.DisableBypass, p.DisableBypassFile = true, file
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+// kindOf names the kind of a JSON value, for messages.
+func kindOf(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "nothing"
 	}
+	switch t[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// permissionLines are where a file's permissions are written.
+type permissionLines struct {
+	line  int              // of the "permissions" key
+	keys  map[string]int   // of each key of it, lower-cased
+	lists map[string][]int // of each string of its lists, by key lower-cased
+}
+
+// scanPermissions finds the lines of the top-level "permissions" object
+// of a settings file and of what it holds. A later key of the same name
+// replaces an earlier one, and keys inside match regardless of case, as
+// the decoder reads them.
+func scanPermissions(data []byte) permissionLines {
+	pl := permissionLines{keys: map[string]int{}, lists: map[string][]int{}}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	line := func() int { l, _ := position(data, dec.InputOffset()); return l }
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return pl
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return pl
+		}
+		if key != "permissions" {
+			if skipValue(dec) != nil {
+				return pl
+			}
+			continue
+		}
+		pl.line = line()
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			if t == json.Delim('[') {
+				skipRest(dec, 1)
+			}
+			continue
+		}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return pl
+			}
+			name := strings.ToLower(fmt.Sprint(k))
+			pl.keys[name] = line()
+			t, err := dec.Token()
+			if err != nil {
+				return pl
+			}
+			if t != json.Delim('[') {
+				if t == json.Delim('{') {
+					skipRest(dec, 1)
+				}
+				continue
+			}
+			var lines []int
+			for dec.More() {
+				v, err := dec.Token()
+				if err != nil {
+					return pl
+				}
+				lines = append(lines, line())
+				if d, ok := v.(json.Delim); ok && (d == '[' || d == '{') {
+					skipRest(dec, 1)
+				}
+			}
+			dec.Token() // ]
+			pl.lists[name] = lines
+		}
+		dec.Token() // }
+	}
+	return pl
+}
+
+// skipValue reads past one value.
+func skipValue(dec *json.Decoder) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := t.(json.Delim); ok && (d == '[' || d == '{') {
+		return skipRest(dec, 1)
+	}
+	return nil
+}
+
+// skipRest reads to the end of depth open objects or lists.
+func skipRest(dec *json.Decoder, depth int) error {
+	for depth > 0 {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('['), json.Delim('{'):
+			depth++
+		case json.Delim(']'), json.Delim('}'):
+			depth--
+		}
+	}
+	return nil
 }

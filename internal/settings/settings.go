@@ -35,6 +35,9 @@ type Settings struct {
 	Source map[string]string
 	// Files lists the files that exist and were read, lowest priority first.
 	Files []string
+	// Warnings describe files that exist but were skipped: they are not
+	// valid JSON, and nothing in them restricts what cairn may do.
+	Warnings []string
 }
 
 // Paths returns the settings files for a project, lowest priority first:
@@ -59,18 +62,25 @@ func Paths(homeDir, projectDir string) []string {
 
 // Load reads and merges the settings files of Paths(homeDir, projectDir).
 // Missing files are skipped. The merge is by top-level key: a later file's
-// value replaces an earlier one's whole. A file that is not a JSON object,
-// or a known key with a value of the wrong kind, is an error naming the
-// file.
+// value replaces an earlier one's whole. A file that is not a JSON object
+// is skipped with a warning naming the file, line and column, unless it
+// may hold a setting that restricts what cairn may do (a deny or ask
+// rule, a default mode, a PreToolUse hook, how long sessions are kept):
+// skipping that one could let cairn do what the user forbade, so it is an
+// error. A known key with a value of the wrong kind is an error naming
+// the file.
 func Load(homeDir, projectDir string) (*Settings, error) {
 	s := &Settings{
 		Raw:    make(map[string]json.RawMessage),
 		Source: make(map[string]string),
 	}
 	for _, p := range Paths(homeDir, projectDir) {
-		fields, ok, err := readFile(p)
+		fields, ok, warning, err := readFile(p)
 		if err != nil {
 			return nil, err
+		}
+		if warning != "" {
+			s.Warnings = append(s.Warnings, warning)
 		}
 		if !ok {
 			continue
@@ -91,27 +101,32 @@ func Load(homeDir, projectDir string) (*Settings, error) {
 	return s, nil
 }
 
-// readFile decodes one settings file; ok is false when it does not exist.
-// An empty file counts as an empty object.
-func readFile(path string) (map[string]json.RawMessage, bool, error) {
+// readFile decodes one settings file; ok is false when it does not exist
+// or is skipped (warning says why). An empty file counts as an empty
+// object.
+func readFile(path string) (fields map[string]json.RawMessage, ok bool, warning string, err error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return nil, false, "", nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("read settings: %w", err)
+		return nil, false, "", fmt.Errorf("read settings: %w", err)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return map[string]json.RawMessage{}, true, nil
+		return map[string]json.RawMessage{}, true, "", nil
 	}
-	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil {
-		return nil, false, fmt.Errorf("settings file %s is not a valid JSON object (%v); fix or remove it", path, err)
+		fe := fileError(path, b, err)
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field == "" {
+			fe.Err = fmt.Errorf("it holds %s where a JSON object {...} must be", te.Value)
+		}
+		warning, err := unreadable(fe, b)
+		return nil, false, warning, err
 	}
 	if fields == nil { // the file holds null
 		fields = map[string]json.RawMessage{}
 	}
-	return fields, true, nil
+	return fields, true, "", nil
 }
 
 // days decodes a whole number of days ≥ 0 stored under key, or returns def

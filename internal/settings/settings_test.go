@@ -18,6 +18,7 @@ func TestLoad(t *testing.T) {
 		wantTrash int
 		wantRaw   map[string]string
 		wantErr   string // a part of the error, naming the file
+		warn      string // a part of the one warning
 	}{
 		{name: "none", wantDays: 30, wantTrash: 30, wantRaw: map[string]string{}},
 		{
@@ -41,14 +42,25 @@ func TestLoad(t *testing.T) {
 			wantDays: 30, wantTrash: 30, wantRaw: map[string]string{},
 		},
 		{
-			name:    "invalid JSON names the file",
-			files:   files{"proj/.claude/settings.local.json": `{"cleanupPeriodDays": 3,}`},
-			wantErr: filepath.Join("proj", ".claude", "settings.local.json"),
+			name:    "invalid JSON holding a restricting setting names the file and line",
+			files:   files{"proj/.claude/settings.local.json": "{\n\"cleanupPeriodDays\": 3,}"},
+			wantErr: filepath.Join("proj", ".claude", "settings.local.json") + " is not valid at line 2, column 24",
 		},
 		{
-			name:    "not an object",
-			files:   files{"home/settings.json": `[1]`},
-			wantErr: filepath.Join("home", "settings.json"),
+			name: "invalid JSON is skipped; the other files apply",
+			files: files{
+				"home/settings.json":               `{"model": "a", "cleanupPeriodDays": 7}`,
+				"proj/.claude/settings.local.json": `{"model": "b",}`,
+			},
+			wantDays: 7, wantTrash: 30,
+			wantRaw: map[string]string{"model": `"a"`, "cleanupPeriodDays": "7"},
+			warn:    filepath.Join("proj", ".claude", "settings.local.json") + " is not valid at line 1, column 15",
+		},
+		{
+			name:     "not an object",
+			files:    files{"home/settings.json": `[1]`},
+			wantDays: 30, wantTrash: 30, wantRaw: map[string]string{},
+			warn: filepath.Join("home", "settings.json") + " is not valid at line 1, column 1: it holds array where a JSON object",
 		},
 		{
 			name:    "days must be whole",
@@ -91,6 +103,9 @@ func TestLoad(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if (tc.warn == "") != (len(s.Warnings) == 0) || (tc.warn != "" && (len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], tc.warn))) {
+				t.Errorf("warnings = %q, want one saying %q", s.Warnings, tc.warn)
 			}
 			if s.CleanupPeriodDays != tc.wantDays || s.TrashRetentionDays != tc.wantTrash {
 				t.Errorf("days = %d, %d; want %d, %d", s.CleanupPeriodDays, s.TrashRetentionDays, tc.wantDays, tc.wantTrash)

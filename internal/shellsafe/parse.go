@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -117,6 +118,11 @@ const (
 // not parse gives a Script with Dynamic set and no commands.
 func Parse(src string) *Script { return parseScript(src, 0) }
 
+// parsers keeps Bash parsers for reuse (the package documents that a
+// Parser can be reused once it is done); making one costs about a
+// seventh of a check.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
 func parseScript(src string, depth int) (s *Script) {
 	s = &Script{}
 	defer func() {
@@ -134,7 +140,9 @@ func parseScript(src string, depth int) (s *Script) {
 		s.addReason("the command line is longer than %d bytes", maxLen)
 		return s
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	parser := parsers.Get().(*syntax.Parser)
+	f, err := parser.Parse(strings.NewReader(src), "")
+	parsers.Put(parser) // not reached when it panics: that one is dropped
 	if err != nil {
 		s.addReason("the command line does not parse as Bash: %v", err)
 		return s

@@ -25,10 +25,13 @@ const (
 	// BashKillGrace is how long a command has to exit after SIGTERM before
 	// its process group gets SIGKILL.
 	BashKillGrace = 3 * time.Second
-	// BashMaxOutput is how many bytes of output are kept inline; from a
+	// BashMaxOutput is how many bytes of output a call keeps; from a
 	// longer output the start (two thirds) and the end (one third) are
-	// kept and the middle is cut.
-	BashMaxOutput = 30_000
+	// kept and the middle is cut. It bounds memory: what the model sees
+	// inline is decided later, by the session's large-result layer
+	// (internal/compact), which keeps 30,000 characters inline and saves
+	// the rest to a file the model can read.
+	BashMaxOutput = 1 << 20
 )
 
 // bashDrain is how long output is still collected after the shell exits,
@@ -78,7 +81,7 @@ func (Bash) Spec() model.ToolSpec {
 - The working directory carries over between calls: after "cd sub", the next command runs in sub. It must stay inside the project; a cd outside it is undone after the command. Prefer absolute paths over cd.
 - Quote paths that contain spaces: cd "/path/with spaces".
 - Commands time out after 2 minutes unless you give timeout (in milliseconds, at most 10 minutes); a command that times out is stopped together with everything it started.
-- Output beyond 30,000 characters is cut in the middle; pipe long output through head, tail or grep.
+- Output beyond 30,000 characters is saved to a file: you get its start and the file's path, which you can Read or Grep. Pipe long output through head, tail or grep when you only need part of it.
 - There is no terminal and no input: commands must not wait for a person (pass -y and the like; no editors, pagers or interactive git commands such as rebase -i).
 - For long-running programs (servers, watchers), set run_in_background; you get an output file to read later and a process group to kill. Do not add "&" yourself.
 - Use the dedicated tools instead of shell equivalents: Glob rather than find or ls to find files, Grep rather than grep or rg to search contents, Read rather than cat, head or tail to read files, Edit and Write rather than sed, awk or echo redirections to change files.

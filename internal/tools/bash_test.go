@@ -217,16 +217,16 @@ func TestBashLeavesBackgroundJobsAlone(t *testing.T) {
 
 func TestBashOutputCap(t *testing.T) {
 	env := newEnv(t)
-	r := call(t, Bash{}, env, map[string]any{"command": "seq 1 100000"})
+	r := call(t, Bash{}, env, map[string]any{"command": "seq 1 300000"}) // about 2 MB
 	got := text(t, r)
 	if len(got) > BashMaxOutput+100 {
 		t.Errorf("output is %d bytes, want about %d", len(got), BashMaxOutput)
 	}
-	if !strings.HasPrefix(got, "1\n2\n3\n") || !strings.HasSuffix(got, "\n99999\n100000") {
+	if !strings.HasPrefix(got, "1\n2\n3\n") || !strings.HasSuffix(got, "\n299999\n300000") {
 		t.Errorf("output does not keep the start and the end: %q … %q", got[:20], got[len(got)-20:])
 	}
 	full := 0
-	for i := 1; i <= 100000; i++ {
+	for i := 1; i <= 300000; i++ {
 		full += len(strconv.Itoa(i)) + 1
 	}
 	// The note says how much was cut, and it adds up.

@@ -3,10 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io/fs"
-	"os"
-	"strings"
 
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
@@ -82,86 +78,26 @@ func (Edit) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool
 	if err != nil {
 		return failf("%v", err), nil
 	}
-	if oldString == newString {
-		return failf("No changes to make: old_string and new_string are exactly the same."), nil
+	reps := []replacement{{old: oldString, new: newString, all: replaceAll}}
+	if err := checkReplacements(reps); err != nil {
+		return failf("%v", err), nil
 	}
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, err
 	}
-	detail := editDetail{FilePath: path, OldString: oldString, NewString: newString, ReplaceAll: replaceAll}
-
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if oldString != "" {
-			return failf("File does not exist: %s (the working directory is %s). To create a file, use Write", path, env.Cwd()), nil
-		}
-		if err := writeFile(env, path, []byte(newString)); err != nil {
-			return failf("Cannot write %s: %v", path, err), nil
-		}
-		recordSeen(env, path, false)
-		detail.StructuredPatch = structuredPatch("", newString)
+	c, err := changeFile(env, path, reps)
+	if err != nil {
+		return failf("%v", err), nil
+	}
+	detail := editDetail{
+		FilePath: path, OldString: oldString, NewString: newString, ReplaceAll: replaceAll,
+		OriginalFile: c.original, StructuredPatch: structuredPatch(c.original, c.updated),
+	}
+	if c.created {
 		r := tool.Text("File created successfully at: " + path + stateNote)
 		r.Detail = detail
 		return r, nil
-	case err != nil:
-		return failf("Cannot edit %s: %v", path, err), nil
-	case fi.IsDir():
-		return failf("%s is a directory; give the path of a file", path), nil
 	}
-	if err := checkFresh(env, path, fi, true); err != nil {
-		return failf("%v", err), nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return failf("Cannot read %s: %v", path, err), nil
-	}
-	original := string(data)
-	detail.OriginalFile = original
-
-	// A file with Windows line endings is edited as if it had "\n" ones,
-	// which is how Read showed it, and keeps its "\r\n" when written back.
-	content, crlf := original, false
-	if n := strings.Count(original, "\r\n"); n > 0 && n == strings.Count(original, "\n") && !strings.Contains(oldString, "\r") {
-		content, crlf = strings.ReplaceAll(original, "\r\n", "\n"), true
-	}
-
-	var updated string
-	switch {
-	case oldString == "":
-		if content != "" {
-			return failf("old_string is empty but %s already has content. Give the text to replace, or use Write to replace the whole file", path), nil
-		}
-		updated = newString
-	default:
-		n := strings.Count(content, oldString)
-		if n == 0 {
-			return failf("String to replace not found in %s. old_string must match the file exactly, including whitespace and indentation; Read the file again and copy the text.\nString: %s", path, oldString), nil
-		}
-		if n > 1 && !replaceAll {
-			return failf("Found %d matches of old_string in %s, but replace_all is false. Include more surrounding lines so old_string matches only the place you mean, or set replace_all to true to change all %d.\nString: %s", n, path, n, oldString), nil
-		}
-		old := oldString
-		// Deleting whole lines: take the line break with them, so no blank
-		// line is left behind.
-		if newString == "" && !strings.HasSuffix(old, "\n") && strings.Count(content, old+"\n") == n {
-			old += "\n"
-		}
-		if replaceAll {
-			updated = strings.ReplaceAll(content, old, newString)
-		} else {
-			updated = strings.Replace(content, old, newString, 1)
-		}
-	}
-	if crlf {
-		updated = strings.ReplaceAll(updated, "\n", "\r\n")
-	}
-	detail.StructuredPatch = structuredPatch(original, updated)
-	if err := writeFile(env, path, []byte(updated)); err != nil {
-		return failf("Cannot write %s: %v", path, err), nil
-	}
-	seen, _ := env.Files.Seen(path)
-	recordSeen(env, path, seen.Partial)
 	r := tool.Text("The file " + path + " has been updated successfully." + stateNote)
 	r.Detail = detail
 	return r, nil

@@ -120,6 +120,29 @@ func (a *args) bool(name string) bool {
 	return false
 }
 
+// list returns an array parameter's elements, undecoded; a missing
+// required one is an error. An array sent as a JSON string holding it is
+// accepted too.
+func (a *args) list(name string, required bool) []json.RawMessage {
+	v, ok := a.raw(name)
+	if !ok {
+		if required && a.err == nil {
+			a.err = fmt.Errorf("the required parameter %q is missing", name)
+		}
+		return nil
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		v = json.RawMessage(s)
+	}
+	var out []json.RawMessage
+	if err := json.Unmarshal(v, &out); err != nil || out == nil {
+		a.fail(name, "an array", v)
+		return nil
+	}
+	return out
+}
+
 // invalid returns the result telling the model its input was wrong.
 func (a *args) invalid() tool.Result {
 	return failf("InputValidationError: %s: %v", a.tool, a.err)

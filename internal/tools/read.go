@@ -42,6 +42,16 @@ const (
 // sniffLen is how much of a file is examined to tell text from binary.
 const sniffLen = 8 << 10
 
+// readCountLimit is how far past the lines it returns Read goes on
+// counting the file's lines; a longer file is reported as at least that
+// many. readLongLine is how much of one line Read skips before giving up
+// on it. Both keep a Read of a huge file (a 1 GB log, a sparse image
+// with a text header) quick.
+const (
+	readCountLimit = 16 << 20
+	readLongLine   = 16 << 20
+)
+
 // lineCut ends a line that was longer than ReadMaxLineLength.
 const lineCut = "… [line truncated]"
 
@@ -174,7 +184,8 @@ func readText(ctx context.Context, env *tool.Env, path string, fi fs.FileInfo, s
 		return failf("Cannot read %s: %v", path, err), nil
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	cr := &countingReader{r: f}
+	br := bufio.NewReaderSize(cr, 64<<10)
 	head, _ := br.Peek(sniffLen)
 	if why := binaryReason(head); why != "" {
 		return failf("%s looks like a binary file (%s); Read shows only text and images. Inspect it with Bash instead (for example file, or xxd | head)", path, why), nil
@@ -184,19 +195,36 @@ func readText(ctx context.Context, env *tool.Env, path string, fi fs.FileInfo, s
 		lines     []string
 		total     int
 		renderLen int
+		stopped   string // why the read ended before the end of the file
+		counted   int64  // bytes read when the last wanted line was taken
 	)
 	for end := false; !end; {
 		if total%4096 == 0 && ctx.Err() != nil {
 			return tool.Result{}, ctx.Err()
 		}
+		if len(lines) > 0 && total >= start+limit-1 && cr.n-counted > readCountLimit {
+			stopped = fmt.Sprintf("The file is larger than this read counted; it has more than %d lines.", total)
+			break
+		}
 		total++
 		keep := total >= start && total < start+limit
 		line, last, err := readLine(br, keep)
-		if err != nil {
+		switch {
+		case errors.Is(err, errLongLine):
+			stopped = fmt.Sprintf("Line %d is longer than %d MB; the read stopped there. Look at the file with Bash (head -c, cut, grep) instead.", total, readLongLine>>20)
+			total--
+			end = true
+			continue
+		case err != nil:
 			return failf("Cannot read %s: %v", path, err), nil
 		}
 		end = last
 		if keep {
+			if i := strings.IndexByte(line, 0); i >= 0 {
+				stopped = fmt.Sprintf("Line %d holds binary data (a NUL byte); the read stopped there. Inspect the rest with Bash (for example xxd -s or strings).", total)
+				total--
+				break
+			}
 			line = strings.TrimSuffix(line, "\r")
 			line = strings.ToValidUTF8(line, "\uFFFD")
 			if utf8.RuneCountInString(line) > ReadMaxLineLength {
@@ -204,6 +232,7 @@ func readText(ctx context.Context, env *tool.Env, path string, fi fs.FileInfo, s
 			}
 			lines = append(lines, line)
 			renderLen += len(line) + 8
+			counted = cr.n
 		}
 	}
 	detail := readDetail{Type: "text", File: readFile{
@@ -236,23 +265,43 @@ func readText(ctx context.Context, env *tool.Env, path string, fi fs.FileInfo, s
 		b.WriteByte('\t')
 		b.WriteString(l)
 	}
-	partial := start > 1 || start+len(lines)-1 < total
+	partial := start > 1 || start+len(lines)-1 < total || stopped != ""
 	if seen, ok := env.Files.Seen(path); ok && partial && !seen.Partial &&
 		seen.ModTime.Equal(fi.ModTime()) && seen.Size == fi.Size() {
 		partial = false // the model read all of this very version before
 	}
 	env.Files.Saw(path, tool.FileSeen{ModTime: fi.ModTime(), Size: fi.Size(), Partial: partial})
+	if stopped != "" {
+		b.WriteString("\n\n<system-reminder>" + stopped + "</system-reminder>")
+	}
 	r := tool.Text(b.String())
 	r.Detail = detail
 	return r, nil
 }
 
+// errLongLine is a line longer than readLongLine.
+var errLongLine = errors.New("line too long")
+
+// countingReader counts what is read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
 // readLine reads one line without its "\n"; last reports that the file
 // ended with it. When keep is false the text is skipped, not stored; a kept
-// line stores at most what ReadMaxLineLength characters can take.
+// line stores at most what ReadMaxLineLength characters can take. A line
+// longer than readLongLine is errLongLine.
 func readLine(br *bufio.Reader, keep bool) (line string, last bool, err error) {
 	const maxBytes = ReadMaxLineLength*utf8.UTFMax + len(lineCut)
 	var buf []byte
+	long := 0
 	for {
 		frag, err := br.ReadSlice('\n')
 		if keep && len(buf) < maxBytes {
@@ -262,6 +311,9 @@ func readLine(br *bufio.Reader, keep bool) (line string, last bool, err error) {
 		case err == nil:
 			return string(bytes.TrimSuffix(buf, []byte("\n"))), false, nil
 		case errors.Is(err, bufio.ErrBufferFull):
+			if long += len(frag); long > readLongLine {
+				return "", false, errLongLine
+			}
 			continue
 		case errors.Is(err, io.EOF):
 			return string(buf), true, nil

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -289,5 +293,91 @@ func TestReadFIFO(t *testing.T) {
 	// Reading it would block for ever; Read refuses instead.
 	if r := call(t, Read{}, env, map[string]any{"file_path": fifo}); !r.IsError || !strings.Contains(text(t, r), "not a regular file") {
 		t.Errorf("got %q", text(t, r))
+	}
+}
+
+// sparseFile makes a 1 GB file: text, then zeros the disk does not hold
+// (as a disk image or a preallocated log is).
+func sparseFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString(text)
+	if err := f.Truncate(1 << 30); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+}
+
+// TestReadHugeFile reads 1 GB files. Read returns the text quickly, with
+// memory bounded whatever the size, and says why it stopped; it never
+// loads the file whole.
+func TestReadHugeFile(t *testing.T) {
+	env := newEnv(t)
+	img := filepath.Join(env.Cwd(), "huge.img")
+	sparseFile(t, img, "header\n")
+	log := filepath.Join(env.Cwd(), "huge.log")
+	var header strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&header, "line %03d %s\n", i+1, strings.Repeat("x", 54))
+	}
+	sparseFile(t, log, header.String())
+
+	for _, tc := range []struct {
+		name  string
+		input map[string]any
+		lines []string // that the result holds
+		note  string   // and what it says
+	}{
+		{"binary from the start", map[string]any{"file_path": img}, nil, "looks like a binary file (a NUL byte at offset 7)"},
+		{"whole", map[string]any{"file_path": log}, []string{"1\tline 001", "200\tline 200"}, "Line 201 is longer than 16 MB; the read stopped there"},
+		{"first two", map[string]any{"file_path": log, "limit": 2}, []string{"1\tline 001", "2\tline 002"}, "Line 201 is longer than 16 MB"},
+		{"past the text", map[string]any{"file_path": log, "offset": 300}, nil, "shorter than the provided offset (300). The file has 200 lines"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			r := call(t, Read{}, env, tc.input)
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("read in %v, %d KB allocated", took, alloc>>10)
+			got := text(t, r)
+			for _, l := range tc.lines {
+				if !strings.Contains(got, l) {
+					t.Errorf("lacks %q:\n%.500s", l, got)
+				}
+			}
+			if !strings.Contains(got, tc.note) || strings.ContainsRune(got, 0) {
+				t.Errorf("want %q and no NUL byte:\n%.300q", tc.note, got)
+			}
+			if alloc > 4<<20 {
+				t.Errorf("a read allocated %d KB", alloc>>10)
+			}
+		})
+	}
+	// The model saw part of the file only: Write must not replace it.
+	if seen, ok := env.Files.Seen(log); !ok || !seen.Partial {
+		t.Errorf("recorded as %+v, want a partial read", seen)
+	}
+}
+
+// TestReadStopsAtBinaryTail: text followed by NUL bytes on the same
+// pages returns the text and stops where the binary data starts.
+func TestReadStopsAtBinaryTail(t *testing.T) {
+	env := newEnv(t)
+	path := filepath.Join(env.Cwd(), "mixed")
+	data := strings.Repeat("text line\n", 1000) + "\x00\x01\x02tail\n" + "more\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, Read{}, env, map[string]any{"file_path": path})
+	got := text(t, r)
+	if r.IsError || !strings.Contains(got, "1000\ttext line\n") || !strings.Contains(got, "Line 1001 holds binary data") || strings.ContainsRune(got, 0) {
+		t.Errorf("got %.200q … %.300q", got, got[max(0, len(got)-300):])
 	}
 }

@@ -16,7 +16,7 @@ func TestCore(t *testing.T) {
 	for _, tl := range Core() {
 		names = append(names, tl.Spec().Name)
 	}
-	if diff := cmp.Diff([]string{"Bash", "Glob", "Grep", "Read", "Edit", "Write"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"Bash", "Glob", "Grep", "Read", "Edit", "MultiEdit", "Write", "WebFetch", "TodoWrite"}, names); diff != "" {
 		t.Errorf("Core order (-want +got):\n%s", diff)
 	}
 	if _, err := tool.NewRegistry(Core()...); err != nil {

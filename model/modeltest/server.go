@@ -18,6 +18,10 @@
 // tool, system block, message role and message content block counts
 // ceil(n/4) for the n bytes of its canonical JSON (see EstimateTokens).
 //
+// Context management (the context-management beta's
+// clear_tool_uses_20250919 edit) is applied to the prompt before it is
+// charged and cached, and the response reports the applied edits.
+//
 // Faults are scripted too: HTTP errors with the API's error bodies, a
 // retry-after header, an SSE error event mid-stream, a dropped connection,
 // a stream that ends early, a stream that waits for the client to cancel.
@@ -107,6 +111,10 @@ type Request struct {
 	Usage model.Usage
 	// Status is the HTTP status of the answer.
 	Status int
+	// ContextEdits are the context-management edits the server applied to
+	// the prompt before charging it (see ContextManagementBeta); nil when
+	// the request had no context_management.
+	ContextEdits []AppliedEdit
 }
 
 // Params is the decoded body of a Messages request. System is decoded into
@@ -253,7 +261,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, req.ID, reply)
 		return
 	}
-	out := &response{id: msgID, model: params.Model, reply: reply, usage: req.Usage, cfg: &s.cfg, requestID: req.ID}
+	out := &response{id: msgID, model: params.Model, reply: reply, usage: req.Usage, cfg: &s.cfg, requestID: req.ID,
+		contextManagement: contextManagementJSON(req.ContextEdits)}
 	if !params.Stream {
 		w.Header().Set("content-type", "application/json")
 		_, _ = w.Write(out.messageJSON())
@@ -294,6 +303,9 @@ func (s *Server) decide(req *Request, decodeErr error) (Reply, *Reply) {
 	}
 	if pr.marks > maxBreakpoints {
 		return refuse(http.StatusBadRequest, "A maximum of %d blocks with cache_control may be provided. Found %d.", maxBreakpoints, pr.marks)
+	}
+	if pr, err = editContext(req, pr, ttl); err != nil {
+		return refuse(http.StatusBadRequest, "%v", err)
 	}
 	if s.cfg.ContextWindow > 0 && pr.total > s.cfg.ContextWindow {
 		return refuse(http.StatusBadRequest, "prompt is too long: %d tokens > %d maximum", pr.total, s.cfg.ContextWindow)

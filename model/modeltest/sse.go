@@ -17,6 +17,9 @@ type response struct {
 	reply                Reply
 	usage                model.Usage
 	cfg                  *Config
+	// contextManagement reports the edits applied to the prompt; nil
+	// when the request asked for none.
+	contextManagement json.RawMessage
 }
 
 func (o *response) stopReason() string {
@@ -57,6 +60,7 @@ func (o *response) messageJSON() []byte {
 	w.Str("stop_reason", o.stopReason())
 	w.Null("stop_sequence")
 	w.Raw("usage", usageJSON(o.usage))
+	w.OptRaw("context_management", o.contextManagement)
 	return w.Bytes()
 }
 
@@ -161,6 +165,7 @@ func (o *response) stream(w http.ResponseWriter, r *http.Request) {
 		d.Null("stop_sequence")
 		w.Raw("delta", d.Bytes())
 		w.Raw("usage", usageJSON(o.usage))
+		w.OptRaw("context_management", o.contextManagement)
 	})
 	if !e.send("message_delta", md) {
 		return

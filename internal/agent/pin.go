@@ -1,0 +1,129 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/cairn-dev/cairn/internal/compact"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// ErrNothingToPin is returned by Pin when given nothing to pin.
+var ErrNothingToPin = errors.New("nothing to pin: give the text to keep, or the uuid or [id:…] tag of a message")
+
+// Pin keeps something word for word for the rest of the session, through
+// any number of compactions, and out of reach of the Snip tool. target
+// is a message of the conversation — its uuid, or the [id:xxxxxx] tag
+// the model sees on it — or else a note, pinned as written.
+//
+// The pin is recorded at once (an attachment line of type
+// compact.PinType, so a resumed session knows it). A note is shown to
+// the model from the next request on; a pinned message is already in
+// the conversation, and its pin shows only when a compaction carries it.
+// Pin must not be called while a Run is in progress.
+func (a *Agent) Pin(ctx context.Context, target string) (compact.Pin, error) {
+	target = strings.TrimSpace(target)
+	if target == "" {
+		return compact.Pin{}, ErrNothingToPin
+	}
+	pin := compact.Pin{Text: target}
+	if m, id, ok, err := a.pinned(target); err != nil {
+		return compact.Pin{}, err
+	} else if ok {
+		text := visibleText(m)
+		if text == "" {
+			return compact.Pin{}, fmt.Errorf("message %s has no text to pin", id)
+		}
+		pin = compact.Pin{Text: text, Message: id}
+	}
+	att := compact.PinAttachment(pin, pin.Message == "")
+	e := a.recorder.NewEntry(transcript.TypeAttachment, a.recorder.Leaf())
+	e.Attachment, e.Extra = transcript.EncodeAttachment(att.Type, att.Data, att.Rendered)
+	if err := a.recorder.Append(ctx, e); err != nil {
+		return compact.Pin{}, fmt.Errorf("record the pin: %w", err)
+	}
+	pin.Line = e.UUID
+	a.pins.Add(pin)
+	if len(att.Rendered) > 0 {
+		h := a.engine.History()
+		a.engine.SetHistory(append(slices.Clip(h), model.Message{Role: model.RoleUser, Content: att.Rendered, IDs: []string{e.UUID}}))
+	}
+	return pin, nil
+}
+
+// Pins returns the session's pins, oldest first.
+func (a *Agent) Pins() []compact.Pin { return a.pins.List() }
+
+// pinned finds the message target names: by uuid, or by the tag the
+// model sees. ok is false when target names no message and is not
+// meant to (a note); an error when it looks like a name that fits none.
+func (a *Agent) pinned(target string) (m model.Message, id string, ok bool, err error) {
+	short, tag := strings.CutPrefix(target, "[id:")
+	if tag {
+		short = strings.TrimSuffix(short, "]")
+	}
+	_, uerr := uuid.Parse(target)
+	isUUID := uerr == nil && len(target) == 36
+	if !tag && !isUUID {
+		return model.Message{}, "", false, nil
+	}
+	for _, msg := range a.engine.History() {
+		for _, u := range msg.IDs {
+			if (isUUID && u == target) || (tag && compact.ShortID(u) == short) {
+				return msg, msg.IDs[0], true, nil
+			}
+		}
+	}
+	return model.Message{}, "", false, fmt.Errorf("no message %q in the conversation (it may be compacted already); pin its text instead", target)
+}
+
+// visibleText is what a message says: its own text and its tool
+// results, without the reminders the harness attached.
+func visibleText(m model.Message) string {
+	var parts []string
+	for _, b := range m.Content {
+		switch b.Type {
+		case model.BlockText:
+			if t := strings.TrimSpace(b.Text); t != "" && !strings.HasPrefix(t, "<system-reminder>") {
+				parts = append(parts, t)
+			}
+		case model.BlockToolResult:
+			if t := strings.TrimSpace(b.ResultText()); t != "" {
+				parts = append(parts, t)
+			}
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// pinsOf returns the pins a resumed conversation recorded.
+func pinsOf(conv *transcript.Conversation) *compact.Pins {
+	if conv == nil {
+		return compact.NewPins(nil)
+	}
+	return compact.NewPins(conv.Entries)
+}
+
+// Lines implements compact.Lines: the Snip tool reads what each message
+// of the live session is made of.
+func (t transcriptOf) Lines(ctx context.Context) ([]transcript.Entry, error) {
+	if err := t.a.writer.Flush(ctx); err != nil {
+		return nil, err
+	}
+	src, err := transcript.OpenFile(t.a.path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true})
+	if err != nil {
+		return nil, err
+	}
+	return conv.Entries, nil
+}

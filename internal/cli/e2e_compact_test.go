@@ -1,0 +1,79 @@
+package cli_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/model/modeltest"
+)
+
+// summarizer answers summary requests with a summary, others with text.
+func summarizer(r *modeltest.Request) modeltest.Reply {
+	if bytes.Contains(r.Body, []byte("<summary></summary>")) {
+		return modeltest.Text("<summary>THE-SUMMARY of the work so far.</summary>")
+	}
+	return modeltest.Text("fine")
+}
+
+func TestCompactCommandWithHooks(t *testing.T) {
+	p := newProject(t)
+	p.srv = modeltest.Start(t, modeltest.Config{Respond: summarizer})
+	p.withHooks(t, `{
+		"PreCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "$H/pre"}]}],
+		"PostCompact": [{"hooks": [{"type": "command", "command": "$H/post"}]}]
+	}`, map[string]string{
+		"pre":  `cat > "$CLAUDE_PROJECT_DIR/pre.json"; echo "Keep every FOO detail."`,
+		"post": `cat > "$CLAUDE_PROJECT_DIR/post.json"`,
+	})
+	for _, prompt := range []string{"first question", "second question"} {
+		if code, _, e := p.cairn(t, "-c", "-p", prompt); code != 0 && !strings.Contains(e, "no transcript") {
+			t.Fatalf("%s: %s", prompt, e)
+		} else if code != 0 {
+			p.cairn(t, "-p", prompt)
+		}
+	}
+	code, out, errOut := p.cairn(t, "-c", "-p", "/compact keep the names", "--output-format", "stream-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	if !strings.Contains(out, `"subtype":"compact_boundary"`) || !strings.Contains(out, `"trigger":"manual"`) {
+		t.Errorf("no compact_boundary event in:\n%s", out)
+	}
+	var summaryReq *modeltest.Request
+	for _, r := range p.srv.Requests() {
+		if bytes.Contains(r.Body, []byte("<summary></summary>")) {
+			summaryReq = r
+		}
+	}
+	if summaryReq == nil {
+		t.Fatal("no summary request")
+	}
+	for _, want := range []string{"keep the names", "Keep every FOO detail."} {
+		if !bytes.Contains(summaryReq.Body, []byte(want)) {
+			t.Errorf("the summary request lacks %q", want)
+		}
+	}
+	pre, _ := os.ReadFile(filepath.Join(p.dir, "pre.json"))
+	post, _ := os.ReadFile(filepath.Join(p.dir, "post.json"))
+	if !bytes.Contains(pre, []byte(`"trigger":"manual"`)) || !bytes.Contains(pre, []byte("keep the names")) {
+		t.Errorf("PreCompact input: %s", pre)
+	}
+	if !bytes.Contains(post, []byte("THE-SUMMARY")) {
+		t.Errorf("PostCompact input lacks the summary: %s", post)
+	}
+	// The next turn starts from the summary, and the user's words survive.
+	if code, _, e := p.cairn(t, "-c", "-p", "third question"); code != 0 {
+		t.Fatal(e)
+	}
+	last := string(p.srv.Last().Body)
+	if !strings.Contains(last, "THE-SUMMARY") || !strings.Contains(last, `A request the user made earlier, in their own words:\nsecond question`) {
+		t.Errorf("the request after /compact: %s", last)
+	}
+	data := p.transcript(t)
+	if !bytes.Contains(data, []byte(`"subtype":"compact_boundary"`)) || !bytes.Contains(data, []byte(`"isCompactSummary":true`)) {
+		t.Error("the transcript lacks the compaction records")
+	}
+}

@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/history"
+	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/permission"
+	"github.com/cairn-dev/cairn/internal/pricing"
+	"github.com/cairn-dev/cairn/internal/settings"
+	"github.com/cairn-dev/cairn/internal/tools"
+	"github.com/cairn-dev/cairn/internal/tui"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
+)
+
+// pickSession is --resume's value when given without one: cairn -r opens
+// the session picker.
+const pickSession = "\x00pick"
+
+// interactive reports whether the terminal UI can run: stdout is a
+// terminal (the UI reads keys from the terminal even when stdin is not).
+func interactive(env Env) bool {
+	f, ok := env.Stdout.(*os.File)
+	return ok && isTerminal(f)
+}
+
+// resumeArg resolves `-r` given without a value: a first argument that
+// names a session is its value after all (`cairn -r ID`); otherwise the
+// picker opens.
+func resumeArg(env Env, f *agentFlags, a []string) []string {
+	if f.resume != pickSession || len(a) == 0 {
+		return a
+	}
+	home, err := env.Home()
+	if err != nil {
+		return a
+	}
+	if _, err := home.Find(env.Cwd, a[0]); err == nil {
+		f.resume = a[0]
+		return a[1:]
+	}
+	return a
+}
+
+// runInteractive runs a session in the terminal UI: assembled as a
+// headless run is, but with the permission checker's questions asked of
+// the person, and with what a headless run prints on stderr shown in the
+// UI.
+func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) error {
+	notices := tui.NewNotices()
+	stderr := env.Stderr
+	env.Stderr = notices // retries, hook messages and warnings go to the UI
+	home, err := env.Home()
+	if err != nil {
+		return err
+	}
+	st, err := settings.Load(home.Dir, env.Cwd)
+	if err != nil {
+		return err
+	}
+	stopSweep := startSweep(ctx, env, home)
+	defer stopSweep()
+	choice, err := chooseModel(env, f.provider, f.model, st)
+	if err != nil {
+		return err
+	}
+	userHome, _ := os.UserHomeDir()
+	instr, mem, memRules, ctxWarnings := sessionContextOptions(env, home, userHome, st, choice)
+	checker, err := permission.New(permission.Options{
+		CairnHome: home.Dir, UserHome: userHome, ProjectDir: env.Cwd, Cwd: env.Cwd,
+		Mode: permission.Mode(f.permissionMode), AllowedTools: append(memRules, f.allowed...), DisallowedTools: f.disallowed,
+	})
+	if err != nil {
+		return err
+	}
+	warnings := append(checker.Warnings(), ctxWarnings...)
+	hooks, hw := hook.Load(st.Files)
+	warnings = append(warnings, hw...)
+	ctx, halt := context.WithCancelCause(ctx)
+	defer halt(nil)
+	refused := &denials{}
+	gov := &governance{checker: checker, refused: refused, stderr: notices, halt: halt, cwd: env.Cwd}
+	gov.hooks = hook.NewRunner(hooks, hook.Options{ProjectDir: env.Cwd, Session: gov.session})
+	asker := tui.NewAsker()
+	gate := &askingGate{inner: gateWith(checker, refused), checker: checker, ask: asker.Ask, project: env.Cwd}
+	opts := agent.Options{
+		Home: home, Cwd: env.Cwd,
+		Model: choice.Model, ModelName: choice.Name, MaxTokens: choice.MaxTokens, Window: choice.Window,
+		Tools:    tools.Core(),
+		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
+		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
+		PermissionMode: string(checker.Mode()), Entrypoint: "cli",
+		ContextManagement:  contextManagement(env, choice),
+		DisableAutoCompact: truthy(env.Getenv("CAIRN_DISABLE_AUTO_COMPACT")),
+		Warn:               func(w string) { fmt.Fprintln(notices, "warning:", w) },
+		Now:                env.Now,
+		Instructions:       instr, Memory: mem,
+	}
+	if !hooks.Empty() {
+		gate.inner = gov.gate
+		opts.AfterTool, opts.BeforePrompt, opts.BeforeStop = gov.afterTool, gov.beforePrompt, gov.beforeStop
+		opts.PreCompact, opts.PostCompact = gov.preCompact, gov.postCompact
+	}
+	opts.Gate = gate.gate
+	pick := opts.Resume == pickSession
+	if pick {
+		opts.Resume = ""
+	}
+	ag, err := agent.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	gov.agent = ag
+	warnings = append(warnings, ag.Warnings...)
+	source := hook.SourceStartup
+	if f.cont || f.resume != "" {
+		source = hook.SourceResume
+	}
+	if err := gov.sessionStart(ctx, source, choice.Name); err != nil {
+		ag.Close()
+		return err
+	}
+	open := func(ctx context.Context, ref string) (tui.Session, error) {
+		o := opts
+		o.Continue, o.Resume, o.Fork, o.SessionID = false, ref, false, ""
+		a, err := agent.Open(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		gov.agent = a
+		return a, nil
+	}
+	hist := history.NewWriter(home.Dir, env.Now)
+	defer hist.Close()
+	last, runErr := tui.Run(ctx, tui.Options{
+		Session: ag, Open: open, Home: home, Cwd: env.Cwd, History: hist,
+		Asker: asker, Notices: notices, Warnings: warnings,
+		Context: func(ctx context.Context, s tui.Session) (string, error) {
+			a, ok := s.(*agent.Agent)
+			if !ok {
+				return "", fmt.Errorf("no context report for this session")
+			}
+			conv, err := a.Conversation(ctx)
+			if err != nil {
+				return "", err
+			}
+			rep, err := buildContextReport(ctx, env, conv, a.ModelName())
+			if err != nil {
+				return "", err
+			}
+			var b strings.Builder
+			printContext(&b, rep)
+			return b.String(), nil
+		},
+		Memory: func(ctx context.Context) (string, error) {
+			rep, err := buildExplain(ctx, env)
+			if err != nil {
+				return "", err
+			}
+			var b strings.Builder
+			printExplain(&b, rep)
+			return b.String(), nil
+		},
+		Summary: func(ctx context.Context, s tui.Session) (string, error) {
+			a, ok := s.(*agent.Agent)
+			if !ok {
+				return "", fmt.Errorf("no session memory for this session")
+			}
+			return a.Summary(ctx)
+		},
+		Permissions: func() string { return permissionsReport(checker) },
+		Cost:        pricing.Cost,
+		Prompt:      prompt, PickResume: pick,
+		Now: env.Now,
+	})
+	if last != nil {
+		if err := last.Close(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("finish writing the transcript %s: %w", last.Path(), err)
+		}
+		fmt.Fprintf(stderr, "Resume this session with: cairn -r %s\n", last.ID())
+	}
+	return runErr
+}
+
+// askingGate asks the person about the calls the permission checker
+// would ask about; the rest it leaves to the gate it wraps. "Don't ask
+// again" rules are written to the project's local settings by the UI and
+// apply at once. Safe for concurrent use.
+type askingGate struct {
+	inner   func(context.Context, tool.Tool, model.Block) engine.Verdict
+	checker *permission.Checker
+	// ask puts a question to the person (tui.Asker.Ask).
+	ask     func(context.Context, tui.Question) tui.Answer
+	project string
+
+	mu     sync.Mutex
+	always []permission.Rule
+}
+
+func (g *askingGate) gate(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict {
+	v := g.inner(ctx, t, call)
+	rec, ok := v.Record.(permission.Record)
+	if v.Allow || !ok || (rec.Decision != permission.Ask && rec.By != "headless") {
+		return v
+	}
+	mode := g.checker.Mode()
+	asked := permission.Decision{Behavior: permission.Ask, Reason: rec.Reason, Rule: rec.Rule}
+	if r, ok := g.allowedAlways(ctx, t, call); ok && rec.Rule == "" {
+		return engine.Verdict{Allow: true, Record: permission.Record{Decision: permission.Allow, By: "user", Rule: r,
+			Reason: "Allowed by " + r + ", which the user added in this session.", Mode: mode}}
+	}
+	q := tui.Question{Tool: call.Name, Input: call.Input, Reason: rec.Reason}
+	if rec.Rule == "" { // an ask rule asks whatever allow rules say
+		q.Rule = tui.SuggestRule(call.Name, call.Input, g.project)
+	}
+	ans := g.ask(ctx, q)
+	if ans.Allow {
+		if ans.Always && ans.Rule != "" {
+			if r, err := permission.ParseRule(ans.Rule); err == nil {
+				r.Source, r.Root = tui.LocalSettings(g.project), g.project
+				g.mu.Lock()
+				g.always = append(g.always, r)
+				g.mu.Unlock()
+			}
+		}
+		return engine.Verdict{Allow: true, Record: asked.Answered(mode, true)}
+	}
+	reason := "The user did not allow this " + call.Name + " call, so it did not run. Stop and wait for the user's direction instead of retrying it."
+	if ans.Note != "" && ctx.Err() == nil {
+		reason = "The user did not allow this " + call.Name + " call, so it did not run. The user said: " + ans.Note
+	}
+	return engine.Verdict{Reason: reason, Record: asked.Answered(mode, false)}
+}
+
+// allowedAlways reports whether a rule added in this session allows the
+// call.
+func (g *askingGate) allowedAlways(ctx context.Context, t tool.Tool, call model.Block) (string, bool) {
+	g.mu.Lock()
+	rules := append([]permission.Rule(nil), g.always...)
+	g.mu.Unlock()
+	if len(rules) == 0 {
+		return "", false
+	}
+	req := g.checker.Request(call.Name, call.Input, t.ReadOnly(call.Input), t.Destructive(call.Input))
+	req.Rules = permission.Rules{Allow: rules}
+	d := permission.Decide(ctx, req)
+	return d.Rule, d.Behavior == permission.Allow && d.Rule != ""
+}
+
+// permissionsReport is /permissions: the mode and the rules in force,
+// with where each was written.
+func permissionsReport(c *permission.Checker) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Permission mode: %s\n", c.Mode())
+	rules := c.Rules()
+	for _, group := range []struct {
+		name  string
+		rules []permission.Rule
+	}{{"Allow", rules.Allow}, {"Ask", rules.Ask}, {"Deny", rules.Deny}} {
+		fmt.Fprintf(&b, "\n%s (%d)\n", group.name, len(group.rules))
+		for _, r := range group.rules {
+			fmt.Fprintf(&b, "  %-40s %s\n", r.String(), r.Source)
+		}
+	}
+	b.WriteString("\nRules added with \"don't ask again\" go to .cairn/settings.local.json.")
+	return b.String()
+}

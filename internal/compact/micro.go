@@ -1,0 +1,342 @@
+package compact
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/internal/tokens"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// ClearedText replaces the content of a tool result that micro-compaction
+// cleared.
+const ClearedText = "[Old tool result content cleared]"
+
+// Triggers of a micro-compaction, as recorded in its boundary.
+const (
+	// MicroTime: the prompt cache went cold while the user was away, so
+	// rewriting the prefix costs nothing more.
+	MicroTime = "time"
+	// MicroCount: too many live results of compactable tools.
+	MicroCount = "count"
+)
+
+// Anthropic's server-side clearing of old tool results (context editing).
+const (
+	ContextManagementBeta = "context-management-2025-06-27"
+	ClearToolUsesEdit     = "clear_tool_uses_20250919"
+)
+
+// CompactableTools are the tools whose results can be obtained again (by
+// reading, searching, fetching or running again), so an old one may be
+// cleared.
+var CompactableTools = []string{"Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write"}
+
+// Reference defaults of micro-compaction (seed 000 §2.1).
+const (
+	DefaultKeepRecent   = 5
+	DefaultMicroCount   = 30
+	DefaultMicroGap     = 60 * time.Minute
+	DefaultClearAtLeast = 10_000
+)
+
+// MicroConfig configures micro-compaction. The zero value is the defaults,
+// cleared client-side.
+type MicroConfig struct {
+	// KeepRecent is how many of the newest compactable results are never
+	// cleared; 0 is DefaultKeepRecent, and at least 1 is always kept.
+	KeepRecent int
+	// Count is the count trigger: this many live (uncleared) compactable
+	// results clear all but the newest KeepRecent. 0 is DefaultMicroCount.
+	Count int
+	// Gap is the time trigger: a request this long after the previous one
+	// finds the prompt cache cold and clears all but the newest
+	// KeepRecent. 0 is DefaultMicroGap.
+	Gap time.Duration
+	// ClearAtLeast is the fewest tokens a count-triggered clearing must
+	// free, so the prefix changes rarely and for a worthwhile gain (also
+	// sent as the server's clear_at_least). 0 is DefaultClearAtLeast;
+	// negative is none.
+	ClearAtLeast int64
+	// ServerSide is set when the provider clears old tool results itself
+	// (Anthropic context management): while the cache is warm the prefix
+	// is left byte for byte as it was and each request asks the server to
+	// clear; client-side clearing happens only when the cache is cold.
+	ServerSide bool
+	// ServerTrigger is the server's trigger in input tokens; 0 is 100,000
+	// or three quarters of the auto-compaction threshold when lower.
+	ServerTrigger int64
+	// Tools are the compactable tools; nil is CompactableTools.
+	Tools []string
+	// Disabled turns micro-compaction off.
+	Disabled bool
+	// Transcript records each clearing (a microcompact_boundary line) so
+	// a resumed session clears the same results. May be nil.
+	Transcript Transcript
+	// Cleared and Since continue a resumed session: the tool_use ids its
+	// transcript records as cleared (transcript.Conversation.Cleared) and
+	// the time of its last assistant message.
+	Cleared map[string]bool
+	Since   time.Time
+}
+
+// Micro is the micro-compaction layer (SPEC C2): old results of
+// compactable tools lose their content to ClearedText while every
+// tool_use/tool_result pair stays. It clears in batches — when the cache
+// is cold anyway (the time trigger) or when enough live results have piled
+// up (the count trigger) — and a result once cleared stays cleared in
+// every later request and after a resume, so the prefix the prompt cache
+// holds changes only at a batch.
+//
+// A Micro belongs to one Manager and is not safe for concurrent use.
+type Micro struct {
+	cfg     MicroConfig
+	tools   map[string]bool
+	cleared map[string]bool
+	// last is when the previous request was prepared (or, resumed, the
+	// last assistant message was written); zero before any.
+	last time.Time
+}
+
+// NewMicro returns the micro-compaction layer.
+func NewMicro(cfg MicroConfig) *Micro {
+	if cfg.KeepRecent <= 0 {
+		cfg.KeepRecent = DefaultKeepRecent
+	}
+	if cfg.Count <= 0 {
+		cfg.Count = DefaultMicroCount
+	}
+	if cfg.Gap <= 0 {
+		cfg.Gap = DefaultMicroGap
+	}
+	switch {
+	case cfg.ClearAtLeast == 0:
+		cfg.ClearAtLeast = DefaultClearAtLeast
+	case cfg.ClearAtLeast < 0:
+		cfg.ClearAtLeast = 0
+	}
+	if cfg.Tools == nil {
+		cfg.Tools = CompactableTools
+	}
+	m := &Micro{cfg: cfg, tools: map[string]bool{}, cleared: map[string]bool{}, last: cfg.Since}
+	for _, t := range cfg.Tools {
+		m.tools[t] = true
+	}
+	for id, ok := range cfg.Cleared {
+		if ok {
+			m.cleared[id] = true
+		}
+	}
+	return m
+}
+
+// Name implements Layer.
+func (m *Micro) Name() string { return "micro" }
+
+// Reset forgets what was cleared: after a compaction (SPEC C4's
+// post-compaction cleanup) the history starts afresh, and a resume reads
+// no clearing from before the compaction's boundary.
+func (m *Micro) Reset() { clear(m.cleared) }
+
+// Cleared returns the tool_use ids cleared so far, sorted.
+func (m *Micro) Cleared() []string {
+	out := make([]string, 0, len(m.cleared))
+	for id := range m.cleared {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// compactable is one result of a compactable tool in the request.
+type compactable struct {
+	id        string
+	msg, blk  int
+	block     *model.Block
+	isCleared bool // its content is the placeholder already
+}
+
+// clearedJSON is a cleared result's content as the request carries it.
+var clearedJSON = jsonw.String(ClearedText)
+
+// Apply implements Layer. It returns the tokens freed by results it
+// cleared for this request; results cleared before were already out of
+// the context the last response reported.
+func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
+	cold := !m.last.IsZero() && st.Now.Sub(m.last) >= m.cfg.Gap
+	m.last = st.Now
+	if m.cfg.Disabled {
+		return 0, nil
+	}
+	results := m.collect(st.Send)
+	var freed int64
+	if trigger, batch, saved := m.batch(results, cold); trigger != "" {
+		if err := m.record(ctx, trigger, st.Remaining(), saved, batch); err != nil {
+			st.Prep.Notices = append(st.Prep.Notices, fmt.Sprintf("micro-compaction skipped: %v", err))
+		} else {
+			for _, id := range batch {
+				m.cleared[id] = true
+			}
+			freed = saved
+		}
+	}
+	st.Send = m.project(st.Send, results)
+	if m.cfg.ServerSide && len(results) > 0 {
+		m.askServer(st)
+	}
+	return freed, nil
+}
+
+// collect finds the results of compactable tools in msgs, oldest first.
+func (m *Micro) collect(msgs []model.Message) []compactable {
+	names := make(map[string]string, len(msgs)/2)
+	var out []compactable
+	for i, msg := range msgs {
+		for j, b := range msg.Content {
+			switch {
+			case b.Type == model.BlockToolUse:
+				names[b.ID] = b.Name
+			case b.Type == model.BlockToolResult && m.tools[names[b.ToolUseID]]:
+				out = append(out, compactable{
+					id: b.ToolUseID, msg: i, blk: j, block: &msg.Content[j],
+					isCleared: bytes.Equal(b.Content, clearedJSON),
+				})
+			}
+		}
+	}
+	return out
+}
+
+// batch decides what this request clears: nothing, or every live result
+// but the newest KeepRecent, when a trigger fires. It returns the trigger,
+// the ids, and the tokens they free.
+func (m *Micro) batch(results []compactable, cold bool) (string, []string, int64) {
+	live := 0
+	for _, r := range results {
+		if !r.isCleared && !m.cleared[r.id] {
+			live++
+		}
+	}
+	trigger := ""
+	switch {
+	case cold:
+		trigger = MicroTime
+	case !m.cfg.ServerSide && live >= m.cfg.Count:
+		trigger = MicroCount
+	default:
+		return "", nil, 0 // the usual case: nothing is measured
+	}
+	var ids []string
+	var saved int64
+	placeholder := tokens.Estimate(ClearedText)
+	for _, r := range results[:max(0, len(results)-m.cfg.KeepRecent)] {
+		if r.isCleared || m.cleared[r.id] {
+			continue
+		}
+		ids = append(ids, r.id)
+		saved += max(0, tokens.EstimateBlock(*r.block)-placeholder)
+	}
+	if len(ids) == 0 || saved == 0 || (trigger == MicroCount && saved < m.cfg.ClearAtLeast) {
+		return "", nil, 0
+	}
+	return trigger, ids, saved
+}
+
+// record writes the clearing to the transcript, so a resume repeats it.
+func (m *Micro) record(ctx context.Context, trigger string, pre, saved int64, ids []string) error {
+	t := m.cfg.Transcript
+	if t == nil {
+		return nil
+	}
+	e := t.NewEntry(transcript.TypeSystem, t.Leaf())
+	e.Subtype = transcript.SubtypeMicrocompactBoundary
+	e.Content = jsonw.String("Context microcompacted")
+	e.Level = "info"
+	md, err := jsonw.Marshal(transcript.MicrocompactMetadata{Trigger: trigger, PreTokens: pre, TokensSaved: saved, CompactedToolIDs: ids})
+	if err != nil {
+		return err
+	}
+	e.Extra = map[string]json.RawMessage{"microcompactMetadata": md}
+	if err := t.Append(ctx, e); err != nil {
+		return fmt.Errorf("record the clearing: %w", err)
+	}
+	return nil
+}
+
+// project returns msgs with every cleared result's content replaced, the
+// messages it changes copied (msgs itself is left as it is).
+func (m *Micro) project(msgs []model.Message, results []compactable) []model.Message {
+	// One allocation holds the copied messages' blocks.
+	n, last := 0, -1
+	for _, r := range results {
+		if !r.isCleared && m.cleared[r.id] && r.msg != last {
+			n += len(msgs[r.msg].Content)
+			last = r.msg
+		}
+	}
+	if n == 0 {
+		return msgs
+	}
+	out := slices.Clone(msgs)
+	pool := make([]model.Block, 0, n)
+	last = -1
+	for _, r := range results {
+		if r.isCleared || !m.cleared[r.id] {
+			continue
+		}
+		if r.msg != last {
+			start := len(pool)
+			pool = append(pool, msgs[r.msg].Content...)
+			out[r.msg].Content = pool[start:len(pool):len(pool)]
+			last = r.msg
+		}
+		out[r.msg].Content[r.blk].Content = clearedJSON
+	}
+	return out
+}
+
+// askServer puts the clear_tool_uses edit on the request: the server
+// clears what the client leaves, and the prefix bytes stay as they were.
+func (m *Micro) askServer(st *State) {
+	p := st.Prep
+	trigger := m.cfg.ServerTrigger
+	if trigger <= 0 {
+		trigger = max(1, min(100_000, st.Window.AutoCompactAt()*3/4))
+	}
+	var exclude []string
+	for _, t := range p.Tools {
+		if !m.tools[t.Name] {
+			exclude = append(exclude, t.Name)
+		}
+	}
+	threshold := func(typ string, v int64) []byte {
+		var o jsonw.Object
+		o.Str("type", typ)
+		o.Raw("value", strconv.AppendInt(nil, v, 10))
+		return o.Bytes()
+	}
+	var edit jsonw.Object
+	edit.Str("type", ClearToolUsesEdit)
+	edit.Raw("trigger", threshold("input_tokens", trigger))
+	edit.Raw("keep", threshold("tool_uses", int64(m.cfg.KeepRecent)))
+	if m.cfg.ClearAtLeast > 0 {
+		edit.Raw("clear_at_least", threshold("input_tokens", m.cfg.ClearAtLeast))
+	}
+	if len(exclude) > 0 {
+		names, _ := jsonw.Marshal(exclude)
+		edit.Raw("exclude_tools", names)
+	}
+	var cm jsonw.Object
+	cm.Raw("edits", append(append([]byte{'['}, edit.Bytes()...), ']'))
+	p.ContextManagement = cm.Bytes()
+	if !slices.Contains(p.Betas, ContextManagementBeta) {
+		p.Betas = append(p.Betas, ContextManagementBeta)
+	}
+}

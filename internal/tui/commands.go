@@ -1,0 +1,258 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// slashCommand splits "/name args" into its parts; "//x" and paths are
+// prompts, not commands.
+func slashCommand(prompt string) (name, args string, ok bool) {
+	prompt = strings.TrimSpace(prompt)
+	if !strings.HasPrefix(prompt, "/") || strings.HasPrefix(prompt, "//") {
+		return "", "", false
+	}
+	name, args, _ = strings.Cut(prompt[1:], " ")
+	if name == "" || strings.ContainsAny(name, "/\\.") {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(args), true
+}
+
+// commands are the slash commands, with what /help says of them.
+var commands = []struct{ name, args, help string }{
+	{"compact", "[instructions]", "summarise the conversation to free context, following the instructions if given"},
+	{"context", "", "what the next request holds, in tokens, against the window"},
+	{"resume", "", "pick a session to resume (search titles and content; tab for every project)"},
+	{"rewind", "", "go back to before a message: the code, the conversation, or both"},
+	{"memory", "", "the instruction and memory files that load here"},
+	{"summary", "", "the session memory's summary of this session"},
+	{"pin", "<text|message id>", "keep something word for word through every compaction"},
+	{"clear", "", "start a new session"},
+	{"cost", "", "tokens and cost of this session so far"},
+	{"permissions", "", "the permission mode and rules in force"},
+	{"help", "", "this help"},
+}
+
+// doneMsg ends an operation on the session started by a command.
+type doneMsg struct {
+	// info is shown as the command's output; err as its failure.
+	info string
+	err  error
+	// compaction, when set, is shown as a compaction.
+	compaction *engine.Compaction
+	// apply, when set, changes the model once the operation is done (a
+	// new session, a rewound conversation).
+	apply func(m *Model) tea.Cmd
+	used  int64
+	// measured is set when used is the context's size after the work.
+	measured bool
+}
+
+// command runs a slash command.
+func (m *Model) command(name, args string) tea.Cmd {
+	m.tr.add(&item{kind: kindUser, text: "/" + strings.TrimSpace(name+" "+args)})
+	switch name {
+	case "help":
+		m.info(m.help())
+		return nil
+	case "cost":
+		m.info(m.costReport())
+		return nil
+	case "permissions":
+		if m.opts.Permissions == nil {
+			m.info("The permission rules are not available here.")
+			return nil
+		}
+		m.info(m.opts.Permissions())
+		return nil
+	}
+	if m.work != nil {
+		m.tr.add(&item{kind: kindError, text: fmt.Sprintf("/%s waits for the session: press Esc to interrupt the turn first", name)})
+		return nil
+	}
+	s := m.sess
+	switch name {
+	case "compact":
+		return m.run("Compacting", func(ctx context.Context) doneMsg {
+			rep, err := s.Compact(ctx, args)
+			if err != nil {
+				return doneMsg{err: fmt.Errorf("compaction failed: %w", err), compaction: rep}
+			}
+			return doneMsg{compaction: rep}
+		})
+	case "context":
+		if m.opts.Context == nil {
+			m.info("The context report is not available here.")
+			return nil
+		}
+		window := m.meter.window
+		return m.run("Measuring", func(ctx context.Context) doneMsg {
+			text, err := m.opts.Context(ctx, s)
+			if err != nil {
+				return doneMsg{err: err}
+			}
+			used, uerr := s.Used(ctx)
+			if uerr == nil {
+				text = strings.TrimRight(text, "\n") + fmt.Sprintf("\n\nThis session now: %s tokens used; auto-compaction at %s (%s to go). The meter shows this number.",
+					thousands(used), thousands(window.AutoCompactAt()), thousands(max(0, window.AutoCompactAt()-used)))
+			}
+			return doneMsg{info: text}
+		})
+	case "memory":
+		if m.opts.Memory == nil {
+			m.info("No memory report is available in this version of cairn.")
+			return nil
+		}
+		return m.run("Reading", func(ctx context.Context) doneMsg {
+			text, err := m.opts.Memory(ctx)
+			return doneMsg{info: text, err: err}
+		})
+	case "summary":
+		if m.opts.Summary == nil {
+			m.info("Session memory is not available in this version of cairn, so there is no summary to show. /compact summarises the conversation instead.")
+			return nil
+		}
+		return m.run("Reading", func(ctx context.Context) doneMsg {
+			text, err := m.opts.Summary(ctx, s)
+			return doneMsg{info: text, err: err}
+		})
+	case "pin":
+		return m.run("Pinning", func(ctx context.Context) doneMsg {
+			pin, err := s.Pin(ctx, args)
+			if err != nil {
+				return doneMsg{err: err}
+			}
+			return doneMsg{info: "Pinned for the rest of the session: " + oneLine(pin.Text, 200)}
+		})
+	case "clear":
+		return m.reopen("", "Started a new session.")
+	case "resume":
+		return m.openResume()
+	case "rewind":
+		return m.openRewind()
+	}
+	m.tr.add(&item{kind: kindError, text: fmt.Sprintf("Unknown command /%s; /help lists the commands.", name)})
+	return nil
+}
+
+// info shows a command's output.
+func (m *Model) info(text string) { m.tr.add(&item{kind: kindInfo, text: text}) }
+
+// run does an operation on the session in a command, showing label with
+// the spinner meanwhile; Esc cancels it.
+func (m *Model) run(label string, op func(ctx context.Context) doneMsg) tea.Cmd {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &work{label: label, start: m.now(), cancel: cancel, done: make(chan struct{})}
+	m.work = w
+	s := m.sess
+	return tea.Batch(tick(), func() tea.Msg {
+		defer close(w.done)
+		defer cancel()
+		d := op(ctx)
+		if d.apply == nil {
+			if used, err := s.Used(context.Background()); err == nil {
+				d.used, d.measured = used, true
+			}
+		}
+		return d
+	})
+}
+
+// onDone shows what an operation did.
+func (m *Model) onDone(d doneMsg) tea.Cmd {
+	m.work = nil
+	if d.measured {
+		m.setUsed(d.used)
+	}
+	var cmd tea.Cmd
+	if d.apply != nil {
+		cmd = d.apply(m)
+	}
+	if d.compaction != nil {
+		m.tr.add(&item{kind: kindCompact, compaction: d.compaction})
+	}
+	if d.info != "" {
+		m.info(d.info)
+	}
+	if d.err != nil {
+		m.tr.add(&item{kind: kindError, text: d.err.Error()})
+	}
+	return tea.Batch(cmd, m.dequeue())
+}
+
+// reopen switches to another session (ref "" for a new one), closing
+// this one first; if the other cannot be opened, this one is reopened.
+func (m *Model) reopen(ref, said string) tea.Cmd {
+	old := m.sess
+	open := m.opts.Open
+	if open == nil {
+		m.tr.add(&item{kind: kindError, text: "Switching sessions is not available here."})
+		return nil
+	}
+	return m.run("Opening", func(ctx context.Context) doneMsg {
+		path := old.Path()
+		if err := old.Close(); err != nil {
+			return doneMsg{err: fmt.Errorf("close the session: %w", err)}
+		}
+		s, err := open(ctx, ref)
+		if err != nil {
+			back, berr := open(ctx, path)
+			if berr != nil {
+				return doneMsg{err: fmt.Errorf("%w; and reopening %s failed too: %v", err, path, berr)}
+			}
+			return doneMsg{err: err, apply: func(m *Model) tea.Cmd { m.sess = back; return nil }}
+		}
+		used, uerr := s.Used(ctx)
+		return doneMsg{apply: func(m *Model) tea.Cmd {
+			m.sess = s
+			m.meter = meter{window: s.Window(), used: used, known: uerr == nil}
+			m.loadHistory(s.History())
+			m.welcome()
+			m.prompt.pos = -1
+			m.info(said)
+			return m.readHistory()
+		}}
+	})
+}
+
+func (m *Model) help() string {
+	var b strings.Builder
+	b.WriteString("Commands\n")
+	for _, c := range commands {
+		name := "/" + c.name
+		if c.args != "" {
+			name += " " + c.args
+		}
+		fmt.Fprintf(&b, "  %-28s %s\n", name, c.help)
+	}
+	b.WriteString("\nKeys\n")
+	for _, k := range [][2]string{
+		{"enter", "send"}, {"shift+enter, alt+enter, ctrl+j", "new line"},
+		{"↑ / ↓", "previous / next prompt"}, {"esc", "interrupt the model"},
+		{"ctrl+c", "clear the prompt; twice to exit"}, {"ctrl+o", "expand or collapse tool output and thinking"},
+		{"pgup / pgdown", "scroll"}, {"ctrl+home / ctrl+end", "first / newest message"},
+	} {
+		fmt.Fprintf(&b, "  %-28s %s\n", k[0], k[1])
+	}
+	return b.String()
+}
+
+func (m *Model) costReport() string {
+	u := m.usage
+	var b strings.Builder
+	if m.opts.Cost != nil {
+		fmt.Fprintf(&b, "Total cost:            $%.4f\n", m.cost)
+	}
+	fmt.Fprintf(&b, "Total duration (API):  %s\n", m.apiTime.Round(100*time.Millisecond))
+	fmt.Fprintf(&b, "Total duration (wall): %s\n", m.now().Sub(m.started).Round(time.Second))
+	fmt.Fprintf(&b, "Usage:                 %s input, %s output, %s cache read, %s cache write",
+		thousands(u.InputTokens), thousands(u.OutputTokens), thousands(u.CacheReadInputTokens), thousands(u.CacheCreationInputTokens))
+	return b.String()
+}

@@ -1,0 +1,155 @@
+package tui_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/history"
+	"github.com/cairn-dev/cairn/model/modeltest"
+)
+
+func TestEscInterruptsCleanly(t *testing.T) {
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	r := newRig(t, modeltest.Config{})
+	slow := modeltest.Text("I will take a very long time to answer this question, as you will see.")
+	slow.Hold, slow.HoldAfter = hold, 4
+	r.srv.Enqueue(slow, modeltest.Text("Fresh answer."))
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, r.options(s))
+	d.waitFor("to auto-compact")
+	d.typeText("think hard")
+	d.press("enter")
+	d.waitFor("I will take") // the model is streaming
+	d.press("esc")
+	d.waitFor("Interrupted")
+	h := d.m.Session().History()
+	if last := h[len(h)-1]; last.Text() != engine.InterruptedText {
+		t.Errorf("the conversation ends with %q, want the interruption marker", last.Text())
+	}
+	// The session goes on.
+	d.typeText("again")
+	d.press("enter")
+	d.waitFor("Fresh answer.")
+}
+
+func TestPromptHistoryAndMultiline(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, r.options(s))
+	d.waitFor("to auto-compact")
+	d.typeText("first line")
+	d.press("shift+enter")
+	d.typeText("second line")
+	d.press("enter")
+	d.waitUntil("the reply", func(f string) bool { return strings.Contains(f, "● OK") && !strings.Contains(f, "esc to") })
+	if body := string(r.srv.Last().Body); !strings.Contains(body, `first line\nsecond line`) {
+		t.Errorf("the two lines were not sent as one message: %s", body)
+	}
+	big := strings.Repeat("a long pasted line of text\n", 60)
+	d.tm.Send(tea.PasteMsg{Content: big})
+	d.press("enter")
+	d.waitUntil("the second reply", func(f string) bool { return strings.Count(f, "● OK") == 2 && !strings.Contains(f, "esc to") })
+	if body := string(r.srv.Last().Body); strings.Count(body, "a long pasted line") != 60 {
+		t.Error("the paste was not sent whole")
+	}
+	d.press("up")
+	d.waitFor("> [Pasted text #1 +60 lines]")
+	d.press("up")
+	f := d.waitFor("> first line")
+	if !strings.Contains(f, "  second line") {
+		t.Errorf("↑ did not bring back both lines:\n%s", f)
+	}
+	d.press("down")
+	d.waitFor("> [Pasted text #1 +60 lines]")
+
+	// history.jsonl has both prompts, the long paste by its hash.
+	entries, err := r.hist.Read(t.Context(), r.dir, s.ID(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || entries[0].Display != "[Pasted text #1 +60 lines]" || entries[1].Display != "first line\nsecond line" {
+		t.Fatalf("history = %+v", entries)
+	}
+	if p := entries[0].Pasted[1]; p.Content != big || p.ContentHash == "" {
+		t.Errorf("the paste was not kept by hash: %+v", p)
+	}
+	if _, err := os.Stat(filepath.Join(r.home.Dir, "paste-cache", history.HashPaste(big)+".txt")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCtrlCClearsThenExits(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, r.options(s))
+	d.waitFor("to auto-compact")
+	d.typeText("half a thought")
+	d.waitFor("> half a thought")
+	d.press("ctrl+c")
+	f := d.waitFor("Press Ctrl+C again to exit")
+	if strings.Contains(f, "half a thought") {
+		t.Errorf("Ctrl+C did not clear the prompt:\n%s", f)
+	}
+	d.press("ctrl+c")
+	d.tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+func TestSlashCommands(t *testing.T) {
+	r := newRig(t, modeltest.Config{Respond: func(req *modeltest.Request) modeltest.Reply {
+		if strings.Contains(string(req.Body), "<summary>") {
+			return modeltest.Text("<summary>We said hello.</summary>")
+		}
+		return modeltest.Text("Hello there.")
+	}})
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, r.options(s))
+	d.waitFor("to auto-compact")
+	for _, c := range []struct{ cmd, want string }{
+		{"/help", "/compact [instructions]"},
+		{"/summary", "Session memory is not available"},
+		{"/cost", "Total cost:"},
+		{"/nope", "Unknown command /nope"},
+	} {
+		d.typeText(c.cmd)
+		d.press("enter")
+		d.waitFor(c.want)
+	}
+	d.typeText("hello")
+	d.press("enter")
+	d.waitUntil("the reply", func(f string) bool { return strings.Contains(f, "Hello there.") && !strings.Contains(f, "esc to") })
+	d.typeText("/pin always answer in French")
+	d.press("enter")
+	d.waitFor("Pinned for the rest of the session")
+	d.typeText("/compact keep it short")
+	d.press("enter")
+	f := d.waitFor("Conversation compacted (manual)")
+	if !strings.Contains(f, "tokens") {
+		t.Errorf("the compaction does not say what it did:\n%s", f)
+	}
+	d.typeText("/clear")
+	d.press("enter")
+	f = d.waitFor("Started a new session.")
+	if strings.Contains(f, "Hello there.") {
+		t.Errorf("/clear kept the old conversation on screen:\n%s", f)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package tui_test
+
+func init() { raceEnabled = true }

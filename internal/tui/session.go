@@ -1,0 +1,80 @@
+package tui
+
+import (
+	"context"
+	"iter"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/history"
+	"github.com/cairn-dev/cairn/internal/compact"
+	"github.com/cairn-dev/cairn/internal/filehistory"
+	"github.com/cairn-dev/cairn/internal/tokens"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/session"
+)
+
+// Session is what the UI needs of an open session; *agent.Agent is one.
+// It is not safe for concurrent use: the UI calls it from one goroutine
+// at a time, and during a Run only from inside the loop over the Run's
+// events (where the engine is paused).
+type Session interface {
+	ID() string
+	Path() string
+	ModelName() string
+	// Run sends text as the user's next message; cancelling ctx
+	// interrupts the turn, leaving the transcript valid.
+	Run(ctx context.Context, text string) iter.Seq2[engine.Event, error]
+	Compact(ctx context.Context, instructions string) (*engine.Compaction, error)
+	Pin(ctx context.Context, target string) (compact.Pin, error)
+	// History is the conversation as the model sees it.
+	History() []model.Message
+	// Used is the context's size as the auto-compaction trigger counts
+	// it; Window is what it is measured against.
+	Used(ctx context.Context) (int64, error)
+	Window() tokens.Window
+	RewindPlan(messageID string) (*filehistory.Plan, error)
+	Rewind(ctx context.Context, messageID string, code, conversation bool) (*filehistory.Plan, error)
+	Close() error
+}
+
+// Opener opens another session for /resume (ref is a session id or a
+// transcript path) and /clear (ref is ""). The UI closes the session it
+// leaves.
+type Opener func(ctx context.Context, ref string) (Session, error)
+
+// Options are what the UI runs with. Session and Open are required; the
+// reports may be nil, and the command then says it is not available.
+type Options struct {
+	Session Session
+	Open    Opener
+	// Home and Cwd are where sessions are listed from (/resume) and the
+	// project the prompt history is kept for.
+	Home session.Home
+	Cwd  string
+	// History keeps the prompts typed (↑/↓, history.jsonl). May be nil.
+	History *history.Writer
+	// Asker carries the permission gate's questions to the UI. May be nil.
+	Asker *Asker
+	// Notices carries what the rest of cairn has to tell the user while
+	// the UI owns the terminal (hook messages, retries). May be nil.
+	Notices *Notices
+	// Context is the /context report of the session; Memory the /memory
+	// report; Summary the session memory's summary (/summary);
+	// Permissions the rules in force (/permissions).
+	Context     func(ctx context.Context, s Session) (string, error)
+	Memory      func(ctx context.Context) (string, error)
+	Summary     func(ctx context.Context, s Session) (string, error)
+	Permissions func() string
+	// Cost prices a response's usage in US dollars for /cost. May be nil.
+	Cost func(modelName string, u model.Usage) float64
+	// Prompt is sent as the first message when not empty; PickResume
+	// opens the /resume picker at once (cairn -r without an id).
+	Prompt     string
+	PickResume bool
+	// Warnings are shown when the UI starts (from loading the session).
+	Warnings []string
+	// Now is the clock (time.Now when nil): the spinner's elapsed time
+	// and the prompt history's timestamps come from it.
+	Now func() time.Time
+}

@@ -1,0 +1,120 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// tool renders a tool call: a line naming it, then its result collapsed
+// to a line or two (all of it when expanded), or the diff of an edit.
+func (r *renderer) tool(it *item, width int) []string {
+	head := it.call.Name
+	if arg := r.callArg(it.call.Name, it.call.Input); arg != "" {
+		head += "(" + arg + ")"
+	}
+	bullet := r.st.tool.Render("● ")
+	switch {
+	case it.result == nil:
+		bullet = r.st.dim.Render("○ ")
+	case it.result.isError:
+		bullet = r.st.toolErr.Render("● ")
+	}
+	out := []string{bullet + r.st.bold.Render(truncate(head, width-2))}
+	if it.result == nil {
+		return append(out, r.st.dim.Render("  ⎿  Running…"))
+	}
+	res := it.result
+	if !res.isError && (it.call.Name == "Edit" || it.call.Name == "Write" || it.call.Name == "MultiEdit") {
+		p, ok := patchOf(res.detail)
+		if !ok {
+			p, ok = patchFromInput(it.call.Name, it.call.Input)
+		}
+		if ok {
+			add, del := p.counts()
+			out = append(out, r.st.dim.Render(truncate(fmt.Sprintf("  ⎿  Updated %s with %d %s and %d %s", r.rel(p.FilePath), add, plural(add, "addition"), del, plural(del, "removal")), width)))
+			limit := 20
+			if r.expanded {
+				limit = 0
+			}
+			for _, l := range r.diff(p, width-5, limit) {
+				out = append(out, "     "+l)
+			}
+			return out
+		}
+	}
+	text := strings.TrimRight(res.text, "\n")
+	style := r.st.toolOK
+	if res.isError {
+		style = r.st.toolErr
+	}
+	if text == "" {
+		return append(out, style.Render("  ⎿  (no output)"))
+	}
+	lines := strings.Split(text, "\n")
+	shown := lines
+	if !r.expanded && len(lines) > collapsedLines {
+		shown = lines[:collapsedLines]
+	}
+	for i, l := range shown {
+		p := "     "
+		if i == 0 {
+			p = "  ⎿  "
+		}
+		out = append(out, style.Render(p+truncate(strings.ReplaceAll(l, "\t", "    "), width-5)))
+	}
+	if len(shown) < len(lines) {
+		out = append(out, r.st.dim.Render(fmt.Sprintf("     … +%d lines (ctrl+o to expand)", len(lines)-len(shown))))
+	}
+	return out
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// callArg is what a call is about, in a few words: the command, the file,
+// the pattern.
+func (r *renderer) callArg(tool string, input json.RawMessage) string {
+	var in map[string]any
+	if json.Unmarshal(input, &in) != nil {
+		return ""
+	}
+	str := func(k string) string { s, _ := in[k].(string); return s }
+	switch tool {
+	case "Bash":
+		return oneLine(str("command"), 200)
+	case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit":
+		return r.rel(firstOf(str("file_path"), str("notebook_path")))
+	case "Grep", "Glob":
+		if p := str("path"); p != "" {
+			return fmt.Sprintf("%q in %s", str("pattern"), r.rel(p))
+		}
+		return fmt.Sprintf("%q", str("pattern"))
+	case "WebFetch":
+		return str("url")
+	}
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		if s, ok := in[k].(string); ok && s != "" {
+			return oneLine(s, 80)
+		}
+	}
+	return ""
+}
+
+// rel shows a path from the working directory when it is inside it.
+func (r *renderer) rel(path string) string {
+	if r.cwd == "" || !filepath.IsAbs(path) {
+		return path
+	}
+	if rel, err := filepath.Rel(r.cwd, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}

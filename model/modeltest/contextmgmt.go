@@ -1,0 +1,218 @@
+package modeltest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/model"
+)
+
+// Server-side context editing, as the API's context-management beta does
+// it: a request's context_management edits are applied to the prompt
+// before it is counted and cached, so a test sees what the server cleared
+// in the usage it is charged and in the applied_edits it is told about.
+//
+// Only clear_tool_uses_20250919 is known. When the prompt is over the
+// edit's trigger (input_tokens, 100,000 when left out), the results of
+// every tool use but the newest keep (tool_uses, 3 when left out) are
+// replaced by ServerClearedText, oldest first, except tools named in
+// exclude_tools; clear_tool_inputs (true, or a list of tool names) empties
+// the calls' inputs too. An edit that would free fewer than clear_at_least
+// input tokens is not applied. Each request is edited afresh: the client
+// keeps sending its history whole.
+
+// ContextManagementBeta is the anthropic-beta value that enables
+// context_management.
+const ContextManagementBeta = "context-management-2025-06-27"
+
+// ServerClearedText is what the server puts in place of a result it
+// cleared.
+const ServerClearedText = "[tool result cleared by context management]"
+
+// AppliedEdit is one edit the server applied to a request's prompt, as the
+// response's context_management.applied_edits reports it.
+type AppliedEdit struct {
+	Type               string `json:"type"`
+	ClearedToolUses    int    `json:"cleared_tool_uses"`
+	ClearedInputTokens int64  `json:"cleared_input_tokens"`
+}
+
+const clearToolUses = "clear_tool_uses_20250919"
+
+// clearEdit is a clear_tool_uses_20250919 edit, defaults filled in.
+type clearEdit struct {
+	trigger, keep, atLeast int64
+	exclude                map[string]bool
+	inputsAll              bool
+	inputsOf               map[string]bool
+}
+
+// editContext applies the request's context_management edits to its
+// prompt and returns the prompt to charge. It records what it applied in
+// req.ContextEdits (an empty list when nothing was).
+func editContext(req *Request, pr prompt, ttl time.Duration) (prompt, error) {
+	p := req.Params
+	if len(p.ContextManagement) == 0 || isNull(p.ContextManagement) {
+		return pr, nil
+	}
+	if !slices.Contains(req.Betas, ContextManagementBeta) {
+		return pr, fmt.Errorf("context_management: Extra inputs are not permitted (send the anthropic-beta header %q to use it)", ContextManagementBeta)
+	}
+	edits, err := parseEdits(p.ContextManagement)
+	if err != nil {
+		return pr, err
+	}
+	req.ContextEdits = []AppliedEdit{}
+	msgs := p.Messages
+	for _, e := range edits {
+		if pr.total <= e.trigger {
+			continue
+		}
+		edited, n := e.apply(msgs)
+		if n == 0 {
+			continue
+		}
+		q := *p
+		q.Messages = edited
+		epr, err := promptOf(&q, ttl)
+		if err != nil {
+			return pr, err
+		}
+		cleared := pr.total - epr.total
+		if cleared < e.atLeast {
+			continue
+		}
+		req.ContextEdits = append(req.ContextEdits, AppliedEdit{Type: clearToolUses, ClearedToolUses: n, ClearedInputTokens: cleared})
+		msgs, pr = edited, epr
+	}
+	return pr, nil
+}
+
+func parseEdits(raw json.RawMessage) ([]clearEdit, error) {
+	var cm struct {
+		Edits []map[string]json.RawMessage `json:"edits"`
+	}
+	if err := json.Unmarshal(raw, &cm); err != nil {
+		return nil, fmt.Errorf("context_management: %v", err)
+	}
+	var out []clearEdit
+	for i, f := range cm.Edits {
+		var typ string
+		_ = json.Unmarshal(f["type"], &typ)
+		if typ != clearToolUses {
+			return nil, fmt.Errorf("context_management.edits.%d.type: %q is not supported by this server; use %q", i, typ, clearToolUses)
+		}
+		e := clearEdit{trigger: 100_000, keep: 3}
+		for _, t := range []struct {
+			key, unit string
+			dst       *int64
+		}{{"trigger", "input_tokens", &e.trigger}, {"keep", "tool_uses", &e.keep}, {"clear_at_least", "input_tokens", &e.atLeast}} {
+			raw, ok := f[t.key]
+			if !ok || isNull(raw) {
+				continue
+			}
+			var v struct {
+				Type  string `json:"type"`
+				Value int64  `json:"value"`
+			}
+			if err := json.Unmarshal(raw, &v); err != nil || v.Type != t.unit || v.Value < 0 {
+				return nil, fmt.Errorf("context_management.edits.%d.%s: want {\"type\": %q, \"value\": n} with n ≥ 0", i, t.key, t.unit)
+			}
+			*t.dst = v.Value
+		}
+		if raw, ok := f["exclude_tools"]; ok && !isNull(raw) {
+			var names []string
+			if err := json.Unmarshal(raw, &names); err != nil {
+				return nil, fmt.Errorf("context_management.edits.%d.exclude_tools: %v", i, err)
+			}
+			e.exclude = setOf(names)
+		}
+		if raw, ok := f["clear_tool_inputs"]; ok && !isNull(raw) {
+			var names []string
+			if err := json.Unmarshal(raw, &e.inputsAll); err != nil {
+				if err := json.Unmarshal(raw, &names); err != nil {
+					return nil, fmt.Errorf("context_management.edits.%d.clear_tool_inputs: want a boolean or a list of tool names", i)
+				}
+				e.inputsOf = setOf(names)
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func setOf(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// apply clears all but the newest keep tool uses of msgs, returning the
+// edited copy and how many uses it cleared. msgs is left as it is.
+func (e clearEdit) apply(msgs []model.Message) ([]model.Message, int) {
+	type use struct{ msg, blk int }
+	var uses []use
+	name := map[string]string{}
+	result := map[string]use{}
+	for i, m := range msgs {
+		for j, b := range m.Content {
+			switch b.Type {
+			case model.BlockToolUse:
+				if !e.exclude[b.Name] {
+					uses = append(uses, use{i, j})
+					name[b.ID] = b.Name
+				}
+			case model.BlockToolResult:
+				result[b.ToolUseID] = use{i, j}
+			}
+		}
+	}
+	if int64(len(uses)) <= e.keep {
+		return msgs, 0
+	}
+	out := slices.Clone(msgs)
+	cloned := map[int]bool{}
+	edit := func(u use) *model.Block {
+		if !cloned[u.msg] {
+			out[u.msg].Content = slices.Clone(out[u.msg].Content)
+			cloned[u.msg] = true
+		}
+		return &out[u.msg].Content[u.blk]
+	}
+	placeholder := jsonw.String(ServerClearedText)
+	n := 0
+	for _, u := range uses[:int64(len(uses))-e.keep] {
+		call := msgs[u.msg].Content[u.blk]
+		r, ok := result[call.ID]
+		if !ok {
+			continue
+		}
+		if bytes.Equal(msgs[r.msg].Content[r.blk].Content, placeholder) {
+			continue // cleared by an earlier edit
+		}
+		edit(r).Content = placeholder
+		if e.inputsAll || e.inputsOf[name[call.ID]] {
+			edit(u).Input = json.RawMessage("{}")
+		}
+		n++
+	}
+	return out, n
+}
+
+// contextManagementJSON is the response's context_management object, or
+// nil when the request had none.
+func contextManagementJSON(edits []AppliedEdit) json.RawMessage {
+	if edits == nil {
+		return nil
+	}
+	list, _ := jsonw.Marshal(edits)
+	var w jsonw.Object
+	w.Raw("applied_edits", list)
+	return w.Bytes()
+}

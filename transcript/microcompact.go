@@ -1,0 +1,77 @@
+package transcript
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// SubtypeMicrocompactBoundary is the system line that records a
+// micro-compaction: the tool results whose content it cleared.
+const SubtypeMicrocompactBoundary = "microcompact_boundary"
+
+// MicrocompactMetadata is the microcompactMetadata object of a
+// microcompact_boundary line.
+type MicrocompactMetadata struct {
+	Trigger          string   `json:"trigger"`
+	PreTokens        int64    `json:"preTokens"`
+	TokensSaved      int64    `json:"tokensSaved"`
+	CompactedToolIDs []string `json:"compactedToolIds"`
+}
+
+// IsMicrocompactBoundary reports whether e records a micro-compaction.
+func (e *Entry) IsMicrocompactBoundary() bool {
+	return e.Type == TypeSystem && e.Subtype == SubtypeMicrocompactBoundary
+}
+
+// DecodeMicrocompactMetadata decodes a microcompact_boundary's metadata,
+// set by the program (Extra) or read from the file.
+func (e *Entry) DecodeMicrocompactMetadata() (*MicrocompactMetadata, error) {
+	raw := e.Extra["microcompactMetadata"]
+	if raw == nil {
+		raw = e.Unknown()["microcompactMetadata"]
+	}
+	var m MicrocompactMetadata
+	if len(raw) == 0 {
+		return &m, nil
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("microcompactMetadata of %s: %w", e.UUID, err)
+	}
+	return &m, nil
+}
+
+// clearedIn collects the tool_use ids the microcompact boundaries among
+// entries cleared; nil when there are none.
+func clearedIn(entries []Entry, warnf func(string, ...any)) map[string]bool {
+	var out map[string]bool
+	for i := range entries {
+		e := &entries[i]
+		if !e.IsMicrocompactBoundary() {
+			continue
+		}
+		md, err := e.DecodeMicrocompactMetadata()
+		if err != nil {
+			warnf("microcompact boundary %s: %v; the results it cleared are sent again", e.UUID, err)
+			continue
+		}
+		for _, id := range md.CompactedToolIDs {
+			if out == nil {
+				out = make(map[string]bool)
+			}
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// LastAssistantTime is when the conversation's last assistant line was
+// written; the zero time if it has none.
+func (c *Conversation) LastAssistantTime() time.Time {
+	for i := len(c.Entries) - 1; i >= 0; i-- {
+		if e := &c.Entries[i]; e.Type == TypeAssistant {
+			return e.Time()
+		}
+	}
+	return time.Time{}
+}
