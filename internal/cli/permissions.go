@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/permission"
+	"github.com/cairn-dev/cairn/internal/tools"
 )
 
 func newPermissionsCmd(env Env) *cobra.Command {
@@ -48,7 +49,7 @@ func newPermissionsCheckCmd(env Env) *cobra.Command {
 			for _, w := range chk.Warnings() {
 				fmt.Fprintln(env.Stderr, "warning:", w)
 			}
-			ro, de := permission.Traits(toolName, raw, env.Cwd)
+			ro, de := toolTraits(toolName, raw, env.Cwd)
 			d := chk.Check(cmd.Context(), toolName, raw, ro, de)
 			if asJSON {
 				return writeJSON(env.Stdout, d)
@@ -126,4 +127,17 @@ func printDecision(env Env, d permission.Decision) {
 		line += " (rule: " + d.Rule + ")"
 	}
 	fmt.Fprintln(env.Stdout, line)
+}
+
+// toolTraits answers the safety questions for a tool as the agent does:
+// the tool's own answers for the tools a session offers, the permission
+// package's table for the others (MCP tools, Claude Code's tools cairn
+// does not have).
+func toolTraits(name string, input json.RawMessage, cwd string) (readOnly, destructive bool) {
+	for _, t := range tools.Core() {
+		if t.Spec().Name == name {
+			return t.ReadOnly(input), t.Destructive(input)
+		}
+	}
+	return permission.Traits(name, input, cwd)
 }

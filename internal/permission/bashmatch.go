@@ -154,7 +154,7 @@ func (bp bashPattern) matchWildcard(argv []string, k int, c *shellsafe.Command) 
 // it runs or are unknown.
 func riskyAssigns(c *shellsafe.Command) bool {
 	for _, a := range c.Assigns {
-		if a.Dynamic || shellsafe.RiskyVar(a.Name) || strings.HasPrefix(a.Name, "GIT_") {
+		if a.Dynamic || shellsafe.RiskyVar(a.Name) {
 			return true
 		}
 	}

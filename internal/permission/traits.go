@@ -12,7 +12,7 @@ import (
 // Bash both come from shellsafe, so both decide alike.
 func Traits(tool string, input json.RawMessage, cwd string) (readOnly, destructive bool) {
 	switch tool {
-	case "Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "TodoRead", "TodoWrite":
+	case "Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "TodoRead", "TodoWrite", "Snip":
 		return true, false
 	case "Bash":
 		var in struct {

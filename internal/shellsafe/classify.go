@@ -80,6 +80,11 @@ func classifyCommand(c *Command, o Options) Class {
 	if c.Dynamic {
 		return Class{Why: c.Reason}
 	}
+	for _, a := range c.Assigns {
+		if RiskyVar(a.Name) {
+			return Class{Why: "setting " + a.Name + " can make " + c.Name() + " run another program"}
+		}
+	}
 	out := classifyWords(c, o)
 	for _, r := range c.Redirects {
 		out = out.and(classifyRedirect(r, o))

@@ -421,14 +421,22 @@ func (w *walker) slice(from, to syntax.Pos) string {
 }
 
 // RiskyVar reports whether setting the variable changes which program a
-// later word runs or how words are read.
+// later word runs or how words are read, or makes a reading command run
+// another program (a pager, an editor, git's external diff or ssh).
 func RiskyVar(name string) bool {
 	switch name {
 	case "PATH", "IFS", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4",
-		"PROMPT_COMMAND", "CDPATH", "GLOBIGNORE", "BASH_FUNC":
+		"PROMPT_COMMAND", "CDPATH", "GLOBIGNORE", "BASH_FUNC",
+		"PAGER", "MANPAGER", "EDITOR", "VISUAL", "LESSOPEN", "LESSCLOSE",
+		"SSH_ASKPASS", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONSTARTUP":
 		return true
 	}
-	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_")
+	for _, prefix := range []string{"LD_", "DYLD_", "GIT_"} {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // ansiC decodes the escapes of a $'…' string.

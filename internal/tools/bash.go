@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/shellsafe"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
 )
@@ -103,19 +104,20 @@ func bashCommand(input json.RawMessage) (string, bool) {
 	return in.Command, true
 }
 
-// ReadOnly reports whether every command of the line is on the read-only
-// allowlist (see shellSafety).
+// ReadOnly reports whether every command of the line only reads, as
+// internal/shellsafe judges it after parsing the line — the same judgement
+// `cairn permissions check` uses.
 func (Bash) ReadOnly(input json.RawMessage) bool {
 	cmd, ok := bashCommand(input)
-	return ok && analyzeShell(cmd).readOnly
+	return ok && shellsafe.Classify(cmd).ReadOnly
 }
 
 // Destructive reports whether the command line may destroy work (see
-// shellSafety). An input that does not decode is not: Run refuses it
-// without running anything.
+// internal/shellsafe). An input that does not decode is not: Run refuses
+// it without running anything.
 func (Bash) Destructive(input json.RawMessage) bool {
 	cmd, ok := bashCommand(input)
-	return ok && analyzeShell(cmd).destructive
+	return ok && shellsafe.Classify(cmd).Destructive
 }
 
 // ConcurrencySafe reports the same as ReadOnly.

@@ -1,12 +1,13 @@
 package tools
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-func TestAnalyzeShell(t *testing.T) {
+func TestBashSafety(t *testing.T) {
 	existing := filepath.Join(t.TempDir(), "exists.txt")
 	if err := os.WriteFile(existing, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
@@ -32,6 +33,8 @@ func TestAnalyzeShell(t *testing.T) {
 		{"git branch -a", true, false},
 		{"cat <<EOF\nhi\nEOF", true, false},
 		{"/bin/ls", true, false},
+		{"find . -name x -exec cat {} \\;", true, false}, // the command run for each file only reads
+		{"xargs cat", true, false},
 
 		// Not read-only, not destructive.
 		{"npm install", false, false},
@@ -39,7 +42,7 @@ func TestAnalyzeShell(t *testing.T) {
 		{"echo hi > " + missing, false, false},
 		{"echo hi >> " + existing, false, false},
 		{"sort -o out.txt in.txt", false, false},
-		{"find . -name x -exec cat {} \\;", false, false},
+
 		{"rg --pre ./script foo", false, false},
 		{"git commit -m x", false, false},
 		{"git branch new-feature", false, false},
@@ -50,7 +53,7 @@ func TestAnalyzeShell(t *testing.T) {
 		{"bash build.sh", false, false},
 		{"f() { ls; }; f", false, false},
 		{"sudo ls", false, false},
-		{"xargs cat", false, false},
+
 		{"git diff --output=patch.txt", false, false},
 
 		// Destructive.
@@ -83,33 +86,34 @@ func TestAnalyzeShell(t *testing.T) {
 		{"echo hi > " + existing, false, true},
 		{"ls >| " + existing, false, true},
 		{"cat a > \"$OUT\"", false, true},
-		{"echo 'unterminated", false, true},
+		{"echo 'unterminated", false, false}, // unparseable: not judged safe; permissions ask
 
 		// Not destructive after all.
 		{"git reset HEAD file", false, false},
 		{"git restore --staged a.go", false, false},
-		{"git clean -n", false, false},
+		{"git clean -n", true, false}, // a dry run only lists
 		{"git push origin main", false, false},
 		{"echo rm -rf /", true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
-			got := analyzeShell(tt.command)
+			in, _ := json.Marshal(map[string]string{"command": tt.command})
+			got := struct{ readOnly, destructive bool }{Bash{}.ReadOnly(in), Bash{}.Destructive(in)}
 			if got.readOnly != tt.readOnly || got.destructive != tt.destructive {
-				t.Errorf("analyzeShell(%q) = read-only %v, destructive %v; want %v, %v",
+				t.Errorf("%q: read-only %v, destructive %v; want %v, %v",
 					tt.command, got.readOnly, got.destructive, tt.readOnly, tt.destructive)
 			}
 		})
 	}
 }
 
-func FuzzAnalyzeShell(f *testing.F) {
+func FuzzBashSafety(f *testing.F) {
 	for _, s := range []string{"ls -la", "rm -rf x", "bash -c 'eval \"rm x\"'", "find . -exec rm {} +", "a=$(b) c > d"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
-		v := analyzeShell(cmd)
-		if v.readOnly && v.destructive {
+		in, _ := json.Marshal(map[string]string{"command": cmd})
+		if (Bash{}).ReadOnly(in) && (Bash{}).Destructive(in) {
 			t.Errorf("%q is both read-only and destructive", cmd)
 		}
 	})
