@@ -18,8 +18,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/permission"
-	"github.com/cairn-dev/cairn/internal/settings"
-	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/session"
 	"github.com/cairn-dev/cairn/tool"
@@ -108,83 +106,30 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 		return usagef("no prompt: give it as an argument (cairn -p \"fix the failing test\") or on stdin")
 	}
 
-	home, err := env.Home()
+	s, err := assemble(ctx, env, f, true, env.Stderr)
 	if err != nil {
 		return err
 	}
-	st, err := settings.Load(home.Dir, env.Cwd)
-	if err != nil {
-		return err
-	}
-	// Retention runs at most once a day, beside the session; it is stopped
-	// (safely: every move can resume) when the session ends.
-	stopSweep := startSweep(ctx, env, home)
-	defer stopSweep()
-	choice, err := chooseModel(env, f.provider, f.model, st)
-	if err != nil {
-		return err
-	}
-	userHome, _ := os.UserHomeDir()
-	instr, mem, memRules, ctxWarnings := sessionContextOptions(env, home, userHome, st, choice)
-	checker, err := permission.New(permission.Options{
-		CairnHome: home.Dir, UserHome: userHome, ProjectDir: env.Cwd, Cwd: env.Cwd,
-		Mode: permission.Mode(f.permissionMode), AllowedTools: append(memRules, f.allowed...), DisallowedTools: f.disallowed,
-		Headless: true,
-	})
-	if err != nil {
-		return err
-	}
-	for _, w := range append(checker.Warnings(), ctxWarnings...) {
+	defer s.stop()
+	ctx = s.ctx
+	for _, w := range s.warnings {
 		fmt.Fprintln(env.Stderr, "warning:", w)
-	}
-	hooks, warnings := hook.Load(st.Files)
-	for _, w := range warnings {
-		fmt.Fprintln(env.Stderr, "warning:", w)
-	}
-	// A hook answering "continue": false ends the run through this cause.
-	ctx, halt := context.WithCancelCause(ctx)
-	defer halt(nil)
-	refused := &denials{}
-	gov := &governance{checker: checker, refused: refused, stderr: env.Stderr, halt: halt}
-	gov.hooks = hook.NewRunner(hooks, hook.Options{ProjectDir: env.Cwd, Session: gov.session})
-	opts := agent.Options{
-		Home: home, Cwd: env.Cwd,
-		Model: choice.Model, ModelName: choice.Name, MaxTokens: choice.MaxTokens, Window: choice.Window,
-		Tools:    tools.Core(),
-		Gate:     gateWith(checker, refused),
-		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
-		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
-		PermissionMode: string(checker.Mode()), Entrypoint: "sdk-cli",
-		ContextManagement:  contextManagement(env, choice),
-		DisableAutoCompact: truthy(env.Getenv("CAIRN_DISABLE_AUTO_COMPACT")),
-		Warn:               func(w string) { fmt.Fprintln(env.Stderr, "warning:", w) },
-		Now:                env.Now,
-		Instructions:       instr, Memory: mem,
 	}
 	// A headless run ends with its turn: a notes update still running then
 	// is given a moment, not the interactive 15 s, before it is dropped
 	// (the next run updates the notes again).
-	opts.SessionMemory.Wait = 3 * time.Second
-	if !hooks.Empty() {
-		opts.Gate, opts.AfterTool, opts.BeforePrompt, opts.BeforeStop = gov.gate, gov.afterTool, gov.beforePrompt, gov.beforeStop
-		opts.PreCompact, opts.PostCompact = gov.preCompact, gov.postCompact
-	}
-	ag, err := agent.Open(ctx, opts)
+	s.opts.SessionMemory.Wait = 3 * time.Second
+	ag, err := agent.Open(ctx, s.opts)
 	if err != nil {
 		return err
 	}
 	for _, w := range ag.Warnings {
 		fmt.Fprintln(env.Stderr, "warning:", w)
 	}
-	gov.cwd, gov.agent = env.Cwd, ag
-	source := hook.SourceStartup
-	if f.cont || f.resume != "" {
-		source = hook.SourceResume
-	}
-	runErr := gov.sessionStart(ctx, source, choice.Name)
+	runErr := s.sessionStart(ctx, f, ag)
 	if runErr == nil {
-		out := newPrinter(env, f.outputFormat, f.verbose, ag, choice, refused)
-		out.init(checker)
+		out := newPrinter(env, f.outputFormat, f.verbose, ag, s.choice, s.refused)
+		out.init(s.checker)
 		if name, rest, ok := slashCommand(prompt); ok {
 			runErr = runSlash(ctx, env, out, ag, name, rest)
 		} else {

@@ -10,11 +10,8 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/history"
 	"github.com/cairn-dev/cairn/internal/agent"
-	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/pricing"
-	"github.com/cairn-dev/cairn/internal/settings"
-	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/internal/tui"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
@@ -57,57 +54,16 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	notices := tui.NewNotices()
 	stderr := env.Stderr
 	env.Stderr = notices // retries, hook messages and warnings go to the UI
-	home, err := env.Home()
+	s, err := assemble(ctx, env, f, false, notices)
 	if err != nil {
 		return err
 	}
-	st, err := settings.Load(home.Dir, env.Cwd)
-	if err != nil {
-		return err
-	}
-	stopSweep := startSweep(ctx, env, home)
-	defer stopSweep()
-	choice, err := chooseModel(env, f.provider, f.model, st)
-	if err != nil {
-		return err
-	}
-	userHome, _ := os.UserHomeDir()
-	instr, mem, memRules, ctxWarnings := sessionContextOptions(env, home, userHome, st, choice)
-	checker, err := permission.New(permission.Options{
-		CairnHome: home.Dir, UserHome: userHome, ProjectDir: env.Cwd, Cwd: env.Cwd,
-		Mode: permission.Mode(f.permissionMode), AllowedTools: append(memRules, f.allowed...), DisallowedTools: f.disallowed,
-	})
-	if err != nil {
-		return err
-	}
-	warnings := append(checker.Warnings(), ctxWarnings...)
-	hooks, hw := hook.Load(st.Files)
-	warnings = append(warnings, hw...)
-	ctx, halt := context.WithCancelCause(ctx)
-	defer halt(nil)
-	refused := &denials{}
-	gov := &governance{checker: checker, refused: refused, stderr: notices, halt: halt, cwd: env.Cwd}
-	gov.hooks = hook.NewRunner(hooks, hook.Options{ProjectDir: env.Cwd, Session: gov.session})
+	defer s.stop()
+	ctx = s.ctx
+	home, checker, opts := s.home, s.checker, s.opts
+	warnings := s.warnings
 	asker := tui.NewAsker()
-	gate := &askingGate{inner: gateWith(checker, refused), checker: checker, ask: asker.Ask, project: env.Cwd}
-	opts := agent.Options{
-		Home: home, Cwd: env.Cwd,
-		Model: choice.Model, ModelName: choice.Name, MaxTokens: choice.MaxTokens, Window: choice.Window,
-		Tools:    tools.Core(),
-		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
-		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
-		PermissionMode: string(checker.Mode()), Entrypoint: "cli",
-		ContextManagement:  contextManagement(env, choice),
-		DisableAutoCompact: truthy(env.Getenv("CAIRN_DISABLE_AUTO_COMPACT")),
-		Warn:               func(w string) { fmt.Fprintln(notices, "warning:", w) },
-		Now:                env.Now,
-		Instructions:       instr, Memory: mem,
-	}
-	if !hooks.Empty() {
-		gate.inner = gov.gate
-		opts.AfterTool, opts.BeforePrompt, opts.BeforeStop = gov.afterTool, gov.beforePrompt, gov.beforeStop
-		opts.PreCompact, opts.PostCompact = gov.preCompact, gov.postCompact
-	}
+	gate := &askingGate{inner: opts.Gate, checker: checker, ask: asker.Ask, project: env.Cwd}
 	opts.Gate = gate.gate
 	pick := opts.Resume == pickSession
 	if pick {
@@ -117,16 +73,12 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	if err != nil {
 		return err
 	}
-	gov.agent = ag
 	warnings = append(warnings, ag.Warnings...)
-	source := hook.SourceStartup
-	if f.cont || f.resume != "" {
-		source = hook.SourceResume
-	}
-	if err := gov.sessionStart(ctx, source, choice.Name); err != nil {
+	if err := s.sessionStart(ctx, f, ag); err != nil {
 		ag.Close()
 		return err
 	}
+	gov := s.gov
 	open := func(ctx context.Context, ref string) (tui.Session, error) {
 		o := opts
 		o.Continue, o.Resume, o.Fork, o.SessionID = false, ref, false, ""

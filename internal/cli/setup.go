@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/permission"
+	"github.com/cairn-dev/cairn/internal/settings"
+	"github.com/cairn-dev/cairn/internal/tools"
+	"github.com/cairn-dev/cairn/session"
+)
+
+// setup is a session assembled from the command line, the environment and
+// the settings files — shared by headless runs and the terminal UI, which
+// differ only in who answers a permission question and where messages go.
+type setup struct {
+	home     session.Home
+	settings *settings.Settings
+	choice   *modelChoice
+	checker  *permission.Checker
+	hooks    *hook.Config
+	gov      *governance
+	refused  *denials
+	opts     agent.Options
+	// warnings are what the user should read before the session starts.
+	warnings []string
+	// ctx ends the session when a hook answers "continue": false.
+	ctx  context.Context
+	stop func()
+}
+
+// assemble builds the session's parts. headless turns the permission
+// checker's questions into refusals; messages go to out. Call stop when
+// the session ends.
+func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io.Writer) (*setup, error) {
+	home, err := env.Home()
+	if err != nil {
+		return nil, err
+	}
+	st, err := settings.Load(home.Dir, env.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	s := &setup{home: home, settings: st}
+	// Retention runs at most once a day, beside the session; it is stopped
+	// (safely: every move can resume) when the session ends.
+	stopSweep := startSweep(ctx, env, home)
+	ok := false
+	defer func() {
+		if !ok {
+			stopSweep()
+		}
+	}()
+	if s.choice, err = chooseModel(env, f.provider, f.model, st); err != nil {
+		return nil, err
+	}
+	userHome, _ := os.UserHomeDir()
+	instr, mem, memRules, ctxWarnings := sessionContextOptions(env, home, userHome, st, s.choice)
+	allowed := append(append(memRules, sessionReadRules(home, env.Cwd)...), f.allowed...)
+	s.checker, err = permission.New(permission.Options{
+		CairnHome: home.Dir, UserHome: userHome, ProjectDir: env.Cwd, Cwd: env.Cwd,
+		Mode: permission.Mode(f.permissionMode), AllowedTools: allowed, DisallowedTools: f.disallowed,
+		Headless: headless,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var hw []string
+	s.hooks, hw = hook.Load(st.Files)
+	s.warnings = append(append(append(s.warnings, s.checker.Warnings()...), ctxWarnings...), hw...)
+	// A hook answering "continue": false ends the run through this cause.
+	var halt context.CancelCauseFunc
+	s.ctx, halt = context.WithCancelCause(ctx)
+	s.stop = func() { halt(nil); stopSweep() }
+	s.refused = &denials{}
+	s.gov = &governance{checker: s.checker, refused: s.refused, stderr: out, halt: halt, cwd: env.Cwd}
+	s.gov.hooks = hook.NewRunner(s.hooks, hook.Options{ProjectDir: env.Cwd, Session: s.gov.session})
+	entrypoint := "cli"
+	if headless {
+		entrypoint = "sdk-cli"
+	}
+	s.opts = agent.Options{
+		Home: home, Cwd: env.Cwd,
+		Model: s.choice.Model, ModelName: s.choice.Name, MaxTokens: s.choice.MaxTokens, Window: s.choice.Window,
+		Tools:    tools.Core(),
+		Gate:     gateWith(s.checker, s.refused),
+		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
+		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
+		PermissionMode: string(s.checker.Mode()), Entrypoint: entrypoint,
+		ContextManagement:  contextManagement(env, s.choice),
+		DisableAutoCompact: truthy(env.Getenv("CAIRN_DISABLE_AUTO_COMPACT")),
+		Warn:               func(w string) { fmt.Fprintln(out, "warning:", w) },
+		Now:                env.Now,
+		Instructions:       instr, Memory: mem,
+	}
+	if !s.hooks.Empty() {
+		s.opts.Gate, s.opts.AfterTool, s.opts.BeforePrompt, s.opts.BeforeStop = s.gov.gate, s.gov.afterTool, s.gov.beforePrompt, s.gov.beforeStop
+		s.opts.PreCompact, s.opts.PostCompact = s.gov.preCompact, s.gov.postCompact
+	}
+	ok = true
+	return s, nil
+}
+
+// sessionReadRules let the model read back what the session saved beside
+// its transcript — large tool results, background shells' output — in
+// every mode: they are the session's own files, outside the project.
+func sessionReadRules(home session.Home, cwd string) []string {
+	dir := home.ProjectDir(cwd)
+	return []string{"Read(/" + dir + "/*/tool-results/**)", "Read(/" + dir + "/*/shells/**)"}
+}
+
+// sessionStart runs the SessionStart hooks for the opened session.
+func (s *setup) sessionStart(ctx context.Context, f *agentFlags, ag *agent.Agent) error {
+	s.gov.cwd, s.gov.agent = s.opts.Cwd, ag
+	source := hook.SourceStartup
+	if f.cont || f.resume != "" {
+		source = hook.SourceResume
+	}
+	return s.gov.sessionStart(ctx, source, s.choice.Name)
+}
