@@ -17,18 +17,20 @@ import (
 // Agent but Close, none may be called while a Run is in progress, except
 // from inside the loop over a Run's events (the engine is paused then).
 
-// Window is the context window the session measures itself against.
-func (a *Agent) Window() tokens.Window { return a.opts.Window }
+// Window is the context window the session measures itself against (a
+// server's stated window, once it refused a request as too long).
+func (a *Agent) Window() tokens.Window { return a.compact.Window() }
 
-// Used is the context's size as the auto-compaction trigger counts it
-// (SPEC K1): the number the context meter shows, so the display and the
-// trigger never disagree.
+// Used is the context's size as the auto-compaction trigger compares it
+// with its threshold (SPEC K1, less what snips and micro-compaction took
+// off the last request): the number the context meter shows, so the
+// display and the trigger never disagree.
 func (a *Agent) Used(ctx context.Context) (int64, error) {
 	system, err := a.prompts.Build(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return a.engine.Used(system, a.tools.Specs()), nil
+	return a.compact.Projected(a.engine.Used(system, a.tools.Specs())), nil
 }
 
 // RewindPlan says which files rewinding the code to before the prompt

@@ -87,6 +87,8 @@ type Manager struct {
 	waited time.Duration
 	// spent is the usage of those summary requests.
 	spent model.Usage
+	// lastFreed is what the lighter layers took off the last request.
+	lastFreed int64
 }
 
 // New returns a Manager.
@@ -138,6 +140,16 @@ func (st *State) Remaining() int64 {
 	}
 	return n
 }
+
+// Projected is what the trigger compares with its threshold for a
+// context of used tokens: used less what the lighter layers took off the
+// last request. The context meter shows it, so the display and the
+// trigger agree.
+func (m *Manager) Projected(used int64) int64 { return max(0, used-m.lastFreed) }
+
+// Window is the window the thresholds come from: the configured one, or
+// the smaller one a server stated in a prompt-too-long error.
+func (m *Manager) Window() tokens.Window { return m.cfg.Window }
 
 // AddLayer adds a layer after the ones already added.
 func (m *Manager) AddLayer(l Layer) { m.layers = append(m.layers, l) }
@@ -204,6 +216,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	if !slicesSame(st.Send, p.History) {
 		p.Send = st.Send
 	}
+	m.lastFreed = st.Used - st.Remaining()
 	w := m.cfg.Window
 	if !overflow && (m.cfg.Disabled || st.Remaining() < w.AutoCompactAt()) {
 		return nil
