@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/ignore"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
@@ -626,17 +627,8 @@ func (s *Shadow) walk(ctx context.Context, deadline time.Time, fn func(rel strin
 // entries from above it: .git/info/exclude and the .gitignore files from
 // the top of the work tree down to the root's parent. It sets w.top.
 func (s *Shadow) rootPatterns(w *treeWalk) []gitignore.Pattern {
-	var ps []gitignore.Pattern
-	if top, ok := gitTop(s.root); ok {
-		w.top = top
-		ps = readIgnoreFile(filepath.Join(top, ".git", "info", "exclude"), nil)
-		rel, _ := filepath.Rel(top, s.root)
-		dir := top
-		for _, elem := range splitPath(rel) {
-			ps = append(ps, readIgnoreFile(filepath.Join(dir, ".gitignore"), w.domain(dir))...)
-			dir = filepath.Join(dir, elem)
-		}
-	}
+	top, ps := ignore.Above(s.root)
+	w.top = top
 	return ps
 }
 
@@ -652,13 +644,7 @@ type treeWalk struct {
 	last     string
 }
 
-func (w *treeWalk) domain(dir string) []string {
-	rel, err := filepath.Rel(w.top, dir)
-	if err != nil {
-		return nil
-	}
-	return splitPath(rel)
-}
+func (w *treeWalk) domain(dir string) []string { return ignore.Domain(w.top, dir) }
 
 func (w *treeWalk) visit(dir, rel string, ps []gitignore.Pattern) error {
 	if err := w.ctx.Err(); err != nil {
@@ -675,7 +661,7 @@ func (w *treeWalk) visit(dir, rel string, ps []gitignore.Pattern) error {
 		return nil // an unreadable folder is not watched
 	}
 	if w.top != "" {
-		if more := readIgnoreFile(filepath.Join(dir, ".gitignore"), w.domain(dir)); len(more) > 0 {
+		if more := ignore.ReadFile(filepath.Join(dir, ".gitignore"), w.domain(dir)); len(more) > 0 {
 			ps = append(slices.Clip(ps), more...)
 		}
 	}
@@ -737,46 +723,4 @@ func (r dirRules) ignores(name string, isDir bool) bool {
 		return true
 	}
 	return r.m != nil && r.m.Match(append(slices.Clip(r.base), name), isDir)
-}
-
-// gitTop returns the top of the git work tree holding dir.
-func gitTop(dir string) (string, bool) {
-	for d := dir; ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d, true
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", false
-		}
-		d = parent
-	}
-}
-
-// readIgnoreFile parses a gitignore-format file whose patterns apply below
-// domain; a missing file has none.
-func readIgnoreFile(path string, domain []string) []gitignore.Pattern {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var ps []gitignore.Pattern
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		ps = append(ps, gitignore.ParsePattern(line, domain))
-	}
-	return ps
-}
-
-// splitPath splits a relative path into its elements ("." has none).
-func splitPath(rel string) []string {
-	if rel == "." || rel == "" {
-		return nil
-	}
-	return strings.Split(filepath.ToSlash(rel), "/")
 }

@@ -1,13 +1,13 @@
 package tools
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/ignore"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
@@ -35,19 +35,8 @@ func walkFiles(ctx context.Context, root string, opt walkOptions, fn func(path, 
 	if !fi.IsDir() {
 		return fn(root, filepath.Base(root))
 	}
-	w := &walker{ctx: ctx, root: root, opt: opt, fn: fn}
-	var ps []gitignore.Pattern
-	if top, ok := gitTop(root); ok {
-		w.top = top
-		ps = readIgnoreFile(filepath.Join(top, ".git", "info", "exclude"), nil)
-		// .gitignore files above the root, from the top down.
-		rel, _ := filepath.Rel(top, root)
-		dir := top
-		for _, elem := range splitPath(rel) {
-			ps = append(ps, readIgnoreFile(filepath.Join(dir, ".gitignore"), w.domain(dir))...)
-			dir = filepath.Join(dir, elem)
-		}
-	}
+	top, ps := ignore.Above(root)
+	w := &walker{ctx: ctx, root: root, opt: opt, fn: fn, top: top}
 	return w.visit(root, "", 0, ps)
 }
 
@@ -60,13 +49,7 @@ type walker struct {
 }
 
 // domain returns dir's path elements from the top of the work tree.
-func (w *walker) domain(dir string) []string {
-	rel, err := filepath.Rel(w.top, dir)
-	if err != nil {
-		return nil
-	}
-	return splitPath(rel)
-}
+func (w *walker) domain(dir string) []string { return ignore.Domain(w.top, dir) }
 
 func (w *walker) visit(dir, rel string, depth int, ps []gitignore.Pattern) error {
 	if err := w.ctx.Err(); err != nil {
@@ -77,7 +60,7 @@ func (w *walker) visit(dir, rel string, depth int, ps []gitignore.Pattern) error
 		return nil // unreadable folders are skipped, as ripgrep does
 	}
 	if w.top != "" {
-		if more := readIgnoreFile(filepath.Join(dir, ".gitignore"), w.domain(dir)); len(more) > 0 {
+		if more := ignore.ReadFile(filepath.Join(dir, ".gitignore"), w.domain(dir)); len(more) > 0 {
 			ps = append(slices.Clip(ps), more...)
 		}
 	}
@@ -115,48 +98,6 @@ func (w *walker) visit(dir, rel string, depth int, ps []gitignore.Pattern) error
 		}
 	}
 	return nil
-}
-
-// gitTop returns the top of the git work tree holding dir.
-func gitTop(dir string) (string, bool) {
-	for d := dir; ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d, true
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", false
-		}
-		d = parent
-	}
-}
-
-// readIgnoreFile parses a gitignore-format file whose patterns apply below
-// domain; a missing file has none.
-func readIgnoreFile(path string, domain []string) []gitignore.Pattern {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var ps []gitignore.Pattern
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		ps = append(ps, gitignore.ParsePattern(line, domain))
-	}
-	return ps
-}
-
-// splitPath splits a relative path into its elements ("." has none).
-func splitPath(rel string) []string {
-	if rel == "." || rel == "" {
-		return nil
-	}
-	return strings.Split(filepath.ToSlash(rel), "/")
 }
 
 // fileMTime pairs a path with its modification time, for sorting results
