@@ -469,19 +469,25 @@ func (t transcriptOf) Append(ctx context.Context, entries ...transcript.Entry) e
 }
 func (t transcriptOf) Path() string { return t.a.path }
 func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
-	if err := t.a.writer.Flush(ctx); err != nil {
-		return nil, err
-	}
-	src, err := transcript.OpenFile(t.a.path)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true})
+	conv, err := t.a.live(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return conv.Messages(), nil
+}
+
+// live reads the session's transcript back as written so far, without the
+// repairs a resume adds.
+func (a *Agent) live(ctx context.Context) (*transcript.Conversation, error) {
+	if err := a.writer.Flush(ctx); err != nil {
+		return nil, err
+	}
+	src, err := transcript.OpenFile(a.path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	return transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true})
 }
 
 // Close waits for the transcript to be written and releases the session.

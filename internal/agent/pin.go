@@ -113,15 +113,7 @@ func pinsOf(conv *transcript.Conversation) *compact.Pins {
 // Lines implements compact.Lines: the Snip tool reads what each message
 // of the live session is made of.
 func (t transcriptOf) Lines(ctx context.Context) ([]transcript.Entry, error) {
-	if err := t.a.writer.Flush(ctx); err != nil {
-		return nil, err
-	}
-	src, err := transcript.OpenFile(t.a.path)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true})
+	conv, err := t.a.live(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/permission"
+	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/session"
 	"github.com/cairn-dev/cairn/tool"
@@ -475,7 +476,7 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 		if err != nil {
 			return fmt.Errorf("compaction failed: %w", err)
 		}
-		return out.finishText(fmt.Sprintf("Compacted: %s (%s → %s tokens).\n", rep.Summary, thousands(rep.PreTokens), thousands(rep.PostTokens)))
+		return out.finishText(fmt.Sprintf("Compacted: %s (%s → %s tokens).\n", rep.Summary, tokens.Thousands(rep.PreTokens), tokens.Thousands(rep.PostTokens)))
 	case "pin":
 		pin, err := ag.Pin(ctx, rest)
 		if err != nil {

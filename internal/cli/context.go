@@ -165,8 +165,8 @@ func windowFor(env Env, modelName, cwd string) (tokens.Window, error) {
 
 func printContext(w io.Writer, r *contextReport) {
 	fmt.Fprintf(w, "Session %s · %s\n", r.SessionID, r.Model)
-	fmt.Fprintf(w, "Context: %s of %s tokens (%.1f%% of the effective window, %s)\n", thousands(r.Used), thousands(r.Window.Effective), r.PercentUsed, r.Source)
-	fmt.Fprintf(w, "Auto-compaction at %s: %s tokens to go\n\n", thousands(r.Window.AutoCompactAt), thousands(r.UntilAutoCompact))
+	fmt.Fprintf(w, "Context: %s of %s tokens (%.1f%% of the effective window, %s)\n", tokens.Thousands(r.Used), tokens.Thousands(r.Window.Effective), r.PercentUsed, r.Source)
+	fmt.Fprintf(w, "Auto-compaction at %s: %s tokens to go\n\n", tokens.Thousands(r.Window.AutoCompactAt), tokens.Thousands(r.UntilAutoCompact))
 	rows := []struct {
 		name string
 		n    int64
@@ -175,25 +175,7 @@ func printContext(w io.Writer, r *contextReport) {
 		{"Memory", r.Breakdown.Memory}, {"Messages", r.Breakdown.Messages}, {"Tool results", r.Breakdown.ToolResults},
 	}
 	for _, row := range rows {
-		fmt.Fprintf(w, "  %-14s %10s\n", row.name, thousands(row.n))
+		fmt.Fprintf(w, "  %-14s %10s\n", row.name, tokens.Thousands(row.n))
 	}
-	fmt.Fprintf(w, "\nWindow %s, effective %s (less the reply's reserve), warning at %s.\n", thousands(r.Window.Size), thousands(r.Window.Effective), thousands(r.Window.WarnAt))
-}
-
-// thousands formats n with comma separators.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	fmt.Fprintf(w, "\nWindow %s, effective %s (less the reply's reserve), warning at %s.\n", tokens.Thousands(r.Window.Size), tokens.Thousands(r.Window.Effective), tokens.Thousands(r.Window.WarnAt))
 }

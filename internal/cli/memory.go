@@ -173,12 +173,12 @@ func printExplain(w io.Writer, r *explainReport) {
 		fmt.Fprintln(w, "  (none)")
 	}
 	for _, f := range r.Instructions {
-		fmt.Fprintf(w, "  %2d. %s  [%s, %s tokens%s]\n      %s\n", f.Order, f.Path, f.Kind, thousands(f.Tokens), truncNote(f.Truncated), f.Why)
+		fmt.Fprintf(w, "  %2d. %s  [%s, %s tokens%s]\n      %s\n", f.Order, f.Path, f.Kind, tokens.Thousands(f.Tokens), truncNote(f.Truncated), f.Why)
 	}
 	if len(r.Rules) > 0 {
 		fmt.Fprintln(w, "\nRules that load when the agent works on matching files:")
 		for _, f := range r.Rules {
-			fmt.Fprintf(w, "  - %s  [%s, %s tokens]\n      paths: %s (relative to %s)\n", f.Path, f.Kind, thousands(f.Tokens), strings.Join(f.Globs, ", "), f.GlobBase)
+			fmt.Fprintf(w, "  - %s  [%s, %s tokens]\n      paths: %s (relative to %s)\n", f.Path, f.Kind, tokens.Thousands(f.Tokens), strings.Join(f.Globs, ", "), f.GlobBase)
 		}
 	}
 	fmt.Fprintln(w, "\nInstruction files in folders below this one load when the agent first reads a file there.")
@@ -188,7 +188,7 @@ func printExplain(w io.Writer, r *explainReport) {
 		fmt.Fprintf(w, "  %s\n", m.Why)
 	} else {
 		if m.Index != nil {
-			fmt.Fprintf(w, "  %s: %d lines, %s tokens — %s\n", m.Index.Path, m.Index.Lines, thousands(m.Index.Tokens), m.Index.Why)
+			fmt.Fprintf(w, "  %s: %d lines, %s tokens — %s\n", m.Index.Path, m.Index.Lines, tokens.Thousands(m.Index.Tokens), m.Index.Why)
 		} else {
 			fmt.Fprintln(w, "  no MEMORY.md yet")
 		}
@@ -200,7 +200,7 @@ func printExplain(w io.Writer, r *explainReport) {
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "\nSkipped %s: %s", s.Path, s.Reason)
 	}
-	fmt.Fprintf(w, "\nEvery session starts with %s tokens of instructions and memory index.\n", thousands(r.StartTokens))
+	fmt.Fprintf(w, "\nEvery session starts with %s tokens of instructions and memory index.\n", tokens.Thousands(r.StartTokens))
 }
 
 func truncNote(cut bool) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/pricing"
+	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 )
 
@@ -164,7 +165,7 @@ func (p *printer) compacted(c *engine.Compaction) {
 		return
 	}
 	fmt.Fprintf(p.env.Stderr, "cairn: context compacted (%s): %s → %s tokens in %.1f s; %s\n",
-		c.Trigger, thousands(c.PreTokens), thousands(c.PostTokens), c.Duration.Seconds(), c.Summary)
+		c.Trigger, tokens.Thousands(c.PreTokens), tokens.Thousands(c.PostTokens), c.Duration.Seconds(), c.Summary)
 }
 
 // finishText ends a run that did not call the model (a slash command)

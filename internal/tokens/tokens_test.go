@@ -69,3 +69,11 @@ func TestForModel(t *testing.T) {
 		t.Errorf("CapFromEnv(junk) = %d", got)
 	}
 }
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -45000: "-45,000"} {
+		if got := Thousands(n); got != want {
+			t.Errorf("Thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/tokens"
 )
 
 // slashCommand splits "/name args" into its parts; "//x" and paths are
@@ -101,7 +102,7 @@ func (m *Model) command(name, args string) tea.Cmd {
 			used, uerr := s.Used(ctx)
 			if uerr == nil {
 				text = strings.TrimRight(text, "\n") + fmt.Sprintf("\n\nThis session now: %s tokens used; auto-compaction at %s (%s to go). The meter shows this number.",
-					thousands(used), thousands(window.AutoCompactAt()), thousands(max(0, window.AutoCompactAt()-used)))
+					tokens.Thousands(used), tokens.Thousands(window.AutoCompactAt()), tokens.Thousands(max(0, window.AutoCompactAt()-used)))
 			}
 			return doneMsg{info: text}
 		})
@@ -253,6 +254,6 @@ func (m *Model) costReport() string {
 	fmt.Fprintf(&b, "Total duration (API):  %s\n", m.apiTime.Round(100*time.Millisecond))
 	fmt.Fprintf(&b, "Total duration (wall): %s\n", m.now().Sub(m.started).Round(time.Second))
 	fmt.Fprintf(&b, "Usage:                 %s input, %s output, %s cache read, %s cache write",
-		thousands(u.InputTokens), thousands(u.OutputTokens), thousands(u.CacheReadInputTokens), thousands(u.CacheCreationInputTokens))
+		tokens.Thousands(u.InputTokens), tokens.Thousands(u.OutputTokens), tokens.Thousands(u.CacheReadInputTokens), tokens.Thousands(u.CacheCreationInputTokens))
 	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 )
 
@@ -174,7 +175,7 @@ func appendBlock(body, lines []string) []string {
 
 func (r *renderer) compaction(it *item, width int) []string {
 	c := it.compaction
-	head := fmt.Sprintf("✻ Conversation compacted (%s): %s → %s tokens", c.Trigger, thousands(c.PreTokens), thousands(c.PostTokens))
+	head := fmt.Sprintf("✻ Conversation compacted (%s): %s → %s tokens", c.Trigger, tokens.Thousands(c.PreTokens), tokens.Thousands(c.PostTokens))
 	if c.Duration > 0 {
 		head += fmt.Sprintf(" in %.1fs", c.Duration.Round(100*time.Millisecond).Seconds())
 	}

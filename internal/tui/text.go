@@ -49,24 +49,6 @@ func oneLine(s string, width int) string {
 	return truncate(s, width)
 }
 
-// thousands formats n with comma separators: 12,345.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
 // short formats a token count compactly: 950, 12.3k, 1.2M.
 func short(n int64) string {
 	switch {
