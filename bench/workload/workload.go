@@ -44,9 +44,9 @@ type Options struct {
 // Report is what the workload measured.
 type Report struct {
 	Requests, SummaryRequests, TooLong int
-	Input, CacheRead, CacheCreation   int64
-	PeakContext                       int64
-	Compactions                       int
+	Input, CacheRead, CacheCreation    int64
+	PeakContext                        int64
+	Compactions                        int
 	// OwnWork is compaction time not spent waiting for the model: the
 	// largest and the mean.
 	OwnWorkMax, OwnWorkMean time.Duration
