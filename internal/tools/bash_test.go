@@ -276,6 +276,17 @@ func TestBashBackground(t *testing.T) {
 	}
 	id := r.Detail.(bashDetail).BackgroundTaskID
 	logPath := filepath.Join(env.SessionDir, "shells", id+".log")
+	// The exit code is written after the command ends, by a goroutine the
+	// test cannot join: wait for the file before the folder is removed.
+	exitPath := filepath.Join(env.SessionDir, "shells", id+".exit")
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if b, err := os.ReadFile(exitPath); err == nil && len(b) > 0 {
+				return
+			}
+		}
+		t.Errorf("no exit code in %s", exitPath)
+	})
 	if id == "" || !strings.Contains(text(t, r), logPath) {
 		t.Fatalf("result %q does not name the output file %s", text(t, r), logPath)
 	}
