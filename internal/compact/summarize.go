@@ -141,7 +141,7 @@ func withoutImages(msgs []model.Message) []model.Message {
 			case b.Type == model.BlockImage || b.Type == model.BlockDocument:
 				b = model.TextBlock("[" + b.Type + "]")
 				changed = true
-			case b.Type == model.BlockToolResult && len(b.Content) > 0 && b.Content[0] == '[' && strings.Contains(string(b.Content), `"image"`):
+			case b.Type == model.BlockToolResult && len(b.Content) > 0 && b.Content[0] == '[' && (strings.Contains(string(b.Content), `"image"`) || strings.Contains(string(b.Content), `"document"`)):
 				b = model.ToolResultBlock(b.ToolUseID, b.ResultText(), b.IsError != nil && *b.IsError)
 				changed = true
 			}

@@ -37,6 +37,9 @@ const (
 	// ReadMaxImage is the largest image Read sends (its base64 stays under
 	// the API's 5 MB per image).
 	ReadMaxImage = 3_750_000
+	// ReadMaxPDF is the largest PDF Read sends (its base64 stays well under
+	// the API's 32 MB per request).
+	ReadMaxPDF = 20_000_000
 )
 
 // sniffLen is how much of a file is examined to tell text from binary.
@@ -80,7 +83,7 @@ func (Read) Spec() model.ToolSpec {
 - Without offset and limit you get the first ` + strconv.Itoa(ReadDefaultLimit) + ` lines, which is usually the whole file; read the whole file unless it is very long. For long files, give offset (first line, counting from 1) and limit (number of lines).
 - Each line comes back as "<line number><tab><text>". The number and the tab are not part of the file: leave them out of anything you pass to Edit.
 - Lines longer than ` + strconv.Itoa(ReadMaxLineLength) + ` characters are cut.
-- PNG, JPEG, GIF and WebP images are shown to you as images.
+- PNG, JPEG, GIF and WebP images are shown to you as images, and PDF files as documents (up to 20 MB).
 - Binary files cannot be read; inspect them with Bash instead. A directory cannot be read either: list it with ls through Bash, or find files with Glob.
 - You must Read an existing file before changing it with Edit or Write.
 - When several files are likely to be useful, read them all at once with parallel calls.
@@ -167,6 +170,11 @@ func (Read) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool
 	}
 	if imageExts[strings.ToLower(filepath.Ext(path))] {
 		if r, ok, err := readImage(env, path, fi); ok || err != nil {
+			return r, err
+		}
+	}
+	if strings.EqualFold(filepath.Ext(path), ".pdf") {
+		if r, ok, err := readPDF(env, path, fi); ok || err != nil {
 			return r, err
 		}
 	}
@@ -377,6 +385,46 @@ func readImage(env *tool.Env, path string, fi fs.FileInfo) (tool.Result, bool, e
 	env.Files.Saw(path, tool.FileSeen{ModTime: fi.ModTime(), Size: fi.Size()})
 	block := model.Block{Type: model.BlockImage, Extra: map[string]json.RawMessage{"source": source}}
 	return tool.Result{Content: []model.Block{block}, Detail: detail}, true, nil
+}
+
+// pdfDetail is Read's toolUseResult for a PDF.
+type pdfDetail struct {
+	Type string  `json:"type"`
+	File pdfFile `json:"file"`
+}
+
+type pdfFile struct {
+	FilePath     string `json:"filePath"`
+	Base64       string `json:"base64"`
+	OriginalSize int64  `json:"originalSize"`
+}
+
+// readPDF returns a PDF as a document block, as the API reads PDFs; ok is
+// false when the file is not a PDF after all (it is then read as a file).
+func readPDF(env *tool.Env, path string, fi fs.FileInfo) (tool.Result, bool, error) {
+	if fi.Size() > ReadMaxPDF {
+		return failf("%s is %.1f MB, larger than the %.0f MB a PDF may be. Extract the pages you need with Bash (for example pdftotext -f 1 -l 10, or qpdf --pages) and read that",
+			path, float64(fi.Size())/1e6, float64(ReadMaxPDF)/1e6), true, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return failf("Cannot read %s: %v", path, err), true, nil
+	}
+	if !bytes.HasPrefix(data, []byte("%PDF-")) {
+		return tool.Result{}, false, nil
+	}
+	enc := base64.StdEncoding.EncodeToString(data)
+	source, err := jsonw.Marshal(struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	}{"base64", "application/pdf", enc})
+	if err != nil {
+		return tool.Result{}, true, err
+	}
+	env.Files.Saw(path, tool.FileSeen{ModTime: fi.ModTime(), Size: fi.Size()})
+	block := model.Block{Type: model.BlockDocument, Extra: map[string]json.RawMessage{"source": source}}
+	return tool.Result{Content: []model.Block{block}, Detail: pdfDetail{Type: "pdf", File: pdfFile{FilePath: path, Base64: enc, OriginalSize: fi.Size()}}}, true, nil
 }
 
 // imageType returns the media type of an image the API accepts (PNG,

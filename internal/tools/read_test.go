@@ -381,3 +381,34 @@ func TestReadStopsAtBinaryTail(t *testing.T) {
 		t.Errorf("got %.200q … %.300q", got, got[max(0, len(got)-300):])
 	}
 }
+
+func TestReadPDF(t *testing.T) {
+	env := newEnv(t)
+	pdf := "%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+	path := filepath.Join(env.ProjectDir, "doc.pdf")
+	if err := os.WriteFile(path, []byte(pdf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, Read{}, env, map[string]any{"file_path": path})
+	if r.IsError || len(r.Content) != 1 || r.Content[0].Type != model.BlockDocument {
+		t.Fatalf("result %+v", r)
+	}
+	var src struct{ Type, MediaType, Data string }
+	json.Unmarshal(r.Content[0].Extra["source"], &struct {
+		Type      *string `json:"type"`
+		MediaType *string `json:"media_type"`
+		Data      *string `json:"data"`
+	}{&src.Type, &src.MediaType, &src.Data})
+	if src.Type != "base64" || src.MediaType != "application/pdf" || src.Data != base64.StdEncoding.EncodeToString([]byte(pdf)) {
+		t.Errorf("source %+v", src)
+	}
+	if _, seen := env.Files.Seen(path); !seen {
+		t.Error("the read was not recorded")
+	}
+	// A .pdf that is not a PDF is read as a file.
+	fake := filepath.Join(env.ProjectDir, "notes.pdf")
+	os.WriteFile(fake, []byte("just text\n"), 0o644)
+	if r := call(t, Read{}, env, map[string]any{"file_path": fake}); r.IsError || !strings.Contains(text(t, r), "just text") {
+		t.Errorf("a text file named .pdf: %+v", r)
+	}
+}
