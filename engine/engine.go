@@ -342,6 +342,10 @@ func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 		if ctx.Err() != nil {
 			return t.interrupted(saveCtx, ctx.Err())
 		}
+		if text, ok := endsTurn(outcomes); ok {
+			t.res.Stop, t.res.Text = StopTool, text
+			break
+		}
 	}
 	t.res.Duration = t.s.cfg.Now().Sub(t.start)
 	if err := cfg.Recorder.TurnDone(saveCtx); err != nil {
@@ -564,6 +568,16 @@ func interruptedResult() tool.Result {
 	r := tool.Text(InterruptedForToolText)
 	r.IsError = true
 	return r
+}
+
+// endsTurn returns the final text of the first outcome that ends the turn.
+func endsTurn(outcomes []Outcome) (string, bool) {
+	for _, o := range outcomes {
+		if o.Result.EndTurn != "" {
+			return o.Result.EndTurn, true
+		}
+	}
+	return "", false
 }
 
 // resultMessage is the user message answering a response's calls.

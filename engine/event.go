@@ -47,6 +47,8 @@ type Stop string
 const (
 	StopEndTurn  Stop = "end_turn"
 	StopMaxTurns Stop = "max_turns"
+	// StopTool: a tool call ended the turn (tool.Result.EndTurn).
+	StopTool Stop = "tool"
 )
 
 // Result is the outcome of a turn.

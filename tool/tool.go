@@ -44,6 +44,11 @@ type Result struct {
 	// Detail is the tool's own record of the call, stored in the
 	// transcript as toolUseResult and never sent to the model.
 	Detail any
+	// EndTurn, when not empty, ends the turn once this response's results
+	// are recorded: no further request is made, and EndTurn is the turn's
+	// final text (a plan returned for approval by a run no one can
+	// approve it in). The model reads Content on the next turn.
+	EndTurn string
 }
 
 // Text returns a result holding one text block.

@@ -118,7 +118,7 @@ func (a *attachment) render() []string {
 	case "compact_file_reference":
 		return []string{"Note: " + a.Filename + " was read before the last conversation was summarized, but the contents are too large to include. Use Read tool if you need to access it."}
 	case "plan_file_reference":
-		return []string{"A plan file exists from plan mode at: " + a.PlanFilePath + "\n\nPlan contents:\n\n" + a.PlanContent + "\n\nIf this plan is relevant to the current work and not already complete, continue working on it."}
+		return []string{PlanReferenceText(a.PlanFilePath, a.PlanContent)}
 	case "edited_text_file":
 		return []string{"Note: " + a.Filename + " was modified, either by the user or by a linter. This change was intentional, so make sure to take it into account as you proceed (ie. don't revert it unless the user asks you to). Don't tell the user this, since they are already aware. Here are the relevant changes (shown with line numbers):\n" + a.Snippet}
 	case "critical_system_reminder":
@@ -144,6 +144,13 @@ func (a *attachment) render() []string {
 		}
 	}
 	return nil
+}
+
+// PlanReferenceText is what a plan_file_reference attachment shows the
+// model (inside a system reminder): the plan carried through a
+// compaction, and where its file is.
+func PlanReferenceText(path, content string) string {
+	return "A plan file exists from plan mode at: " + path + "\n\nPlan contents:\n\n" + content + "\n\nIf this plan is relevant to the current work and not already complete, continue working on it."
 }
 
 // renderFile renders a file re-read after compaction as a Read call and its

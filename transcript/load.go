@@ -63,6 +63,11 @@ type Conversation struct {
 	// boundaries of the chain cleared: a resumed session keeps sending
 	// them cleared (SPEC C2).
 	Cleared map[string]bool
+	// Collapsed holds the spans the context collapse commits of the chain
+	// folded, in commit order: a resumed session sends them folded as the
+	// live one did (SPEC C3). A compact boundary ends the chain, so commits
+	// made before it do not count.
+	Collapsed []CollapseSpan
 }
 
 // Load rebuilds the conversation of the transcript in src. It reads the
@@ -94,6 +99,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 	}
 	l.reattach()
 	l.conv.Cleared = clearedIn(l.conv.Entries, l.warnf)
+	l.conv.Collapsed = collapsedIn(l.conv.Entries, l.warnf)
 	for _, e := range l.conv.Entries {
 		if bi := l.byPreserved[e.UUID]; bi != nil && bi.checked {
 			if l.conv.Preserved == nil {

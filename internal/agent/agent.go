@@ -79,6 +79,11 @@ type Options struct {
 	// defaults. The agent sets its ServerSide, Transcript, Cleared and
 	// Since.
 	MicroCompact compact.MicroConfig
+	// Collapse turns context collapse on (SPEC C3): older spans of the
+	// conversation are sent folded into summaries. The agent sets its
+	// Transcript, Pins and Collapsed, and its Model and ModelName when
+	// they are not set. nil leaves it off.
+	Collapse *compact.CollapseConfig
 	// SessionMemory tunes the session notes (SPEC §6); the zero value is
 	// the defaults. The agent sets its Path, ConfigDir, Model, ModelName,
 	// MaxTokens, Lookup, Cwd and Warn. DisableSessionMemory stops the
@@ -93,6 +98,10 @@ type Options struct {
 	Memory       *MemoryOptions
 
 	PermissionMode string
+	// PlanModes moves the session in and out of plan mode and puts the
+	// model's plans to whoever approves them (SPEC E3); nil leaves the
+	// plan-mode tools refusing to run.
+	PlanModes coretools.PlanModes
 	// Entrypoint is recorded on every line: "cli" or "sdk-cli".
 	Entrypoint string
 	// Eager writes every transcript line synchronously.
@@ -118,8 +127,10 @@ type Agent struct {
 	tools    *tool.Registry
 	compact  *compact.Manager
 	snip     *compact.Snip
+	collapse *compact.Collapse
 	pins     *compact.Pins
 	todos    *coretools.TodoList
+	plan     *coretools.Plan
 	notes    *sessionmemory.Keeper
 	sc       *sessionContext // instruction files, long-term memory, token budgets
 	history  *filehistory.History
@@ -293,6 +304,8 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	a.pins = pinsOf(conv)
 	a.todos = todosOf(conv)
 	withTodos(tools, a.todos)
+	a.plan = planOf(conv, o.Home, a.id)
+	withPlan(tools, a.plan, o.PlanModes)
 	a.snip = compact.NewSnip(compact.SnipConfig{Transcript: transcriptOf{a}, History: a.History, Pins: a.pins})
 	tools = append(tools, a.snip.Tool())
 	reg, err := tool.NewRegistry(tools...)
@@ -319,7 +332,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	}
 	a.compact = compact.New(compact.Config{
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
-		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.sc.survivors),
+		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors),
 		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes,
 	})
 	micro := o.MicroCompact
@@ -329,6 +342,10 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	}
 	a.compact.AddLayer(a.snip)
 	a.compact.AddLayer(compact.NewMicro(micro))
+	if o.Collapse != nil {
+		a.collapse = compact.NewCollapse(a.collapseConfig(*o.Collapse, conv))
+		a.compact.AddLayer(a.collapse)
+	}
 	a.engine = engine.New(engine.Config{
 		Model: o.Model, ModelName: o.ModelName, MaxTokens: o.MaxTokens,
 		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder, Prepare: a.compact.Prepare,
@@ -403,6 +420,9 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 		in.Attachments = append(in.Attachments, a.environment())
 	}
 	in.Attachments = append(in.Attachments, a.sc.beforeTurn(ctx, text)...)
+	if r, ok := a.planReminder(); ok {
+		in.Attachments = append(in.Attachments, r)
+	}
 	return a.sc.afterTurn(ctx, len(a.engine.History()), a.engine.Run(ctx, in))
 }
 
@@ -494,6 +514,7 @@ func (a *Agent) live(ctx context.Context) (*transcript.Conversation, error) {
 func (a *Agent) Close() error {
 	// An update of the notes under way is stopped; the notes stay whole.
 	a.notes.Close()
+	a.collapse.Close() // a fold under way is dropped
 	a.sc.close()
 	a.history.Close() // the shadow copy of the project; backups stay
 	return a.writer.Close()

@@ -65,6 +65,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	asker := tui.NewAsker()
 	gate := &askingGate{inner: opts.Gate, checker: checker, ask: asker.Ask, project: env.Cwd}
 	opts.Gate = gate.gate
+	opts.PlanModes = newPlanModes(checker, asker.Ask) // the person approves plans
 	pick := opts.Resume == pickSession
 	if pick {
 		opts.Resume = ""

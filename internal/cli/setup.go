@@ -90,7 +90,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		Gate:     gateWith(s.checker, s.refused),
 		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
 		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
-		PermissionMode: string(s.checker.Mode()), Entrypoint: entrypoint,
+		PermissionMode: string(s.checker.Mode()), PlanModes: newPlanModes(s.checker, nil), Entrypoint: entrypoint,
 		ContextManagement:  contextManagement(env, s.choice),
 		DisableAutoCompact: truthy(env.Getenv("CAIRN_DISABLE_AUTO_COMPACT")),
 		Warn:               func(w string) { fmt.Fprintln(out, "warning:", w) },

@@ -19,6 +19,20 @@
 //     later request and after a resume (microcompact_boundary lines); with
 //     Anthropic's API a warm cache's prefix is left alone and the server
 //     is asked to clear instead;
+//   - context collapse (C3, Collapse): older spans of the conversation —
+//     a prompt and the work that answered it, never a tool call without
+//     its result — are sent folded into short summaries while the history
+//     and the transcript keep every message; the model writes the
+//     summaries in the background (in a request that shares the
+//     conversation's cache prefix, or with the small model) from 80% of
+//     the auto-compaction threshold, they are committed together from
+//     90%, and from 95% of the effective window (at the latest at the
+//     threshold) the request waits for them or folds at once; each commit
+//     is a context_collapse_commit line, so a resume sends the same folds;
+//     the newest messages, the user's latest prompts, instructions, todos,
+//     plans, permission decisions, pins and what compaction wrote are
+//     never folded. It is off unless configured; when it cannot free
+//     enough, auto-compaction runs as it would without it;
 //   - auto-compaction (C4): at the threshold (K3) the history is summarised
 //     by the model in a request that shares the conversation's cache
 //     prefix, and becomes compact boundary + summary + a preserved tail +

@@ -159,6 +159,7 @@ func (cfg OffloadConfig) spill(toolUseID, text string, r tool.Result) (tool.Resu
 		Content: []model.Block{model.TextBlock(PersistedPreview(path, text, cfg.Preview))},
 		IsError: r.IsError,
 		Detail:  withPersisted(r.Detail, path, len(text)),
+		EndTurn: r.EndTurn,
 	}
 	return out, nil
 }

@@ -194,7 +194,7 @@ func ask(format string, args ...any) Decision {
 }
 
 func planDenied(action string) Decision {
-	return Decision{Deny, fmt.Sprintf("Not allowed to %s: cairn is in plan mode, where only read-only tools run until the plan is approved. Finish the plan and present it for approval instead.", action), ""}
+	return Decision{Deny, fmt.Sprintf("Not allowed to %s: cairn is in plan mode, where only read-only tools run until the plan is approved. Finish the plan and present it for approval with ExitPlanMode instead.", action), ""}
 }
 
 func orHost(h string) string {

@@ -36,7 +36,11 @@ func parseArgs(toolName string, input json.RawMessage, known ...string) *args {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		a.err = fmt.Errorf("unknown parameter %q; %s takes %s", unknown[0], toolName, strings.Join(known, ", "))
+		takes := strings.Join(known, ", ")
+		if len(known) == 0 {
+			takes = "no parameters"
+		}
+		a.err = fmt.Errorf("unknown parameter %q; %s takes %s", unknown[0], toolName, takes)
 	}
 	return a
 }

@@ -1,19 +1,21 @@
 // Package tools provides cairn's core tools — Bash, Glob, Grep, Read,
-// Edit, MultiEdit, Write, WebFetch and TodoWrite — with the inputs, the
+// Edit, MultiEdit, Write, WebFetch, TodoWrite and the plan-mode tools
+// ExitPlanMode and EnterPlanMode — with the inputs, the
 // text the model reads and the toolUseResult records of Claude Code's
 // tools of the same names, so a transcript written by either program reads
 // the same (SPEC G1, T5).
 //
 // Each tool is a small value type implementing tool.Tool, safe for
 // concurrent use; its zero value is ready to use, except TodoWrite's,
-// which needs the session's TodoList. The file tools keep no state of
+// which needs the session's TodoList, and the plan-mode tools', which
+// need the session's Plan and PlanModes. The file tools keep no state of
 // their own: the working directory and what the model has read live in
 // the tool.Env of the call. Read records every file it shows in env.Files,
 // and Write, Edit and MultiEdit refuse to change a file the model has not
 // read or that changed on disk since (SPEC F5); they call env.BeforeChange
 // before writing, so file history can back the file up (SPEC F1), and
-// write atomically. The todo list is the one piece of session state a tool
-// holds (SPEC R4): see TodoList.
+// write atomically. The todo list and the plan are the pieces of session
+// state tools hold (SPEC R4, E3): see TodoList and Plan.
 //
 // A refused call (bad input, stale file, no match) is a Result with
 // IsError whose text is wrapped in <tool_use_error> tags, as Claude Code
@@ -27,7 +29,8 @@ import "github.com/cairn-dev/cairn/tool"
 
 // Core returns the core tools in the order Claude Code lists them. Its
 // TodoWrite has a new, empty list; a session that keeps the list across
-// compaction and resume gives TodoWrite its own.
+// compaction and resume gives TodoWrite its own. Its plan-mode tools
+// refuse to run until a session gives them its Plan and PlanModes.
 func Core() []tool.Tool {
-	return []tool.Tool{Bash{}, Glob{}, Grep{}, Read{}, Edit{}, MultiEdit{}, Write{}, WebFetch{}, TodoWrite{List: NewTodoList(nil)}}
+	return []tool.Tool{Bash{}, Glob{}, Grep{}, ExitPlanMode{}, Read{}, Edit{}, MultiEdit{}, Write{}, WebFetch{}, TodoWrite{List: NewTodoList(nil)}, EnterPlanMode{}}
 }

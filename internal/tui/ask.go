@@ -29,6 +29,9 @@ type Answer struct {
 	Rule   string
 	// Note is what the person told the model when refusing.
 	Note string
+	// Mode is the permission mode the person chose to carry out a plan
+	// they approved (a question about ExitPlanMode).
+	Mode string
 }
 
 // Asker carries questions from the permission gate (on a tool's

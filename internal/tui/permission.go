@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -31,8 +32,26 @@ func newPermDialog(a asked, project string) *permDialog {
 	return &permDialog{q: a.q, reply: a.reply, project: project, note: ti}
 }
 
+// Answers to a plan (a question about ExitPlanMode), in order; the last
+// is the refusal, as for any call.
+var planChoices = []struct{ label, mode string }{
+	{"Yes, and auto-accept edits", "acceptEdits"},
+	{"Yes, and approve each edit", "default"},
+	{"No, keep planning: tell cairn what to change (esc)", ""},
+}
+
+// isPlan reports whether the question is a plan to approve.
+func (d *permDialog) isPlan() bool { return d.q.Tool == "ExitPlanMode" }
+
 // choices are the answers offered.
 func (d *permDialog) choices() []string {
+	if d.isPlan() {
+		var c []string
+		for _, p := range planChoices {
+			c = append(c, p.label)
+		}
+		return c
+	}
 	c := []string{"Yes"}
 	if d.q.Rule != "" {
 		c = append(c, fmt.Sprintf("Yes, and don't ask again for %s in this project", d.q.Rule))
@@ -107,6 +126,8 @@ func (d *permDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 func (d *permDialog) choose(m *Model) tea.Cmd {
 	n := len(d.choices())
 	switch {
+	case d.isPlan() && d.choice < n-1:
+		m.nextAsk(Answer{Allow: true, Mode: planChoices[d.choice].mode})
 	case d.choice == 0:
 		m.nextAsk(Answer{Allow: true})
 	case d.choice == n-1:
@@ -131,6 +152,20 @@ func (d *permDialog) view(r *renderer, width int) []string {
 	body = append(body, r.st.bold.Render(title))
 	var detail []string
 	switch d.q.Tool {
+	case "ExitPlanMode":
+		var in struct {
+			Plan string `json:"plan"`
+		}
+		_ = json.Unmarshal(d.q.Input, &in)
+		for _, l := range strings.Split(strings.TrimRight(in.Plan, "\n"), "\n") {
+			detail = append(detail, wrap(l, inner-2)...)
+		}
+		if len(detail) > planLines {
+			detail = append(detail[:planLines], fmt.Sprintf("… %d more lines in the plan file", len(detail)-planLines))
+		}
+		for i := range detail {
+			detail[i] = "  " + detail[i]
+		}
 	case "Edit", "Write":
 		if p, ok := patchFromInput(d.q.Tool, d.q.Input); ok {
 			detail = append(detail, "  "+r.rel(p.FilePath))
@@ -153,7 +188,11 @@ func (d *permDialog) view(r *renderer, width int) []string {
 			body = append(body, r.st.dim.Render(l))
 		}
 	}
-	body = append(body, "", "Do you want to proceed?")
+	question := "Do you want to proceed?"
+	if d.isPlan() {
+		question = "Would you like to carry out this plan?"
+	}
+	body = append(body, "", question)
 	for i, c := range d.choices() {
 		line := fmt.Sprintf("  %d. %s", i+1, c)
 		if i == d.choice {
@@ -172,6 +211,10 @@ func (d *permDialog) view(r *renderer, width int) []string {
 	return box(r, body, width)
 }
 
+// planLines is how much of a plan the question shows; the rest is in the
+// plan file.
+const planLines = 30
+
 // toolTitle names what is asked about.
 func toolTitle(tool string) string {
 	switch tool {
@@ -183,6 +226,8 @@ func toolTitle(tool string) string {
 		return "Write file"
 	case "WebFetch":
 		return "Fetch"
+	case "ExitPlanMode":
+		return "Plan ready for review"
 	}
 	return "Use " + tool
 }
