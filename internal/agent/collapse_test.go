@@ -358,6 +358,9 @@ func TestCollapseFoldsAndResumes(t *testing.T) {
 	golden(t, "collapse_before.golden", reqs[at-1], r.cwd)
 	golden(t, "collapse_commit.golden", reqs[at], r.cwd)
 	last := reqs[len(reqs)-1]
+	if s := checkResumedView(t, a, last); s.Collapse.Count != 1 || s.Collapse.Tokens != md[0].TokensSaved {
+		t.Errorf("savings %+v, want the commit's %d", s.Collapse, md[0].TokensSaved)
+	}
 	a.Close()
 
 	b := r.open(t, func(o *agent.Options) { o.Continue = true })

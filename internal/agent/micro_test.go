@@ -268,6 +268,10 @@ func TestMicroCountTrigger(t *testing.T) {
 		}
 	}
 	last := sent(t, reqs[len(reqs)-1])
+	s := checkResumedView(t, a, reqs[len(reqs)-1])
+	if s.Micro.Count != 2 || s.Micro.Tokens != got[0].TokensSaved+got[1].TokensSaved {
+		t.Errorf("savings %+v, want the two clearings' %d", s.Micro, got[0].TokensSaved+got[1].TokensSaved)
+	}
 	a.Close()
 
 	// Resumed, the session sends the same cleared results: the prefix is
@@ -557,4 +561,29 @@ func TestMicroAcrossCompaction(t *testing.T) {
 	if resumed := r.srv.Last(); !extends(sent(t, last), sent(t, resumed)) || resumed.Usage.CacheReadInputTokens != prompt(last) {
 		t.Errorf("the resumed request does not extend the last one sent before the resume (read %d of %d from the cache)", resumed.Usage.CacheReadInputTokens, prompt(last))
 	}
+}
+
+// checkResumedView checks that compact.Resumed, the view `cairn context`
+// measures, holds as many cleared results and folded spans as the last
+// request a sent, and returns what the transcript says each layer saved.
+func checkResumedView(t *testing.T, a *agent.Agent, last *modeltest.Request) compact.Savings {
+	t.Helper()
+	conv, err := a.Conversation(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var view strings.Builder
+	for _, m := range compact.Resumed(conv) {
+		for _, b := range m.Content {
+			view.WriteString(b.Text)
+			view.Write(b.Content)
+		}
+	}
+	for _, marker := range []string{compact.ClearedText, "[Collapsed: "} {
+		want := bytes.Count(last.Body, []byte(marker))
+		if got := strings.Count(view.String(), marker); got != want {
+			t.Errorf("the resumed view holds %q %d times, the last request %d", marker, got, want)
+		}
+	}
+	return compact.SavingsOf(conv)
 }

@@ -8,8 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/prompt"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tokens"
@@ -43,6 +45,9 @@ type contextReport struct {
 		Messages     int64 `json:"messages"`
 		ToolResults  int64 `json:"toolResults"`
 	} `json:"breakdown"`
+	// Layers is what each compaction layer freed since the last
+	// compaction, and what that compaction did.
+	Layers compact.Savings `json:"layers"`
 }
 
 func newContextCmd(env Env) *cobra.Command {
@@ -110,7 +115,14 @@ func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversat
 		spec, _ := jsonw.Marshal(map[string]any{"name": t.Spec().Name, "description": t.Spec().Description, "input_schema": t.Spec().InputSchema})
 		rep.Breakdown.Tools += tokens.Estimate(string(spec))
 	}
-	for _, m := range conv.Messages() {
+	if home, err := env.Home(); err == nil {
+		if st, err := settings.Load(home.Dir, cwd); err == nil && memoryEnabled(env, st) {
+			rep.Breakdown.Memory = tokens.Estimate(memory.Prompt(memory.Dir(home, cwd)))
+		}
+	}
+	// What the session sends: cleared results and collapsed spans as a
+	// resume sends them.
+	for _, m := range compact.Resumed(conv) {
 		for _, b := range m.Content {
 			n := tokens.EstimateBlock(b)
 			switch {
@@ -129,6 +141,7 @@ func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversat
 	if counted := conv.ContextTokens(); hasUsage(conv) {
 		rep.Used, rep.Source = counted, "usage+estimate"
 	}
+	rep.Layers = compact.SavingsOf(conv)
 	rep.PercentUsed = float64(int(w.PercentUsed(rep.Used)*10)) / 10
 	rep.UntilAutoCompact = max(0, w.AutoCompactAt()-rep.Used)
 	return rep, nil
@@ -177,5 +190,43 @@ func printContext(w io.Writer, r *contextReport) {
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-14s %10s\n", row.name, tokens.Thousands(row.n))
 	}
+	printLayers(w, r.Layers)
 	fmt.Fprintf(w, "\nWindow %s, effective %s (less the reply's reserve), warning at %s.\n", tokens.Thousands(r.Window.Size), tokens.Thousands(r.Window.Effective), tokens.Thousands(r.Window.WarnAt))
+}
+
+// printLayers says what each compaction layer freed, the layers that did
+// nothing left out.
+func printLayers(w io.Writer, l compact.Savings) {
+	rows := []struct {
+		name, unit string
+		s          compact.Saving
+	}{
+		{"Offloaded", "result", l.Offload}, {"Snipped", "snip", l.Snip},
+		{"Micro-compacted", "clearing", l.Micro}, {"Collapsed", "commit", l.Collapse},
+	}
+	header := false
+	for _, row := range rows {
+		if row.s.Count == 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\nFreed since the last compaction:")
+			header = true
+		}
+		unit := row.unit
+		if row.s.Count != 1 {
+			unit += "s"
+		}
+		fmt.Fprintf(w, "  %-16s %9s  (%d %s)\n", row.name, tokens.Thousands(row.s.Tokens), row.s.Count, unit)
+	}
+	if c := l.Compaction; c != nil {
+		fmt.Fprintf(w, "\nLast compaction (%s): %s tokens before", c.Trigger, tokens.Thousands(c.PreTokens))
+		if c.PostTokens > 0 {
+			fmt.Fprintf(w, ", %s after", tokens.Thousands(c.PostTokens))
+		}
+		if c.Dropped > 0 {
+			fmt.Fprintf(w, "; %s summarised away in all", tokens.Thousands(c.Dropped))
+		}
+		fmt.Fprintln(w, ".")
+	}
 }

@@ -166,7 +166,7 @@ func (s *Snip) Remove(ctx context.Context, ids []string, reason string) (*Remova
 	if len(rm.UUIDs) == 0 {
 		return nil, &RefusedError{Refusals: []Refusal{{strings.Join(ids, ", "), "the messages named are not in the transcript"}}}
 	}
-	b, err := s.record(ctx, rm.UUIDs, reason)
+	b, err := s.record(ctx, rm.UUIDs, rm.Tokens, reason)
 	if err != nil {
 		return nil, err
 	}
@@ -180,8 +180,9 @@ func (s *Snip) Remove(ctx context.Context, ids []string, reason string) (*Remova
 
 // record appends the snip_boundary line: a system line whose
 // snipMetadata.removedUuids lists what was removed, which a resume (by
-// Claude Code or cairn) applies whatever else the line says.
-func (s *Snip) record(ctx context.Context, uuids []string, reason string) (string, error) {
+// Claude Code or cairn) applies whatever else the line says; tokensFreed
+// is cairn's own, for `cairn context`.
+func (s *Snip) record(ctx context.Context, uuids []string, freed int64, reason string) (string, error) {
 	t := s.cfg.Transcript
 	if t == nil {
 		return "", ErrNoTranscript
@@ -194,7 +195,7 @@ func (s *Snip) record(ctx context.Context, uuids []string, reason string) (strin
 	}
 	e.Content = jsonw.String(text)
 	e.Level = "info"
-	e.SnipMetadata, _ = jsonw.Marshal(map[string]any{"removedUuids": uuids}) // strings always encode
+	e.SnipMetadata, _ = jsonw.Marshal(map[string]any{"removedUuids": uuids, "tokensFreed": freed}) // always encodes
 	if err := t.Append(ctx, e); err != nil {
 		return "", fmt.Errorf("record the snip: %w", err)
 	}

@@ -1,0 +1,100 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
+	"github.com/cairn-dev/cairn/session"
+)
+
+// TestContextReportsLayers: after a manual compaction and a long output
+// spilled to a file, `cairn context` counts the memory index, measures the
+// preview rather than the output, and says what each layer freed.
+func TestContextReportsLayers(t *testing.T) {
+	p := newProject(t)
+	var mu sync.Mutex
+	counted := false
+	p.srv = modeltest.Start(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case bytes.Contains(r.Body, []byte("<summary></summary>")):
+			return modeltest.Text("<summary>THE-SUMMARY of the work so far.</summary>")
+		case bytes.Contains(r.Body, []byte("count to a lot")) && !counted:
+			counted = true
+			return modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Bash", `{"command":"seq 1 30000"}`)}}
+		}
+		return modeltest.Text("fine")
+	}})
+	home := session.Home{Dir: p.home}
+	dir := memory.Dir(home, p.dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := memory.WriteIndex(dir, "- [release](release.md) — the release branch is frozen until Friday\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"-p", "first question"},
+		{"-c", "-p", "/compact"},
+		{"-c", "-p", "count to a lot", "--allowedTools", "Bash(seq:*)"},
+	} {
+		if code, _, e := p.cairn(t, args...); code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, e)
+		}
+	}
+	infos, err := session.List(context.Background(), home, session.ListOptions{Cwd: p.dir})
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("sessions %+v, %v", infos, err)
+	}
+
+	code, out, errOut := p.cairn(t, "context", infos[0].Path, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Used      int64
+		Breakdown struct{ Memory, ToolResults int64 }
+		Layers    struct {
+			Offload    struct{ Count, TokensSaved int64 }
+			Compaction *struct{ Trigger string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// seq 1 30000 prints 168,894 bytes: some 42,000 tokens.
+	if o := rep.Layers.Offload; o.Count != 1 || o.TokensSaved < 35_000 || o.TokensSaved > 43_000 {
+		t.Errorf("offload %+v, want one result of some 40,000 tokens saved", o)
+	}
+	if rep.Breakdown.ToolResults > 2_000 {
+		t.Errorf("tool results count %d tokens: the output, not its preview", rep.Breakdown.ToolResults)
+	}
+	if want := memory.Prompt(dir); rep.Breakdown.Memory < int64(len(want))/5 {
+		t.Errorf("memory counts %d tokens, for a section of %d bytes", rep.Breakdown.Memory, len(want))
+	}
+	if c := rep.Layers.Compaction; c == nil || c.Trigger != "manual" {
+		t.Errorf("compaction %+v, want the manual one", c)
+	}
+
+	code, out, errOut = p.cairn(t, "context", infos[0].Path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"Freed since the last compaction:", "Offloaded", "(1 result)", "Last compaction (manual):"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Snipped") || strings.Contains(out, "Collapsed") {
+		t.Errorf("the report names layers that did nothing:\n%s", out)
+	}
+}
