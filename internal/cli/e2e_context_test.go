@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -96,5 +98,65 @@ func TestContextReportsLayers(t *testing.T) {
 	}
 	if strings.Contains(out, "Snipped") || strings.Contains(out, "Collapsed") {
 		t.Errorf("the report names layers that did nothing:\n%s", out)
+	}
+}
+
+// TestCollapseFromTheCommandLine: with CAIRN_CONTEXT_COLLAPSE=1 a long
+// headless turn folds older spans into summaries instead of compacting,
+// records the commit, and `cairn context` reports it.
+func TestCollapseFromTheCommandLine(t *testing.T) {
+	p := newProject(t)
+	p.env = []string{"CAIRN_CONTEXT_COLLAPSE=1", "CAIRN_CONTEXT_WINDOW=40000"}
+	part := regexp.MustCompile(`(\d+)\. from (?:the message|your response)`)
+	var mu sync.Mutex
+	steps := 0
+	p.srv = modeltest.Start(t, modeltest.Config{ContextWindow: 40_000, Respond: func(r *modeltest.Request) modeltest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case bytes.Contains(r.Body, []byte("Write each summary as <fold n=")):
+			var b strings.Builder
+			for _, m := range part.FindAllSubmatch(r.Body, -1) {
+				fmt.Fprintf(&b, "<fold n=\"%s\">FOLDED-%s: seq printed numbers.</fold>\n", m[1], m[1])
+			}
+			return modeltest.Text(b.String())
+		case bytes.Contains(r.Body, []byte("<summary></summary>")):
+			return modeltest.Text("<summary>THE-SUMMARY</summary>")
+		case steps < 20:
+			steps++
+			return modeltest.Reply{Content: []model.Block{model.TextBlock(fmt.Sprintf("Step %d.", steps)),
+				modeltest.ToolUse(fmt.Sprintf("toolu_%02d", steps), "Bash", fmt.Sprintf(`{"command":"seq %d 1000"}`, steps))}}
+		}
+		return modeltest.Text("all printed")
+	}})
+	code, out, errOut := p.cairn(t, "-p", "print the numbers, twenty times", "--model", "test-model", "--allowedTools", "Bash(seq:*)")
+	if code != 0 || out != "all printed\n" {
+		t.Fatalf("exit %d: %q %s", code, out, errOut)
+	}
+	data := p.transcript(t)
+	if !bytes.Contains(data, []byte(`"subtype":"context_collapse_commit"`)) {
+		t.Fatalf("no collapse commit in the transcript")
+	}
+	if bytes.Contains(data, []byte(`"subtype":"compact_boundary"`)) {
+		t.Error("the session compacted: collapse should have kept it in bounds")
+	}
+	// The conversation's last request (not a fold's, not the session
+	// notes' fork) carries the folds.
+	var last *modeltest.Request
+	for _, r := range p.srv.Requests() {
+		if !bytes.Contains(r.Body, []byte("Write each summary as <fold n=")) && !bytes.Contains(r.Body, []byte("cairn asks you to update")) {
+			last = r
+		}
+	}
+	if !bytes.Contains(last.Body, []byte("[Collapsed: FOLDED-")) {
+		t.Error("the conversation's last request does not carry the folds")
+	}
+	infos, err := session.List(context.Background(), session.Home{Dir: p.home}, session.ListOptions{Cwd: p.dir})
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("sessions %+v, %v", infos, err)
+	}
+	code, out, errOut = p.cairn(t, "context", infos[0].Path)
+	if code != 0 || !strings.Contains(out, "Collapsed") {
+		t.Errorf("exit %d: the report does not name the collapse:\n%s%s", code, out, errOut)
 	}
 }

@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 type project struct {
 	dir, home string
 	srv       *modeltest.Server
+	env       []string // more of cairn's environment
 }
 
 func newProject(t *testing.T) *project {
@@ -64,7 +65,7 @@ func (p *project) cairn(t *testing.T, args ...string) (code int, stdout, stderr 
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = p.dir
-	cmd.Env = []string{"CAIRN_HOME=" + p.home, "ANTHROPIC_BASE_URL=" + p.srv.URL, "ANTHROPIC_API_KEY=test-key", "HOME=" + p.home, "PATH=" + os.Getenv("PATH")}
+	cmd.Env = append([]string{"CAIRN_HOME=" + p.home, "ANTHROPIC_BASE_URL=" + p.srv.URL, "ANTHROPIC_API_KEY=test-key", "HOME=" + p.home, "PATH=" + os.Getenv("PATH")}, p.env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/settings"
@@ -97,12 +99,27 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		Now:                env.Now,
 		Instructions:       instr, Memory: mem,
 	}
+	if collapseEnabled(env, st) {
+		s.opts.Collapse = &compact.CollapseConfig{}
+	}
 	if !s.hooks.Empty() {
 		s.opts.Gate, s.opts.AfterTool, s.opts.BeforePrompt, s.opts.BeforeStop = s.gov.gate, s.gov.afterTool, s.gov.beforePrompt, s.gov.beforeStop
 		s.opts.PreCompact, s.opts.PostCompact = s.gov.preCompact, s.gov.postCompact
 	}
 	ok = true
 	return s, nil
+}
+
+// collapseEnabled reports whether context collapse (SPEC C3) is on:
+// CAIRN_CONTEXT_COLLAPSE=1 or "contextCollapse": true in the settings. It
+// is off by default: its folds are model requests of their own.
+func collapseEnabled(env Env, st *settings.Settings) bool {
+	if v := env.Getenv("CAIRN_CONTEXT_COLLAPSE"); v != "" {
+		return truthy(v)
+	}
+	var on bool
+	raw, ok := st.Raw["contextCollapse"]
+	return ok && json.Unmarshal(raw, &on) == nil && on
 }
 
 // sessionReadRules let the model read back what the session saved beside
