@@ -159,8 +159,9 @@ func prompt(r *modeltest.Request) int64 {
 }
 
 // golden compares a request's messages and context_management, the
-// project folder written as /CWD, with testdata/name.
-func golden(t *testing.T, name string, r *modeltest.Request, cwd string) {
+// project folder written as /CWD and the cairn home as /HOME, with
+// testdata/name.
+func golden(t *testing.T, name string, r *modeltest.Request, cwd string, home ...string) {
 	t.Helper()
 	var body bytes.Buffer
 	for _, k := range []string{"messages", "context_management"} {
@@ -173,6 +174,10 @@ func golden(t *testing.T, name string, r *modeltest.Request, cwd string) {
 		}
 	}
 	got := strings.ReplaceAll(body.String(), cwd, "/CWD")
+	for _, h := range home {
+		got = strings.ReplaceAll(got, session.Home{Dir: h}.ProjectDir(cwd), "/HOME/projects/PROJECT")
+		got = strings.ReplaceAll(got, h, "/HOME")
+	}
 	path := filepath.Join("testdata", name)
 	if *updateMicro {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
