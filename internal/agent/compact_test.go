@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/instructions"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/anthropic"
@@ -229,3 +230,35 @@ func encode(t *testing.T, msgs []model.Message) string {
 
 var _ = filepath.Join
 var _ = transcript.TypeUser
+
+// TestAutoCompactionFollowsInstructionFiles: a "# Compact instructions"
+// section of the project's CLAUDE.md is part of every summary request's
+// instruction, not only of a /compact the user types.
+func TestAutoCompactionFollowsInstructionFiles(t *testing.T) {
+	sc := &script{steps: 16}
+	r := newRig(t, 40_000, sc)
+	claude := "# Build\nRun make.\n\n# Compact instructions\nKeep the ZEBRA-7 code in every summary.\n\n# Style\nTabs.\n"
+	if err := os.WriteFile(filepath.Join(r.cwd, "CLAUDE.md"), []byte(claude), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := r.open(t, tokens.Window{Size: 40_000, MaxOutput: 4_000}, func(o *agent.Options) {
+		o.Instructions = instructions.NewTracker(instructions.Options{Cwd: r.cwd, Home: r.home.Dir, Managed: []string{}, ManagedRules: []string{}})
+	})
+	compactions, _, err := run(t, a, "run Big many times")
+	if err != nil || len(compactions) == 0 {
+		t.Fatalf("%d compactions, %v", len(compactions), err)
+	}
+	for _, req := range r.srv.Requests() {
+		if !isSummaryRequest(req) {
+			continue
+		}
+		msgs := req.Params.Messages
+		last := msgs[len(msgs)-1].Content
+		instr := last[len(last)-1].Text
+		if !strings.Contains(instr, "Additional instructions for this summary:\n# Compact instructions\nKeep the ZEBRA-7 code in every summary.") || strings.Contains(instr, "Tabs.") {
+			t.Errorf("the summary instruction does not carry the section alone:\n%s", instr)
+		}
+		return
+	}
+	t.Fatal("no summary request")
+}

@@ -426,3 +426,13 @@ func thousands(n int64) string {
 	}
 	return string(out)
 }
+
+// compactGuidance is what the instruction files in force say about
+// compaction ("# Compact instructions" sections): every summary request
+// follows it, automatic or not.
+func (s *sessionContext) compactGuidance() string {
+	if s.instr == nil {
+		return ""
+	}
+	return instructions.CompactGuidance(s.instr.Current())
+}

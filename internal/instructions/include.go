@@ -1,6 +1,7 @@
 package instructions
 
 import (
+	"iter"
 	"path/filepath"
 	"strings"
 )
@@ -12,24 +13,39 @@ import (
 // example written in a file is not loaded as an include.
 func includes(text string) []string {
 	var out []string
-	fence := "" // the fence of the open code block, "" outside one
-	for _, line := range strings.Split(text, "\n") {
-		trimmed := strings.TrimLeft(line, " ")
-		if f := fenceOf(trimmed); f != "" && len(line)-len(trimmed) < 4 {
-			switch {
-			case fence == "":
-				fence = f
-			case strings.HasPrefix(f, fence[:1]) && len(f) >= len(fence) && strings.TrimSpace(strings.TrimLeft(trimmed, f[:1])) == "":
-				fence = ""
-			}
-			continue
+	for line, code := range lines(text) {
+		if !code {
+			out = append(out, refsIn(stripCodeSpans(line))...)
 		}
-		if fence != "" || strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "\t") {
-			continue
-		}
-		out = append(out, refsIn(stripCodeSpans(line))...)
 	}
 	return out
+}
+
+// lines yields the lines of a Markdown text, each with whether it is code:
+// a fenced block with its fences, or an indented line.
+func lines(text string) iter.Seq2[string, bool] {
+	return func(yield func(string, bool) bool) {
+		fence := "" // the fence of the open code block, "" outside one
+		for line := range strings.SplitSeq(text, "\n") {
+			trimmed := strings.TrimLeft(line, " ")
+			if f := fenceOf(trimmed); f != "" && len(line)-len(trimmed) < 4 {
+				switch {
+				case fence == "":
+					fence = f
+				case strings.HasPrefix(f, fence[:1]) && len(f) >= len(fence) && strings.TrimSpace(strings.TrimLeft(trimmed, f[:1])) == "":
+					fence = ""
+				}
+				if !yield(line, true) {
+					return
+				}
+				continue
+			}
+			code := fence != "" || strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "\t")
+			if !yield(line, code) {
+				return
+			}
+		}
+	}
 }
 
 // fenceOf returns the run of ` or ~ (three or more) a line starts with.
