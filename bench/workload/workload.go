@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/anthropic"
@@ -39,14 +41,18 @@ type Options struct {
 	Seed                 uint64
 	// Home and Cwd are where the session lives (temporary folders).
 	Home, Cwd string
+	// Collapse turns context collapse on (SPEC C3).
+	Collapse bool
 }
 
 // Report is what the workload measured.
 type Report struct {
 	Requests, SummaryRequests, TooLong int
-	Input, CacheRead, CacheCreation    int64
-	PeakContext                        int64
-	Compactions                        int
+	// FoldRequests are context collapse's; Commits its commits.
+	FoldRequests, Commits           int
+	Input, CacheRead, CacheCreation int64
+	PeakContext                     int64
+	Compactions                     int
 	// OwnWork is compaction time not spent waiting for the model: the
 	// largest and the mean.
 	OwnWorkMax, OwnWorkMean time.Duration
@@ -74,6 +80,9 @@ func (r Report) CacheShare() float64 {
 
 var factRE = regexp.MustCompile(`FACT-\d+: [^.\\"]+`)
 
+// foldPart finds the parts a fold request lists.
+var foldPart = regexp.MustCompile(`(\d+)\. from (?:the message|your response)`)
+
 // model plays the agent: tool calls of random sizes, then an answer; a
 // summary request gets a summary that keeps every planted fact it can see,
 // as a careful model would.
@@ -99,6 +108,13 @@ func (p *player) respond(r *modeltest.Request) modeltest.Reply {
 			b.WriteString(string(f) + ".\n")
 		}
 		b.WriteString("</summary>")
+		return modeltest.Text(b.String())
+	}
+	if bytes.Contains(r.Body, []byte("Write each summary as <fold n=")) {
+		var b strings.Builder
+		for _, m := range foldPart.FindAllSubmatch(r.Body, -1) {
+			fmt.Fprintf(&b, "<fold n=%q>Fetched service logs; requests served in 0-400 ms.</fold>\n", m[1])
+		}
 		return modeltest.Text(b.String())
 	}
 	if p.steps >= p.opts.StepsPerTurn {
@@ -150,10 +166,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var collapse *compact.CollapseConfig
+	if o.Collapse {
+		collapse = &compact.CollapseConfig{}
+	}
 	a, err := agent.Open(ctx, agent.Options{
 		Home: session.Home{Dir: o.Home}, Cwd: o.Cwd, Model: m, ModelName: "claude-sonnet-4-5",
 		MaxTokens: 32_000, Window: tokens.Window{Size: o.Window, MaxOutput: 32_000},
-		Tools: []tool.Tool{fetch{}}, Entrypoint: "sdk-cli",
+		Tools: []tool.Tool{fetch{}}, Entrypoint: "sdk-cli", Collapse: collapse,
 	})
 	if err != nil {
 		return nil, err
@@ -179,8 +199,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	for _, r := range srv.Requests() {
 		rep.Requests++
-		if bytes.Contains(r.Body, []byte("<summary></summary>")) {
+		switch {
+		case bytes.Contains(r.Body, []byte("<summary></summary>")):
 			rep.SummaryRequests++
+		case bytes.Contains(r.Body, []byte("Write each summary as <fold n=")):
+			rep.FoldRequests++
 		}
 		if r.Status == 400 {
 			rep.TooLong++
@@ -201,6 +224,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	rep.Steps = p.total
+	data, err := os.ReadFile(a.Path())
+	if err != nil {
+		return nil, err
+	}
+	rep.Commits = bytes.Count(data, []byte(`"subtype":"context_collapse_commit"`))
 	return rep, nil
 }
 
@@ -209,6 +237,9 @@ func (r Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "model steps          %d (%d requests, %d of them summaries)\n", r.Steps, r.Requests, r.SummaryRequests)
 	fmt.Fprintf(&b, "prompt too long      %d\n", r.TooLong)
+	if r.FoldRequests > 0 || r.Commits > 0 {
+		fmt.Fprintf(&b, "context collapse     %d commits, %d fold requests\n", r.Commits, r.FoldRequests)
+	}
 	fmt.Fprintf(&b, "input tokens         %d: %d fresh, %d cache reads, %d cache writes\n", r.TotalInput(), r.Input, r.CacheRead, r.CacheCreation)
 	fmt.Fprintf(&b, "cache-read share     %.1f%%\n", 100*r.CacheShare())
 	fmt.Fprintf(&b, "billed equivalent    %.0f input tokens (input + 1.25 x writes + 0.1 x reads)\n", r.Billed())

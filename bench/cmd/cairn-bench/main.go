@@ -57,7 +57,7 @@ const usageText = `usage:
   cairn-bench resume [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
   cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]
-  cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1]`
+  cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]`
 
 // usageError is a command-line mistake.
 type usageError struct{ msg string }

@@ -19,6 +19,7 @@ func workloadCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	minOut := fs.Int("min-output", 1_000, "smallest tool output, in bytes")
 	maxOut := fs.Int("max-output", 100_000, "largest tool output, in bytes")
 	seed := fs.Uint64("seed", 1, "random seed")
+	collapse := fs.Bool("collapse", false, "turn context collapse on")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
@@ -32,7 +33,7 @@ func workloadCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(cwd)
-	rep, err := workload.Run(ctx, workload.Options{Turns: *turns, StepsPerTurn: *steps, Window: *window, MinOutput: *minOut, MaxOutput: *maxOut, Seed: *seed, Home: home, Cwd: cwd})
+	rep, err := workload.Run(ctx, workload.Options{Turns: *turns, StepsPerTurn: *steps, Window: *window, MinOutput: *minOut, MaxOutput: *maxOut, Seed: *seed, Home: home, Cwd: cwd, Collapse: *collapse})
 	if err != nil {
 		return err
 	}
