@@ -1,10 +1,5 @@
 package transcript
 
-import (
-	"encoding/json"
-	"fmt"
-)
-
 // SubtypeCollapseCommit is the system line that records a context
 // collapse commit: spans of the conversation that requests from then on
 // carry folded into short summaries, while the transcript keeps every
@@ -38,18 +33,7 @@ func (e *Entry) IsCollapseCommit() bool {
 // DecodeCollapseMetadata decodes a context_collapse_commit's metadata,
 // set by the program (Extra) or read from the file.
 func (e *Entry) DecodeCollapseMetadata() (*CollapseMetadata, error) {
-	raw := e.Extra["collapseMetadata"]
-	if raw == nil {
-		raw = e.Unknown()["collapseMetadata"]
-	}
-	var m CollapseMetadata
-	if len(raw) == 0 {
-		return &m, nil
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("collapseMetadata of %s: %w", e.UUID, err)
-	}
-	return &m, nil
+	return decodeField[CollapseMetadata](e, "collapseMetadata")
 }
 
 // collapsedIn collects the spans the collapse commits among entries

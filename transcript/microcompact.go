@@ -27,16 +27,22 @@ func (e *Entry) IsMicrocompactBoundary() bool {
 // DecodeMicrocompactMetadata decodes a microcompact_boundary's metadata,
 // set by the program (Extra) or read from the file.
 func (e *Entry) DecodeMicrocompactMetadata() (*MicrocompactMetadata, error) {
-	raw := e.Extra["microcompactMetadata"]
+	return decodeField[MicrocompactMetadata](e, "microcompactMetadata")
+}
+
+// decodeField decodes the field key of a line cairn models in Extra, set
+// by the program or read from the file; a missing field is T's zero value.
+func decodeField[T any](e *Entry, key string) (*T, error) {
+	raw := e.Extra[key]
 	if raw == nil {
-		raw = e.Unknown()["microcompactMetadata"]
+		raw = e.Unknown()[key]
 	}
-	var m MicrocompactMetadata
+	var m T
 	if len(raw) == 0 {
 		return &m, nil
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("microcompactMetadata of %s: %w", e.UUID, err)
+		return nil, fmt.Errorf("%s of %s: %w", key, e.UUID, err)
 	}
 	return &m, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -202,24 +201,7 @@ func (r *collapseRig) open(t *testing.T, o func(*agent.Options)) *agent.Agent {
 
 // commits returns the collapse commits of a's transcript.
 func commits(t *testing.T, a *agent.Agent) []*transcript.CollapseMetadata {
-	t.Helper()
-	data, err := os.ReadFile(a.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*transcript.CollapseMetadata
-	for line := range bytes.SplitSeq(bytes.TrimSpace(data), []byte("\n")) {
-		e, err := transcript.DecodeEntry(line)
-		if err != nil || !e.IsCollapseCommit() {
-			continue
-		}
-		md, err := e.DecodeCollapseMetadata()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, md)
-	}
-	return out
+	return records(t, a, (*transcript.Entry).IsCollapseCommit, (*transcript.Entry).DecodeCollapseMetadata)
 }
 
 // conversation returns the requests of the conversation itself, without

@@ -198,18 +198,24 @@ func golden(t *testing.T, name string, r *modeltest.Request, cwd string, home ..
 
 // boundaries returns the microcompact boundaries of a's transcript.
 func boundaries(t *testing.T, a *agent.Agent) []*transcript.MicrocompactMetadata {
+	return records(t, a, (*transcript.Entry).IsMicrocompactBoundary, (*transcript.Entry).DecodeMicrocompactMetadata)
+}
+
+// records decodes the metadata of each line of a's transcript for which
+// is reports true.
+func records[T any](t *testing.T, a *agent.Agent, is func(*transcript.Entry) bool, decode func(*transcript.Entry) (*T, error)) []*T {
 	t.Helper()
 	data, err := os.ReadFile(a.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*transcript.MicrocompactMetadata
+	var out []*T
 	for line := range bytes.SplitSeq(bytes.TrimSpace(data), []byte("\n")) {
 		e, err := transcript.DecodeEntry(line)
-		if err != nil || !e.IsMicrocompactBoundary() {
+		if err != nil || !is(&e) {
 			continue
 		}
-		md, err := e.DecodeMicrocompactMetadata()
+		md, err := decode(&e)
 		if err != nil {
 			t.Fatal(err)
 		}

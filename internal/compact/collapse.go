@@ -2,7 +2,6 @@ package compact
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/transcript"
@@ -332,20 +330,9 @@ func (c *Collapse) commitReady(ctx context.Context, st *State, base []model.Mess
 // record writes the commit to the transcript, so a resume folds the same
 // spans.
 func (c *Collapse) record(ctx context.Context, trigger string, pre, saved int64, spans []transcript.CollapseSpan) error {
-	t := c.cfg.Transcript
-	if t == nil {
-		return nil
-	}
-	e := t.NewEntry(transcript.TypeSystem, t.Leaf())
-	e.Subtype = transcript.SubtypeCollapseCommit
-	e.Content = jsonw.String(fmt.Sprintf("Context collapsed: %d spans folded into summaries", len(spans)))
-	e.Level = "info"
-	md, err := jsonw.Marshal(transcript.CollapseMetadata{Trigger: trigger, PreTokens: pre, TokensSaved: saved, Spans: spans})
-	if err != nil {
-		return err
-	}
-	e.Extra = map[string]json.RawMessage{"collapseMetadata": md}
-	if err := t.Append(ctx, e); err != nil {
+	md := transcript.CollapseMetadata{Trigger: trigger, PreTokens: pre, TokensSaved: saved, Spans: spans}
+	text := fmt.Sprintf("Context collapsed: %d spans folded into summaries", len(spans))
+	if err := recordSystem(ctx, c.cfg.Transcript, transcript.SubtypeCollapseCommit, text, "collapseMetadata", md); err != nil {
 		return fmt.Errorf("record the commit: %w", err)
 	}
 	return nil

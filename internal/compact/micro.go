@@ -251,23 +251,27 @@ func (m *Micro) batch(results []compactable, cold bool) (string, []string, int64
 
 // record writes the clearing to the transcript, so a resume repeats it.
 func (m *Micro) record(ctx context.Context, trigger string, pre, saved int64, ids []string) error {
-	t := m.cfg.Transcript
-	if t == nil {
-		return nil
-	}
-	e := t.NewEntry(transcript.TypeSystem, t.Leaf())
-	e.Subtype = transcript.SubtypeMicrocompactBoundary
-	e.Content = jsonw.String("Context microcompacted")
-	e.Level = "info"
-	md, err := jsonw.Marshal(transcript.MicrocompactMetadata{Trigger: trigger, PreTokens: pre, TokensSaved: saved, CompactedToolIDs: ids})
-	if err != nil {
-		return err
-	}
-	e.Extra = map[string]json.RawMessage{"microcompactMetadata": md}
-	if err := t.Append(ctx, e); err != nil {
+	md := transcript.MicrocompactMetadata{Trigger: trigger, PreTokens: pre, TokensSaved: saved, CompactedToolIDs: ids}
+	if err := recordSystem(ctx, m.cfg.Transcript, transcript.SubtypeMicrocompactBoundary, "Context microcompacted", "microcompactMetadata", md); err != nil {
 		return fmt.Errorf("record the clearing: %w", err)
 	}
 	return nil
+}
+
+// recordSystem appends an info system line of the given subtype after the
+// leaf, its metadata under key; a nil transcript records nothing.
+func recordSystem(ctx context.Context, t Transcript, subtype, content, key string, metadata any) error {
+	if t == nil {
+		return nil
+	}
+	md, err := jsonw.Marshal(metadata)
+	if err != nil {
+		return err
+	}
+	e := t.NewEntry(transcript.TypeSystem, t.Leaf())
+	e.Subtype, e.Content, e.Level = subtype, jsonw.String(content), "info"
+	e.Extra = map[string]json.RawMessage{key: md}
+	return t.Append(ctx, e)
 }
 
 // project returns msgs with every cleared result's content replaced, the
