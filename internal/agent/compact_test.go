@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/instructions"
+	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/anthropic"
@@ -261,4 +262,42 @@ func TestAutoCompactionFollowsInstructionFiles(t *testing.T) {
 		return
 	}
 	t.Fatal("no summary request")
+}
+
+// TestCompactionRefreshesTheMemoryIndex: the memory index in the system
+// prompt keeps its bytes while the session runs, and shows what was saved
+// meanwhile from the first request after a compaction.
+func TestCompactionRefreshesTheMemoryIndex(t *testing.T) {
+	r := newRig(t, 0, &script{})
+	dir := memory.Dir(r.home, r.cwd)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	index := func(text string) {
+		if err := memory.WriteIndex(dir, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	index("- [old](old.md) — OLD-INDEX\n")
+	a := r.open(t, tokens.Window{Size: 200_000, MaxOutput: 4_000}, func(o *agent.Options) { o.Memory = &agent.MemoryOptions{Dir: dir} })
+	system := func() string {
+		var b strings.Builder
+		for _, s := range r.srv.Last().Params.System {
+			b.WriteString(s.Text)
+		}
+		return b.String()
+	}
+	runAll(t, a, "first")
+	index("- [new](new.md) — NEW-INDEX\n")
+	runAll(t, a, "second")
+	if s := system(); !strings.Contains(s, "OLD-INDEX") || strings.Contains(s, "NEW-INDEX") {
+		t.Fatal("the memory index changed mid-session: the cached prefix would break")
+	}
+	if _, err := a.Compact(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	runAll(t, a, "third")
+	if s := system(); !strings.Contains(s, "NEW-INDEX") {
+		t.Error("the first request after the compaction does not show the memory index as it stands")
+	}
 }

@@ -67,6 +67,10 @@ type Config struct {
 	PostCompact func(ctx context.Context, trigger, summary string) []engine.Attachment
 	// CWD is where recently read files are re-read from.
 	CWD string
+	// Cleanup, when set, runs after each compaction is written, with the
+	// layers' own reset: the session's post-compaction clean-up (caches
+	// that may follow files again now that the prefix changes).
+	Cleanup func()
 	// Notes, when set, are tried first at an auto-compaction: notes that
 	// are not empty are the summary, with no summary request (SPEC SM4).
 	Notes Notes
@@ -163,6 +167,9 @@ func (m *Manager) resetLayers() {
 		if r, ok := l.(Resetter); ok {
 			r.Reset()
 		}
+	}
+	if m.cfg.Cleanup != nil {
+		m.cfg.Cleanup()
 	}
 }
 

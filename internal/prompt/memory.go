@@ -4,14 +4,18 @@ import "context"
 
 // MemorySection is the long-term memory section (SPEC M3): computed once
 // a session and kept, so memories written during the session do not
-// change the prompt's bytes (they reach the model through recall, and the
-// next session's prompt). A nil text leaves the section out.
+// change the prompt's bytes (they reach the model through recall, the
+// prompt after the next compaction — see Builder.Forget — and the next
+// session's prompt). A nil text leaves the section out.
 func MemorySection(text func(ctx context.Context) (string, error)) Section {
 	if text == nil {
-		return Fixed("memory", false, "")
+		return Fixed(MemoryKey, false, "")
 	}
-	return Section{Key: "memory", Text: text}
+	return Section{Key: MemoryKey, Text: text}
 }
+
+// MemoryKey is the memory section's key.
+const MemoryKey = "memory"
 
 // tokenBudgetText tells the model what a token budget in a prompt means;
 // the budget itself travels with the prompt that sets it, so this text

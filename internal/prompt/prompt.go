@@ -79,6 +79,18 @@ func (b *Builder) Build(ctx context.Context) ([]model.SystemBlock, error) {
 	return out, nil
 }
 
+// Forget drops what was computed for the sections named, so the next
+// Build computes them again: after a compaction, which changes the
+// request's prefix anyway, a section that follows files on disk (the
+// memory index) catches up at no extra cost to the cache.
+func (b *Builder) Forget(keys ...string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, k := range keys {
+		delete(b.memo, k)
+	}
+}
+
 // Breaks counts the builds whose prompt differed from the one before: each
 // is a prompt-cache miss for everything after the system prompt.
 func (b *Builder) Breaks() int {
