@@ -587,3 +587,60 @@ func TestResumeRightAfterCompaction(t *testing.T) {
 		t.Errorf("rebuilt %v (+%d repaired), want %v", got, conv.Repaired, want)
 	}
 }
+
+// TestCrashBetweenBoundaryAndSummary: a crash after the compact boundary
+// is written and before (or while) the summary is leaves a file whose
+// newest chain is the boundary alone. It still loads, with the torn line
+// named, into messages the API accepts.
+func TestCrashBetweenBoundaryAndSummary(t *testing.T) {
+	data, err := os.ReadFile("testdata/cc-2.1.197-manual-compact.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for name, cut := range map[string][]byte{
+		"boundary written":     bytes.Join(lines[:40], nil),
+		"summary half written": append(bytes.Join(lines[:40], nil), lines[40][:len(lines[40])/2]...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			conv := loadBytes(t, cut)
+			if err := checkAPIValid(conv.Messages()); err != nil {
+				t.Errorf("%v (entries %d, warnings %q)", err, len(conv.Entries), conv.Warnings)
+			}
+			if strings.HasPrefix(name, "summary") && !slices.ContainsFunc(conv.Warnings, func(w string) bool { return strings.Contains(w, "line 41") }) {
+				t.Errorf("the torn line is not named: %q", conv.Warnings)
+			}
+			// Nothing is lost: the conversation is the one before the
+			// compaction began, whole.
+			if got, want := uuids(conv), uuids(loadBytes(t, bytes.Join(lines[:37], nil))); !slices.Equal(got, want) {
+				t.Errorf("rebuilt %d entries %v\nwant the %d before the compaction %v", len(got), got, len(want), want)
+			}
+		})
+	}
+}
+
+func uuids(c *transcript.Conversation) []string {
+	var out []string
+	for _, e := range c.Entries {
+		out = append(out, e.UUID)
+	}
+	return out
+}
+
+func loadBytes(t *testing.T, data []byte) *transcript.Conversation {
+	t.Helper()
+	path := t.TempDir() + "/s.jsonl"
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := transcript.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	conv, err := transcript.Load(context.Background(), src, transcript.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conv
+}

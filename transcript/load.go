@@ -434,6 +434,15 @@ func (l *loader) segmentWhole(bi *boundaryInfo) (bool, error) {
 		l.warnf("compact boundary %s: %s; the messages it preserved are left out", bi.entry.UUID, why)
 		return false, nil
 	}
+	if anchor, err := l.get(bi.anchor); err != nil {
+		return false, err
+	} else if anchor == nil {
+		// The compaction was cut short before its summary was written:
+		// nothing hangs off it, and its preserved messages stay where they
+		// are, in the conversation before it.
+		bi.broken = true
+		return false, nil
+	}
 	if bi.list != nil {
 		for _, id := range bi.list {
 			e, err := l.get(id)
