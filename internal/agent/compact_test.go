@@ -195,25 +195,42 @@ func TestSummaryFailuresTripTheBreakerAndStillFit(t *testing.T) {
 func TestResumeOfAnOversizedTranscript(t *testing.T) {
 	sc := &script{steps: 40}
 	r := newRig(t, 0, sc) // no server limit while the transcript grows
-	big := r.open(t, tokens.Window{Size: 1_000_000, MaxOutput: 4_000}, nil)
+	big := r.open(t, tokens.Window{Size: 1_000_000, MaxOutput: 4_000}, func(o *agent.Options) { o.Tools = []tool.Tool{bigTool{n: 6_000}} })
 	if _, _, err := run(t, big, "grow"); err != nil {
 		t.Fatal(err)
 	}
 	big.Close()
 	size := tokens.EstimateMessages(big.History())
-	// Now resume it with a window three times smaller than its content.
-	window := size / 3
-	r.srv = modeltest.Start(t, modeltest.Config{ContextWindow: window, Respond: sc.respond})
-	sc.steps, sc.calls = 0, 0
-	a := r.open(t, tokens.Window{Size: window, MaxOutput: 4_000}, func(o *agent.Options) { o.Continue = true })
-	_, notices, err := run(t, a, "and now?")
-	if err != nil {
-		t.Fatalf("resume at 3x the window: %v (notices %q)", err, notices)
-	}
-	for _, req := range r.srv.Requests() {
-		if !isSummaryRequest(req) && req.Status != 200 {
-			t.Errorf("request %s answered %d", req.ID, req.Status)
-		}
+	grown := r.home.Dir
+	for _, times := range []float64{1.5, 3, 10} {
+		t.Run(fmt.Sprintf("%gx the window", times), func(t *testing.T) {
+			// Each resumes its own copy of the grown session, with a
+			// window that many times smaller than its content.
+			r.home.Dir = t.TempDir()
+			if err := os.CopyFS(r.home.Dir, os.DirFS(grown)); err != nil {
+				t.Fatal(err)
+			}
+			window := int64(float64(size) / times)
+			r.srv = modeltest.Start(t, modeltest.Config{ContextWindow: window, Respond: sc.respond})
+			sc.steps, sc.calls = 0, 0
+			a := r.open(t, tokens.Window{Size: window, MaxOutput: 4_000}, func(o *agent.Options) { o.Continue = true })
+			compactions, notices, err := run(t, a, "and now?")
+			if err != nil {
+				t.Fatalf("resume at %gx the window: %v (notices %q)", times, err, notices)
+			}
+			if len(compactions) == 0 {
+				t.Error("no compaction, yet the session did not fit")
+			}
+			t.Logf("%d compactions, %d requests, notices %q", len(compactions), len(r.srv.Requests()), notices)
+			for _, req := range r.srv.Requests() {
+				if !isSummaryRequest(req) && req.Status != 200 {
+					t.Errorf("request %s answered %d", req.ID, req.Status)
+				}
+			}
+			if last := r.srv.Last(); last.Status != 200 || !bytes.Contains(last.Body, []byte("and now?")) {
+				t.Errorf("the last request (%d) does not carry the prompt", last.Status)
+			}
+		})
 	}
 }
 
