@@ -61,13 +61,16 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
 	fmt.Fprintln(env.Stderr, "cairn:", err)
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
+		if cmd != nil {
+			fmt.Fprintf(env.Stderr, "usage: %s (more: %s --help)\n", cmd.UseLine(), cmd.CommandPath())
+		}
 		return 2
 	}
 	return 1

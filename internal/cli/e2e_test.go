@@ -218,6 +218,11 @@ func TestPrintErrorsAndUsage(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "no transcript") {
 		t.Errorf("continue with nothing: exit %d, %q", code, errOut)
 	}
+	// A usage mistake says how the command is used.
+	code, _, errOut = p.cairn(t, "context")
+	if code != 2 || !strings.Contains(errOut, "usage: cairn context ID|PATH [flags] (more: cairn context --help)") {
+		t.Errorf("context without a session: exit %d, %q", code, errOut)
+	}
 }
 
 // TestResumeIsByteStable checks the prompt-cache promise: the first request
