@@ -461,7 +461,7 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 		if err != nil {
 			return err
 		}
-		rep, err := buildContextReport(ctx, env, conv, ag.ModelName())
+		rep, err := buildContextReport(ctx, env, conv, ag.ModelName(), ag.ToolSpecs())
 		if err != nil {
 			return err
 		}

@@ -62,7 +62,7 @@ func newContextCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := buildContextReport(cmd.Context(), env, conv, modelName)
+			rep, err := buildContextReport(cmd.Context(), env, conv, modelName, nil)
 			if err != nil {
 				return err
 			}
@@ -78,7 +78,10 @@ func newContextCmd(env Env) *cobra.Command {
 	return cmd
 }
 
-func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversation, modelName string) (*contextReport, error) {
+// buildContextReport measures conv's next request. specs are the
+// session's tools when it is live; nil counts the tools every session
+// has (the core tools and Snip).
+func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversation, modelName string, specs []model.ToolSpec) (*contextReport, error) {
 	rep := &contextReport{SessionID: conv.SessionID}
 	cwd := env.Cwd
 	for _, e := range conv.Entries {
@@ -111,8 +114,13 @@ func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversat
 	for _, b := range system {
 		rep.Breakdown.System += tokens.Estimate(b.Text)
 	}
-	for _, t := range tools.Core() {
-		spec, _ := jsonw.Marshal(map[string]any{"name": t.Spec().Name, "description": t.Spec().Description, "input_schema": t.Spec().InputSchema})
+	if specs == nil {
+		for _, t := range append(tools.Core(), compact.NewSnip(compact.SnipConfig{}).Tool()) {
+			specs = append(specs, t.Spec())
+		}
+	}
+	for _, t := range specs {
+		spec, _ := jsonw.Marshal(map[string]any{"name": t.Name, "description": t.Description, "input_schema": t.InputSchema})
 		rep.Breakdown.Tools += tokens.Estimate(string(spec))
 	}
 	if home, err := env.Home(); err == nil {

@@ -104,7 +104,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 			if err != nil {
 				return "", err
 			}
-			rep, err := buildContextReport(ctx, env, conv, a.ModelName())
+			rep, err := buildContextReport(ctx, env, conv, a.ModelName(), a.ToolSpecs())
 			if err != nil {
 				return "", err
 			}
