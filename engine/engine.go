@@ -488,7 +488,8 @@ func WithCacheBreakpoint(msgs []model.Message) []model.Message {
 
 // runTools runs a response's tool calls: consecutive calls that are safe
 // to run concurrently run together, the others one at a time, and the
-// outcomes come back in call order. A cancelled context stops running
+// outcomes come back in call order. What a call reports with
+// tool.ReportProgress while it runs becomes an EventToolProgress. A cancelled context stops running
 // calls; calls that never ran get an interruption result.
 func (t *turn) runTools(ctx context.Context, calls []model.Block) []Outcome {
 	out := make([]Outcome, len(calls))
@@ -500,15 +501,33 @@ func (t *turn) runTools(ctx context.Context, calls []model.Block) []Outcome {
 			}
 		}
 		var wg sync.WaitGroup
+		// Progress reports come to this goroutine, which owns the events;
+		// one made after its call ended is dropped.
+		progress, done := make(chan Event), make(chan struct{})
 		for k := i; k < j; k++ {
 			t.emit(Event{Type: EventToolCall, Call: &calls[k]})
+			report := func(text string) {
+				select {
+				case progress <- Event{Type: EventToolProgress, Call: &calls[k], Text: text}:
+				case <-done:
+				}
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out[k] = t.runTool(ctx, calls[k])
+				out[k] = t.runTool(tool.WithProgress(ctx, report), calls[k])
 			}()
 		}
-		wg.Wait()
+		go func() { wg.Wait(); close(done) }()
+	wait:
+		for {
+			select {
+			case e := <-progress:
+				t.emit(e)
+			case <-done:
+				break wait
+			}
+		}
 		for k := i; k < j; k++ {
 			t.emit(Event{Type: EventToolResult, Call: &out[k].Call, Result: &out[k].Result})
 		}

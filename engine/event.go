@@ -12,17 +12,18 @@ type EventType int
 
 // The events of a turn.
 const (
-	EventUser       EventType = iota // Message: the prompt, or tool results
-	EventRequest                     // Request: about to be sent
-	EventText                        // Text: a piece of the reply as it streams
-	EventThinking                    // Text: a piece of the model's thinking
-	EventAssistant                   // Message, Response: a complete reply
-	EventToolCall                    // Call: a tool call starts
-	EventToolResult                  // Call, Result: a tool call ended
-	EventNotice                      // Text: something the user should know (a retry)
-	EventCompact                     // Compaction: the context was compacted
-	EventStatus                      // Text: what the session is busy with ("compacting"), "" when done
-	EventDone                        // Result: the turn ended
+	EventUser         EventType = iota // Message: the prompt, or tool results
+	EventRequest                       // Request: about to be sent
+	EventText                          // Text: a piece of the reply as it streams
+	EventThinking                      // Text: a piece of the model's thinking
+	EventAssistant                     // Message, Response: a complete reply
+	EventToolCall                      // Call: a tool call starts
+	EventToolResult                    // Call, Result: a tool call ended
+	EventNotice                        // Text: something the user should know (a retry)
+	EventCompact                       // Compaction: the context was compacted
+	EventStatus                        // Text: what the session is busy with ("compacting"), "" when done
+	EventDone                          // Result: the turn ended
+	EventToolProgress                  // Call, Text: how a running call is going (a subagent's steps)
 )
 
 // Event is one thing that happened in a turn.

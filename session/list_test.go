@@ -667,3 +667,37 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestListLeavesOutSubagents: a session's subagent transcripts, in its
+// sidecar folder's subagents/, are neither listed, nor the session
+// --continue picks, nor searched.
+func TestListLeavesOutSubagents(t *testing.T) {
+	ctx := context.Background()
+	home := Home{Dir: t.TempDir()}
+	cwd := "/home/user/proj"
+	dir := home.ProjectDir(cwd)
+	a := newFixture(sidA, cwd, t0)
+	a.turn("main work")
+	a.write(t, filepath.Join(dir, sidA+".jsonl"), t0.Add(time.Hour))
+	side := newFixture(sidA, cwd, t0)
+	side.prompt("subagent work")
+	side.say("found it")
+	writeFile(t, filepath.Join(dir, sidA, "subagents", "agent-1234abcd.jsonl"),
+		bytes.ReplaceAll(side.buf.Bytes(), []byte(`"isSidechain":false`), []byte(`"isSidechain":true`)), t0.Add(2*time.Hour))
+
+	for _, all := range []bool{false, true} {
+		got, err := List(ctx, home, ListOptions{Cwd: cwd, All: all})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].SessionID != sidA || got[0].FirstPrompt != "main work" {
+			t.Errorf("List(all=%v) = %+v; want only the session", all, got)
+		}
+	}
+	if got, err := Latest(ctx, home, cwd); err != nil || got.SessionID != sidA {
+		t.Errorf("Latest = %+v, %v; want the session", got, err)
+	}
+	if got, err := Search(ctx, home, SearchOptions{Cwd: cwd, Query: "subagent work"}); err != nil || len(got) != 0 {
+		t.Errorf("Search found %+v, %v in a subagent's transcript", got, err)
+	}
+}

@@ -24,6 +24,10 @@ type Envelope struct {
 	GitBranch  string // "HEAD" outside git, as Claude Code writes it
 	Entrypoint string // "cli" interactive, "sdk-cli" headless
 	UserType   string // "external"
+	// IsSidechain and AgentID mark a subagent's lines, written to its own
+	// transcript under the session's subagents/ folder.
+	IsSidechain bool
+	AgentID     string
 }
 
 // RecorderOptions configure a Recorder.
@@ -89,6 +93,7 @@ func (r *Recorder) entry(typ, parent string) transcript.Entry {
 		Type: typ, UUID: o.NewUUID(), ParentUUID: parent,
 		SessionID: o.SessionID, CWD: o.CWD, Version: o.Version, GitBranch: o.GitBranch,
 		Entrypoint: o.Entrypoint, UserType: o.UserType,
+		IsSidechain: o.IsSidechain, AgentID: o.AgentID,
 		Timestamp: transcript.FormatTime(o.Now()),
 	}
 }
@@ -269,8 +274,13 @@ func (r *Recorder) Results(ctx context.Context, resp *model.Response, results []
 }
 
 // TurnDone implements engine.Recorder: it writes the last-prompt record
-// and waits for every line of the turn to be written.
+// and waits for every line of the turn to be written. A subagent's
+// transcript gets no last-prompt record: it is not a session to resume,
+// and its newest line is its leaf.
 func (r *Recorder) TurnDone(ctx context.Context) error {
+	if r.opts.IsSidechain {
+		return r.w.Flush(ctx)
+	}
 	r.mu.Lock()
 	lp := transcript.Entry{Type: transcript.TypeLastPrompt, LastPrompt: r.lastPrompt, LeafUUID: r.parent, SessionID: r.opts.SessionID}
 	r.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/session"
+	"github.com/cairn-dev/cairn/tool"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -54,5 +55,73 @@ func TestRecorderOnPrompt(t *testing.T) {
 	fail = errors.New("disk full")
 	if _, err := say("again"); !errors.Is(err, fail) {
 		t.Errorf("OnPrompt's error was not returned: %v", err)
+	}
+}
+
+// TestRecorderSidechain: a subagent's recorder marks every line as a
+// sidechain of the session, with the agent's id, writes no last-prompt
+// record, and what it writes loads back as a conversation.
+func TestRecorderSidechain(t *testing.T) {
+	ctx := context.Background()
+	store := transcript.NewMemStore()
+	app, err := store.OpenAppender(ctx, "agent-1234abcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := transcript.NewWriter(app, transcript.WriterOptions{})
+	defer w.Close()
+	r := session.NewRecorder(w, session.RecorderOptions{
+		Envelope: session.Envelope{SessionID: "s1", IsSidechain: true, AgentID: "1234abcd"},
+	})
+	msg := model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock("find the parser")}}
+	if _, err := r.Prompt(ctx, msg, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Parallel calls: the first result hangs off a side branch, which
+	// the loader must re-attach in a sidechain file too.
+	call1 := model.Block{Type: model.BlockToolUse, ID: "toolu_1", Name: "Read", Input: []byte(`{"file_path":"/p/a.go"}`)}
+	call2 := model.Block{Type: model.BlockToolUse, ID: "toolu_2", Name: "Read", Input: []byte(`{"file_path":"/p/b.go"}`)}
+	resp := &model.Response{ID: "msg_1", Content: []model.Block{model.TextBlock("Looking."), call1, call2}, StopReason: "tool_use"}
+	if _, err := r.Response(ctx, resp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Results(ctx, resp, []engine.Outcome{{Call: call1, Result: tool.Text("package a")}, {Call: call2, Result: tool.Text("package b")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Response(ctx, &model.Response{ID: "msg_2", Content: []model.Block{model.TextBlock("It is in a.go.")}, StopReason: "end_turn"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.TurnDone(ctx); err != nil {
+		t.Fatal(err)
+	}
+	src, err := store.OpenSource(ctx, "agent-1234abcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	data, _ := io.ReadAll(io.NewSectionReader(src, 0, src.Size()))
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("%d lines, want 7:\n%s", len(lines), data)
+	}
+	for i, l := range lines {
+		e, err := transcript.DecodeEntry([]byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e.IsSidechain || e.AgentID != "1234abcd" || e.SessionID != "s1" || e.UUID == "" {
+			t.Errorf("line %d is not the agent's sidechain: %s", i+1, l)
+		}
+	}
+	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := conv.Messages()
+	if len(msgs) != 4 || msgs[0].Text() != "find the parser" || msgs[3].Text() != "It is in a.go." || len(conv.Warnings) != 0 || conv.Repaired != 0 {
+		t.Errorf("loaded %d messages, %d repaired, warnings %v: %+v", len(msgs), conv.Repaired, conv.Warnings, msgs)
+	}
+	if r := msgs[2].Content; len(r) != 2 || string(r[0].Content) != `"package a"` || string(r[1].Content) != `"package b"` {
+		t.Errorf("the parallel results are not both there: %+v", r)
 	}
 }

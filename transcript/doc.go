@@ -8,4 +8,7 @@
 // returns, the rest through a short asynchronous buffer. Load rebuilds the
 // conversation a resumed session continues from, reading only what the
 // active chain needs (bytes before the last compact boundary are skipped).
+// Sidechain lines (a subagent's, isSidechain) are not part of a session's
+// conversation; a subagent's own transcript, which holds nothing else,
+// loads as its conversation.
 package transcript

@@ -68,6 +68,9 @@ type Entry struct {
 	UserType   string
 	Entrypoint string
 	Slug       string
+	// AgentID names the subagent whose sidechain transcript holds the
+	// line (Claude Code's agentId); "" on a session's own lines.
+	AgentID string
 
 	PermissionMode string
 	PromptSource   string
@@ -243,6 +246,7 @@ type wireEntry struct {
 	UserType                  string          `json:"userType"`
 	Entrypoint                string          `json:"entrypoint"`
 	Slug                      string          `json:"slug"`
+	AgentID                   string          `json:"agentId"`
 	PermissionMode            string          `json:"permissionMode"`
 	PromptSource              string          `json:"promptSource"`
 	Message                   json.RawMessage `json:"message"`
@@ -265,7 +269,7 @@ var knownFields = map[string]bool{
 	"isCompactSummary": true, "isVisibleInTranscriptOnly": true,
 	"isApiErrorMessage": true, "promptId": true, "sessionId": true,
 	"timestamp": true, "cwd": true, "version": true, "gitBranch": true,
-	"userType": true, "entrypoint": true, "slug": true, "permissionMode": true,
+	"userType": true, "entrypoint": true, "slug": true, "agentId": true, "permissionMode": true,
 	"promptSource": true, "message": true, "requestId": true,
 	"toolUseResult": true, "sourceToolAssistantUUID": true,
 	"attachment": true, "content": true, "level": true,
@@ -294,7 +298,7 @@ func DecodeEntry(line []byte) (Entry, error) {
 		IsAPIErrorMessage: w.IsAPIErrorMessage,
 		PromptID:          w.PromptID, SessionID: w.SessionID, Timestamp: w.Timestamp,
 		CWD: w.CWD, Version: w.Version, GitBranch: w.GitBranch, UserType: w.UserType,
-		Entrypoint: w.Entrypoint, Slug: w.Slug, PermissionMode: w.PermissionMode,
+		Entrypoint: w.Entrypoint, Slug: w.Slug, AgentID: w.AgentID, PermissionMode: w.PermissionMode,
 		PromptSource: w.PromptSource, Message: nullToNil(w.Message), RequestID: w.RequestID,
 		ToolUseResult: nullToNil(w.ToolUseResult), SourceToolAssistantUUID: w.SourceToolAssistantUUID,
 		Attachment: nullToNil(w.Attachment), Content: nullToNil(w.Content), Level: w.Level,
@@ -399,6 +403,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 	w.OptStr("sessionId", e.SessionID)
 	w.OptStr("version", e.Version)
 	w.OptStr("gitBranch", e.GitBranch)
+	w.OptStr("agentId", e.AgentID)
 	w.OptStr("slug", e.Slug)
 	extra := e.Unknown()
 	for k, v := range e.Extra {

@@ -146,6 +146,7 @@ type loader struct {
 	byPreserved map[string]*boundaryInfo // by the uuid of a preserved message
 
 	newestChain    *Entry
+	newestSide     *Entry // the newest sidechain line: a subagent transcript's leaf
 	lastPromptLeaf string
 	promptNewer    bool // a last-prompt record was read before any chain line
 	leaf           *Entry
@@ -259,7 +260,7 @@ func (l *loader) index(e *Entry) {
 	case e.Type == TypeLastPrompt:
 		if l.lastPromptLeaf == "" && e.LeafUUID != "" {
 			l.lastPromptLeaf = e.LeafUUID
-			l.promptNewer = l.newestChain == nil
+			l.promptNewer = l.newestChain == nil && l.newestSide == nil
 		}
 		if l.conv.LastPrompt == "" {
 			l.conv.LastPrompt = e.LastPrompt
@@ -278,8 +279,11 @@ func (l *loader) index(e *Entry) {
 	}
 	l.byUUID[e.UUID] = e
 	l.order = append(l.order, e)
-	if l.newestChain == nil && !e.IsSidechain {
+	switch {
+	case l.newestChain == nil && !e.IsSidechain:
 		l.newestChain = e
+	case l.newestSide == nil && e.IsSidechain:
+		l.newestSide = e
 	}
 	if len(e.SnipMetadata) > 0 {
 		// Claude Code recognises a snip by its removedUuids, whatever the
@@ -339,7 +343,8 @@ func (l *loader) get(uuid string) (*Entry, error) {
 
 // findLeaf decides where the conversation ends: an explicit leaf, else the
 // newest last-prompt record's leaf when nothing was appended after it, else
-// the newest main-chain line (a turn cut short by a crash still counts).
+// the newest main-chain line (a turn cut short by a crash still counts),
+// else, in a subagent's transcript, the newest sidechain line.
 func (l *loader) findLeaf(explicit string) error {
 	for l.newestChain == nil {
 		more, err := l.readLine()
@@ -369,6 +374,10 @@ func (l *loader) findLeaf(explicit string) error {
 		l.warnf("last-prompt names leaf %s, which is not in the file; resuming from the newest message", want)
 	}
 	l.leaf = l.newestChain
+	if l.leaf == nil {
+		// A subagent's transcript: every line is a sidechain.
+		l.leaf = l.newestSide
+	}
 	return nil
 }
 
@@ -561,7 +570,7 @@ func (l *loader) reattach() {
 	children := make(map[string][]*Entry)
 	for i := len(l.order) - 1; i >= 0; i-- { // oldest first
 		e := l.order[i]
-		if e.ParentUUID != "" && !l.inChain[e.UUID] && !l.removed[e.UUID] && !e.IsSidechain {
+		if e.ParentUUID != "" && !l.inChain[e.UUID] && !l.removed[e.UUID] && e.IsSidechain == l.leaf.IsSidechain {
 			children[e.ParentUUID] = append(children[e.ParentUUID], e)
 		}
 	}

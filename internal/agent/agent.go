@@ -45,7 +45,14 @@ type Options struct {
 	MaxTokens int
 	Window    tokens.Window
 
+	// Tools are the model's tools; the session gives TodoWrite, the
+	// plan-mode tools and Task (tools.NewTask) its own state.
 	Tools []tool.Tool
+	// MCPInstructions is the system prompt section holding the MCP
+	// servers' instructions (mcp.Servers.Instructions); their tools are
+	// in Tools. Whoever connected the servers closes them after the
+	// session.
+	MCPInstructions string
 	// Gate, AfterTool, BeforePrompt and BeforeStop are the engine's
 	// governance hooks (see engine.Config).
 	Gate         func(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict
@@ -293,7 +300,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	a.sc = newSessionContext(a, conv)
 	a.prompts = prompt.NewBuilder(prompt.Cairn(prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
-		Memory: a.sc.memorySection(), TokenBudgets: true,
+		Memory: a.sc.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
 	})...)
 	tools := slices.Clone(o.Tools)
 	for i, t := range tools {
@@ -306,6 +313,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	withTodos(tools, a.todos)
 	a.plan = planOf(conv, o.Home, a.id)
 	withPlan(tools, a.plan, o.PlanModes)
+	withSubagents(tools, subagents{a})
 	a.snip = compact.NewSnip(compact.SnipConfig{Transcript: transcriptOf{a}, History: a.History, Pins: a.pins})
 	tools = append(tools, a.snip.Tool())
 	reg, err := tool.NewRegistry(tools...)

@@ -97,6 +97,7 @@ func newRoot(env Env) *cobra.Command {
 	root.AddCommand(newContextCmd(env))
 	root.AddCommand(newPermissionsCmd(env))
 	root.AddCommand(newMemoryCmd(env))
+	root.AddCommand(newMCPCmd(env))
 	return root
 }
 

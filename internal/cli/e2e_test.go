@@ -16,11 +16,13 @@ import (
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/instructions"
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/subagent"
 	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/anthropic"
 	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/session"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // binary is the cairn program built once for the end-to-end tests.
@@ -255,7 +257,7 @@ func TestResumeIsByteStable(t *testing.T) {
 	home := session.Home{Dir: p.home} // the memory folder is named in the system prompt
 	ag, err := agent.Open(t.Context(), agent.Options{
 		Home: home, Cwd: p.dir, Model: m, ModelName: "claude-sonnet-4-5", MaxTokens: 32000,
-		Tools: tools.Core(), PermissionMode: "default", Entrypoint: "sdk-cli",
+		Tools: append([]tool.Tool{tools.NewTask(subagent.BuiltIn())}, tools.Core()...), PermissionMode: "default", Entrypoint: "sdk-cli",
 		ContextManagement: true, // as the command line sets it for Anthropic's API
 		Instructions:      instructions.NewTracker(instructions.Options{Cwd: p.dir, Home: p.home, CairnHome: p.home}),
 		Memory:            &agent.MemoryOptions{Dir: memory.Dir(home, p.dir)},

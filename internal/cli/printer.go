@@ -103,6 +103,10 @@ func (p *printer) run(ctx context.Context, prompt string) error {
 			if p.verbose {
 				fmt.Fprintf(p.env.Stderr, "[%s] %s\n", ev.Call.Name, firstLine(ev.Result.Content))
 			}
+		case engine.EventToolProgress:
+			if p.verbose {
+				fmt.Fprintf(p.env.Stderr, "[%s …] %s\n", ev.Call.Name, ev.Text)
+			}
 		case engine.EventNotice:
 			fmt.Fprintln(p.env.Stderr, "cairn:", ev.Text)
 		case engine.EventCompact:

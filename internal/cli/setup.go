@@ -99,6 +99,9 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		Now:                env.Now,
 		Instructions:       instr, Memory: mem,
 	}
+	var aw []string
+	s.opts.Tools, aw = withTask(s.opts.Tools, home, env.Cwd)
+	s.warnings = append(s.warnings, aw...)
 	if collapseEnabled(env, st) {
 		s.opts.Collapse = &compact.CollapseConfig{}
 	}
@@ -106,6 +109,14 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		s.opts.Gate, s.opts.AfterTool, s.opts.BeforePrompt, s.opts.BeforeStop = s.gov.gate, s.gov.afterTool, s.gov.beforePrompt, s.gov.beforeStop
 		s.opts.PreCompact, s.opts.PostCompact = s.gov.preCompact, s.gov.postCompact
 	}
+	// The MCP servers come last, so no failure after them leaves them
+	// running: they close with the session.
+	servers, mw := connectMCP(ctx, env, home)
+	s.warnings = append(s.warnings, mw...)
+	s.opts.Tools = append(s.opts.Tools, servers.Tools()...)
+	s.opts.MCPInstructions = servers.Instructions()
+	stop := s.stop
+	s.stop = func() { stop(); servers.Close() }
 	ok = true
 	return s, nil
 }

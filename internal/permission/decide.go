@@ -60,8 +60,10 @@ type Decision struct {
 
 // Decide decides a call: deny rules first (a deny matching any part of
 // a Bash line denies the line), then plan mode, then ask rules, then
-// bypassPermissions, then allow rules, then the mode's default. It
-// never blocks; a cancelled ctx denies.
+// bypassPermissions, then allow rules, then the mode's default. Task is
+// allowed by default, plan mode included: the calls of the subagent it
+// starts are decided one by one. It never blocks; a cancelled ctx
+// denies.
 func Decide(ctx context.Context, req Request) Decision {
 	if err := ctx.Err(); err != nil {
 		return Decision{Behavior: Deny, Reason: "the permission check was cancelled: " + err.Error()}
@@ -95,6 +97,9 @@ const (
 	kindRead
 	kindWeb
 	kindMCP
+	// kindDelegate is a call that hands work to a subagent (Task), whose
+	// own calls are each decided here as the session's are.
+	kindDelegate
 )
 
 // describe finds what the call touches.
@@ -124,6 +129,9 @@ func describe(req Request, p place) call {
 		}
 	case strings.HasPrefix(req.Tool, "mcp__"):
 		c.kind = kindMCP
+	case req.Tool == "Task":
+		c.kind = kindDelegate
+		c.action = "start a " + firstNonEmpty(str("subagent_type"), "general-purpose") + " subagent"
 	}
 	return c
 }
@@ -149,7 +157,7 @@ func decideTool(req Request, p place, c call) Decision {
 	if r, ok := firstRule(req.Rules.Deny, req, p, c, true); ok {
 		return Decision{Deny, fmt.Sprintf("Permission to %s is denied by the rule %s%s.", c.action, r, from(r)), r.String()}
 	}
-	if req.Mode == ModePlan && !req.ReadOnly {
+	if req.Mode == ModePlan && !req.ReadOnly && c.kind != kindDelegate {
 		return planDenied(c.action)
 	}
 	if req.Mode != ModeBypass {
@@ -171,6 +179,8 @@ func byMode(req Request, p place, c call) Decision {
 	switch {
 	case c.kind == kindWeb:
 		return ask("%s needs permission: network access asks unless a rule such as WebFetch(domain:%s) allows it.", capital(c.action), orHost(c.host))
+	case c.kind == kindDelegate:
+		return Decision{Allow, fmt.Sprintf("%s runs no command itself: each call its subagent makes is checked as this session's are.", req.Tool), ""}
 	case c.kind == kindMCP:
 		return ask("The MCP tool %s needs permission: MCP tools ask unless a rule such as %s allows them.", req.Tool, req.Tool)
 	case req.Destructive:

@@ -87,6 +87,10 @@ func TestToolDecisions(t *testing.T) {
 		{name: "mcp other server", tool: "mcp__gitlab__x", in: input(), allow: []string{"mcp__github"}, want: Ask},
 		{name: "mcp deny", tool: "mcp__db__drop", in: input(), allow: []string{"mcp__db"}, deny: []string{"mcp__db__drop"}, want: Deny, wantRule: "mcp__db__drop"},
 		{name: "task specifier", tool: "Task", in: input("subagent_type", "Explore", "prompt", "x"), allow: []string{"Task(Explore)"}, want: Allow, wantRule: "Task(Explore)"},
+		{name: "task allowed", tool: "Task", in: input("subagent_type", "general-purpose", "prompt", "x"), want: Allow},
+		{name: "task allowed in plan mode", tool: "Task", in: input("subagent_type", "general-purpose", "prompt", "x"), mode: ModePlan, want: Allow},
+		{name: "task deny specifier", tool: "Task", in: input("subagent_type", "reviewer", "prompt", "x"), deny: []string{"Task(reviewer)"}, want: Deny, wantRule: "Task(reviewer)"},
+		{name: "task ask rule", tool: "Task", in: input("subagent_type", "general-purpose", "prompt", "x"), ask: []string{"Task"}, want: Ask, wantRule: "Task"},
 		{name: "read-only tool allowed", tool: "TodoWrite", in: input(), ro: true, want: Allow},
 		{name: "unknown tool asks", tool: "Deploy", in: input(), want: Ask},
 	} {

@@ -41,6 +41,9 @@ type Options struct {
 	Memory func(ctx context.Context) (string, error)
 	// TokenBudgets adds the section explaining token budgets (SPEC K4).
 	TokenBudgets bool
+	// MCPInstructions is the section of the MCP servers' instructions
+	// (SPEC G5), fixed for the session; "" leaves it out.
+	MCPInstructions string
 }
 
 // Cairn returns the sections of cairn's system prompt.
@@ -51,6 +54,7 @@ func Cairn(o Options) []Section {
 		{Key: "environment", Text: func(context.Context) (string, error) { return environment(o), nil }},
 		MemorySection(o.Memory),
 		TokenBudgetSection(o.TokenBudgets),
+		Fixed("mcp_instructions", false, o.MCPInstructions),
 		Fixed("append", false, o.AppendText),
 	}
 }

@@ -1,14 +1,15 @@
 // Package tools provides cairn's core tools — Bash, Glob, Grep, Read,
-// Edit, MultiEdit, Write, WebFetch, TodoWrite and the plan-mode tools
-// ExitPlanMode and EnterPlanMode — with the inputs, the
+// Edit, MultiEdit, Write, WebFetch, TodoWrite, the plan-mode tools
+// ExitPlanMode and EnterPlanMode, and Task — with the inputs, the
 // text the model reads and the toolUseResult records of Claude Code's
 // tools of the same names, so a transcript written by either program reads
 // the same (SPEC G1, T5).
 //
 // Each tool is a small value type implementing tool.Tool, safe for
 // concurrent use; its zero value is ready to use, except TodoWrite's,
-// which needs the session's TodoList, and the plan-mode tools', which
-// need the session's Plan and PlanModes. The file tools keep no state of
+// which needs the session's TodoList, the plan-mode tools', which
+// need the session's Plan and PlanModes, and Task, which NewTask makes
+// and which runs its subagents through the session's Subagents. The file tools keep no state of
 // their own: the working directory and what the model has read live in
 // the tool.Env of the call. Read records every file it shows in env.Files,
 // and Write, Edit and MultiEdit refuse to change a file the model has not

@@ -35,6 +35,9 @@ type item struct {
 	// A tool call and, once it ended, its result.
 	call   model.Block
 	result *toolResult
+	// progress is what the running call last said of itself (a
+	// subagent's latest step).
+	progress string
 	// compaction, for kindCompact.
 	compaction *engine.Compaction
 	streaming  bool

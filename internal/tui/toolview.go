@@ -25,6 +25,9 @@ func (r *renderer) tool(it *item, width int) []string {
 	}
 	out := []string{bullet + r.st.bold.Render(truncate(head, width-2))}
 	if it.result == nil {
+		if it.progress != "" {
+			return append(out, r.st.dim.Render(truncate("  ⎿  "+it.progress, width)))
+		}
 		return append(out, r.st.dim.Render("  ⎿  Running…"))
 	}
 	res := it.result

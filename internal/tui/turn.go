@@ -149,6 +149,11 @@ func (m *Model) onEvent(msg eventMsg) tea.Cmd {
 		}
 		it.result = resultOf(ev)
 		it.touch()
+	case engine.EventToolProgress:
+		if it := m.tr.find(ev.Call.ID); it != nil && it.result == nil {
+			it.progress = oneLine(ev.Text, 200)
+			it.touch()
+		}
 	case engine.EventNotice:
 		m.tr.add(&item{kind: kindNotice, text: ev.Text})
 	case engine.EventStatus:

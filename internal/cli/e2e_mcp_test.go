@@ -1,0 +1,183 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/internal/mcp/mcptest"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
+	"github.com/cairn-dev/cairn/session"
+)
+
+// This test binary is also the MCP servers the tests below configure.
+func init() { mcptest.ServeIfAsked() }
+
+// withMCPServers writes the project's .mcp.json: this test binary as the
+// stdio servers named (see mcptest.EnvVar), by the names given.
+func (p *project) withMCPServers(t *testing.T, servers map[string]string) {
+	t.Helper()
+	defs := map[string]any{}
+	for name, server := range servers {
+		cmd, env := mcptest.Command(server)
+		defs[name] = map[string]any{"command": cmd, "env": env}
+	}
+	data, err := json.Marshal(map[string]any{"mcpServers": defs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, ".mcp.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMCPToolCall configures a stdio server in .mcp.json; the model calls
+// one of its tools, allowed by --allowedTools, and the result reaches the
+// next request and the transcript. A server that fails is a warning and
+// the session goes on.
+func TestMCPToolCall(t *testing.T) {
+	p := newProject(t)
+	p.withMCPServers(t, map[string]string{"notes": "notes", "broken": "exit"})
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "mcp__notes__echo", `{"text":"hello, server"}`)}},
+		modeltest.Text("The server said hello."),
+	)
+	code, out, errOut := p.cairn(t, "-p", "ask the notes server to echo", "--allowedTools", "mcp__notes")
+	if code != 0 || out != "The server said hello.\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, `warning: MCP server "broken" (`) || !strings.Contains(errOut, "the server is broken") || !strings.Contains(errOut, "its tools are not available") {
+		t.Errorf("no warning about the broken server: %q", errOut)
+	}
+
+	reqs := p.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	var first struct {
+		System []struct{ Text string } `json:"system"`
+		Tools  []struct{ Name string } `json:"tools"`
+	}
+	if err := json.Unmarshal(reqs[0].Body, &first); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range first.Tools {
+		if strings.HasPrefix(tl.Name, "mcp__") {
+			names = append(names, tl.Name)
+		}
+	}
+	want := []string{"mcp__notes__echo", "mcp__notes__env", "mcp__notes__fail", "mcp__notes__picture", "mcp__notes__slow", "mcp__notes__write_note"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("MCP tools offered (-want +got):\n%s", diff)
+	}
+	var system string
+	for _, b := range first.System {
+		system += b.Text
+	}
+	if !strings.Contains(system, "# MCP server instructions") || !strings.Contains(system, "## notes\n"+mcptest.Instructions) {
+		t.Errorf("the system prompt lacks the server's instructions:\n%s", system)
+	}
+	var second struct {
+		System []struct{ Text string } `json:"system"`
+	}
+	if err := json.Unmarshal(reqs[1].Body, &second); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(first.System, second.System); diff != "" {
+		t.Errorf("the system prompt changed between requests (-first +second):\n%s", diff)
+	}
+	if !strings.Contains(string(reqs[1].Body), `"tool_use_id":"toolu_1","content":"echo: hello, server"`) {
+		t.Errorf("the result did not reach the model: %s", reqs[1].Body)
+	}
+
+	// The transcript records the call and its result.
+	infos, err := session.List(context.Background(), session.Home{Dir: p.home}, session.ListOptions{Cwd: p.dir})
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("sessions %v, %v", infos, err)
+	}
+	data, err := os.ReadFile(infos[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"name":"mcp__notes__echo"`, `"toolUseResult":"echo: hello, server"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the transcript lacks %s:\n%s", want, data)
+		}
+	}
+}
+
+// TestMCPToolDeniedHeadless: without a rule allowing it, a headless run
+// refuses an MCP tool, read-only or not, and tells the model why.
+func TestMCPToolDeniedHeadless(t *testing.T) {
+	p := newProject(t)
+	p.withMCPServers(t, map[string]string{"notes": "notes"})
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "mcp__notes__echo", `{"text":"hi"}`)}},
+		modeltest.Text("Not allowed."),
+	)
+	code, out, errOut := p.cairn(t, "-p", "echo", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json output: %v\n%s", err, out)
+	}
+	if d, _ := res["permission_denials"].([]any); len(d) != 1 {
+		t.Errorf("permission_denials %v", res["permission_denials"])
+	}
+	body := string(p.srv.Last().Body)
+	if !strings.Contains(body, "Permission to use mcp__notes__echo was not granted: headless mode cannot ask") || !strings.Contains(body, `"is_error":true`) {
+		t.Errorf("the refusal did not reach the model: %s", body)
+	}
+	if strings.Contains(body, "echo: hi") {
+		t.Error("the refused call ran")
+	}
+}
+
+func TestMCPList(t *testing.T) {
+	p := newProject(t)
+	p.withMCPServers(t, map[string]string{"notes": "notes", "broken": "exit"})
+	code, out, errOut := p.cairn(t, "mcp", "list", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Servers []struct {
+			Name, Type, Source, Status, Error string
+			Tools                             []string
+		}
+		Warnings []string
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	source := filepath.Join(p.dir, ".mcp.json")
+	if len(rep.Servers) != 2 {
+		t.Fatalf("servers %+v", rep.Servers)
+	}
+	broken, notes := rep.Servers[0], rep.Servers[1]
+	if broken.Name != "broken" || broken.Status != "failed" || !strings.Contains(broken.Error, "the server is broken") || broken.Source != source {
+		t.Errorf("broken: %+v", broken)
+	}
+	if notes.Name != "notes" || notes.Status != "connected" || notes.Type != "stdio" || len(notes.Tools) != 6 || notes.Tools[0] != "mcp__notes__echo" {
+		t.Errorf("notes: %+v", notes)
+	}
+
+	code, out, errOut = p.cairn(t, "mcp", "list")
+	if code != 0 || !strings.Contains(out, "notes (stdio, from "+source+"): connected\n  mcp__notes__echo\n") || !strings.Contains(out, "broken (stdio, from "+source+"): failed\n") || errOut != "" {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	code, out, _ = newProject(t).cairn(t, "mcp", "list")
+	if code != 0 || !strings.Contains(out, "No MCP servers are configured") {
+		t.Errorf("no servers: exit %d, %q", code, out)
+	}
+}

@@ -1,0 +1,330 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/settings"
+)
+
+// ProjectFile is the project's shared list of servers, Claude Code's
+// .mcp.json, in the project's root folder.
+const ProjectFile = ".mcp.json"
+
+// The transports a server is reached by.
+const (
+	Stdio = "stdio" // a command cairn starts, spoken to over stdin/stdout
+	HTTP  = "http"  // streamable HTTP
+	SSE   = "sse"   // the older HTTP+SSE transport
+)
+
+// Config is one server's definition, with ${VAR} references expanded.
+type Config struct {
+	// Name is the server's name as written; its tools are named after
+	// Normalize(Name).
+	Name string
+	// Source is the file that defines it.
+	Source string
+	// Type is Stdio, HTTP or SSE.
+	Type string
+
+	// Command, Args and Env start a stdio server; Env is added to cairn's
+	// own environment.
+	Command string
+	Args    []string
+	Env     map[string]string
+
+	// URL and Headers reach an http or sse server.
+	URL     string
+	Headers map[string]string
+}
+
+// Load reads the MCP servers configured for a project. The files, lowest
+// priority first: the user's settings.json in the cairn home, the
+// project's .mcp.json, then the project's settings files (see
+// settings.Paths); each holds an "mcpServers" object, and a server defined
+// again replaces the earlier definition whole. The setting
+// "disabledMcpjsonServers" (a list of names, as in Claude Code) leaves out
+// those servers of .mcp.json. Missing files are skipped, and nothing in a
+// file stops the session: what cannot be used is skipped and described in
+// the warnings. A settings file that is not JSON is skipped without a
+// warning here: loading the settings reports it. getenv reads the
+// variables ${VAR} refers to. The servers are returned sorted by name.
+func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []string) {
+	var files []string
+	files = append(files, settings.Paths(homeDir, "")...)
+	project := ""
+	if projectDir != "" {
+		project = filepath.Join(projectDir, ProjectFile)
+		files = append(files, project)
+	}
+	files = append(files, settings.Paths("", projectDir)...)
+
+	byName := make(map[string]Config)
+	var warnings []string
+	var disabled json.RawMessage
+	disabledIn := ""
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("read %s: %v; its MCP servers are skipped", file, err))
+			continue
+		}
+		if file != project {
+			var fields map[string]json.RawMessage
+			if json.Unmarshal(data, &fields) != nil {
+				continue // settings.Load reports it
+			}
+			if v, ok := fields["disabledMcpjsonServers"]; ok {
+				disabled, disabledIn = v, file
+			}
+		}
+		configs, w := Parse(file, data, getenv)
+		warnings = append(warnings, w...)
+		for _, c := range configs {
+			byName[c.Name] = c
+		}
+	}
+	off, err := names(disabled)
+	if err != nil {
+		warnings = append(warnings, fmt.Sprintf("%s: %v", disabledIn, err))
+	}
+	out := make([]Config, 0, len(byName))
+	for _, c := range byName {
+		if c.Source == project && slices.Contains(off, c.Name) {
+			continue
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, warnings
+}
+
+// names decodes the disabledMcpjsonServers setting.
+func names(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || isNull(raw) {
+		return nil, nil
+	}
+	var out []string
+	if json.Unmarshal(raw, &out) != nil {
+		return nil, fmt.Errorf(`"disabledMcpjsonServers" must be a list of server names such as ["github"], not %s; it is ignored`, kindOf(raw))
+	}
+	return out, nil
+}
+
+// Parse reads the server definitions of one file: a JSON object whose
+// "mcpServers" object maps each server's name to its definition, the
+// shape of .mcp.json and of the settings files. A definition that cannot
+// be used is skipped with a warning naming the file and the server; the
+// others are returned, sorted by name. getenv reads the variables that
+// ${VAR} and ${VAR:-default} refer to; an empty variable counts as unset.
+func Parse(file string, data []byte, getenv func(string) string) ([]Config, []string) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, []string{fmt.Sprintf("%s is not a valid JSON object (%v); its MCP servers are skipped until it is fixed", file, err)}
+	}
+	raw, ok := top["mcpServers"]
+	if !ok || isNull(raw) {
+		return nil, nil
+	}
+	var servers map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &servers); err != nil {
+		return nil, []string{fmt.Sprintf(`%s: "mcpServers" must be an object mapping each server's name to its definition, like {"github": {"command": "github-mcp"}}; it is skipped`, file)}
+	}
+	var out []Config
+	var warnings []string
+	for name, def := range servers {
+		c, w, err := parseServer(name, def, getenv)
+		where := fmt.Sprintf("MCP server %q in %s", name, file)
+		for _, msg := range w {
+			warnings = append(warnings, where+": "+msg)
+		}
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: %v; the server is skipped", where, err))
+			continue
+		}
+		c.Source = file
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Strings(warnings)
+	return out, warnings
+}
+
+// parseServer checks one definition and expands its variables; warnings
+// are about a definition still used.
+func parseServer(name string, def json.RawMessage, getenv func(string) string) (Config, []string, error) {
+	c := Config{Name: name}
+	if strings.TrimSpace(name) == "" {
+		return c, nil, errors.New("a server needs a name")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(def, &fields); err != nil || fields == nil {
+		return c, nil, fmt.Errorf("the definition must be an object such as {\"command\": \"npx\", \"args\": [\"my-server\"]}, not %s", kindOf(def))
+	}
+	var err error
+	str := func(key string) string {
+		var s string
+		if raw, ok := fields[key]; ok && !isNull(raw) && err == nil {
+			if json.Unmarshal(raw, &s) != nil {
+				err = fmt.Errorf("%q must be a string, not %s", key, kindOf(raw))
+			}
+		}
+		return s
+	}
+	strMap := func(key string) map[string]string {
+		var m map[string]string
+		if raw, ok := fields[key]; ok && !isNull(raw) && err == nil {
+			if json.Unmarshal(raw, &m) != nil {
+				err = fmt.Errorf("%q must be an object of strings such as {\"TOKEN\": \"${TOKEN}\"}, not %s", key, kindOf(raw))
+			}
+		}
+		return m
+	}
+	c.Type = str("type")
+	c.Command = str("command")
+	c.URL = str("url")
+	c.Env = strMap("env")
+	c.Headers = strMap("headers")
+	if raw, ok := fields["args"]; ok && !isNull(raw) && err == nil {
+		if json.Unmarshal(raw, &c.Args) != nil {
+			err = fmt.Errorf("\"args\" must be a list of strings, not %s", kindOf(raw))
+		}
+	}
+	if err != nil {
+		return c, nil, err
+	}
+
+	switch c.Type {
+	case "":
+		c.Type = Stdio
+		if c.Command == "" && c.URL != "" {
+			c.Type = HTTP // a url alone can only mean a remote server
+		}
+	case Stdio, HTTP, SSE:
+	default:
+		return c, nil, fmt.Errorf("type %q is not supported; use \"stdio\" (with a command), \"http\" or \"sse\" (with a url)", c.Type)
+	}
+
+	ex := expander{getenv: getenv}
+	switch c.Type {
+	case Stdio:
+		if c.Command == "" {
+			return c, nil, errors.New(`a stdio server needs a "command"`)
+		}
+		c.Command = ex.expand(c.Command)
+		for i := range c.Args {
+			c.Args[i] = ex.expand(c.Args[i])
+		}
+		for k, v := range c.Env {
+			c.Env[k] = ex.expand(v)
+		}
+		c.URL, c.Headers = "", nil
+	default:
+		if c.URL == "" {
+			return c, nil, fmt.Errorf("an %s server needs a \"url\"", c.Type)
+		}
+		c.URL = ex.expand(c.URL)
+		for k, v := range c.Headers {
+			c.Headers[k] = ex.expand(v)
+		}
+		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return c, nil, fmt.Errorf("url %q is not an http:// or https:// address", c.URL)
+		}
+		c.Command, c.Args, c.Env = "", nil, nil
+	}
+	var warnings []string
+	if len(ex.missing) > 0 {
+		warnings = append(warnings, fmt.Sprintf("environment variable %s is not set and has no default (write ${NAME:-default}); the reference is left as written", strings.Join(ex.missing, ", ")))
+	}
+	return c, warnings, nil
+}
+
+// expander replaces ${VAR} and ${VAR:-default}, as Claude Code does: an
+// unset variable without a default is left as written and remembered.
+type expander struct {
+	getenv  func(string) string
+	missing []string
+}
+
+func (e *expander) expand(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i+2:], '}')
+		if j <= 0 { // no closing brace, or ${}
+			end := len(s)
+			if j == 0 {
+				end = i + 3
+			}
+			b.WriteString(s[:end])
+			s = s[end:]
+			continue
+		}
+		ref := s[i+2 : i+2+j]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		b.WriteString(s[:i])
+		switch v := e.lookup(name); {
+		case v != "":
+			b.WriteString(v)
+		case hasDef:
+			b.WriteString(def)
+		default:
+			b.WriteString(s[i : i+3+j])
+			if !slices.Contains(e.missing, name) {
+				e.missing = append(e.missing, name)
+			}
+		}
+		s = s[i+3+j:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+func (e *expander) lookup(name string) string {
+	if e.getenv == nil {
+		return ""
+	}
+	return e.getenv(name)
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// kindOf names the JSON kind of raw, for messages.
+func kindOf(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
