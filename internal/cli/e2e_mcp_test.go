@@ -20,8 +20,22 @@ import (
 func init() { mcptest.ServeIfAsked() }
 
 // withMCPServers writes the project's .mcp.json: this test binary as the
-// stdio servers named (see mcptest.EnvVar), by the names given.
+// stdio servers named (see mcptest.EnvVar), by the names given, and
+// approves them with `cairn mcp approve`.
 func (p *project) withMCPServers(t *testing.T, servers map[string]string) {
+	t.Helper()
+	p.writeMCPJSON(t, servers)
+	args := []string{"mcp", "approve"}
+	for name := range servers {
+		args = append(args, name)
+	}
+	if code, _, errOut := p.cairn(t, args...); code != 0 {
+		t.Fatalf("approve: exit %d: %s", code, errOut)
+	}
+}
+
+// writeMCPJSON writes the project's .mcp.json (see withMCPServers).
+func (p *project) writeMCPJSON(t *testing.T, servers map[string]string) {
 	t.Helper()
 	defs := map[string]any{}
 	for name, server := range servers {
@@ -179,5 +193,62 @@ func TestMCPList(t *testing.T) {
 	code, out, _ = newProject(t).cairn(t, "mcp", "list")
 	if code != 0 || !strings.Contains(out, "No MCP servers are configured") {
 		t.Errorf("no servers: exit %d, %q", code, out)
+	}
+}
+
+// TestMCPProjectServersNeedApproval: a server of .mcp.json — a file that
+// comes with a cloned repository — does not start until the person
+// approves it, and the warning says how; a committed settings file cannot
+// approve it; `cairn mcp approve` can, and `--all` approves every one.
+func TestMCPProjectServersNeedApproval(t *testing.T) {
+	p := newProject(t)
+	p.writeMCPJSON(t, map[string]string{"notes": "notes"})
+	if err := os.MkdirAll(filepath.Join(p.dir, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, ".claude", "settings.json"), []byte(`{"enableAllProjectMcpServers": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	offered := func() bool { return strings.Contains(string(p.srv.Last().Body), "mcp__notes__echo") }
+
+	p.srv.Enqueue(modeltest.Text("ok"))
+	code, _, errOut := p.cairn(t, "-p", "hi")
+	if code != 0 || !strings.Contains(errOut, `warning: MCP server "notes" (`) || !strings.Contains(errOut, "`cairn mcp approve notes`") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if offered() {
+		t.Fatal("an unapproved server's tools were offered")
+	}
+	code, out, _ := p.cairn(t, "mcp", "list")
+	if code != 0 || !strings.Contains(out, "notes (stdio, from "+filepath.Join(p.dir, ".mcp.json")+"): not approved\n") {
+		t.Errorf("list: exit %d\n%s", code, out)
+	}
+
+	code, _, errOut = p.cairn(t, "mcp", "approve", "nope")
+	if code != 2 || !strings.Contains(errOut, `the project defines no server "nope"; its servers: notes`) {
+		t.Errorf("approve an unknown server: exit %d, %q", code, errOut)
+	}
+	code, out, errOut = p.cairn(t, "mcp", "approve", "notes")
+	if code != 0 || !strings.Contains(out, "Approved notes for this project") {
+		t.Fatalf("approve: exit %d, %q %q", code, out, errOut)
+	}
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "hi"); code != 0 || strings.Contains(errOut, "warning") || !offered() {
+		t.Errorf("after approving: exit %d, stderr %q, offered %v", code, errOut, offered())
+	}
+	local, err := os.ReadFile(filepath.Join(p.dir, ".cairn", "settings.local.json"))
+	if err != nil || !strings.Contains(string(local), `"enabledMcpjsonServers": [`) {
+		t.Errorf("settings.local.json: %s %v", local, err)
+	}
+
+	// --all approves servers added later too.
+	q := newProject(t)
+	q.writeMCPJSON(t, map[string]string{"later": "notes"})
+	if code, _, errOut := q.cairn(t, "mcp", "approve", "--all"); code != 0 {
+		t.Fatalf("approve --all: %s", errOut)
+	}
+	code, out, _ = q.cairn(t, "mcp", "list")
+	if code != 0 || !strings.Contains(out, "): connected") {
+		t.Errorf("after --all: exit %d\n%s", code, out)
 	}
 }

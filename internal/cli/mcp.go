@@ -2,14 +2,19 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/mcp"
+	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/session"
 )
 
@@ -47,7 +52,11 @@ func newMCPCmd(env Env) *cobra.Command {
 			rep := mcpReport{Servers: []mcpServerReport{}, Warnings: warnings}
 			for _, st := range servers.Status() {
 				r := mcpServerReport{Name: st.Name, Type: st.Type, Source: st.Source, Status: "connected", Tools: st.Tools}
-				if st.Err != nil {
+				var na *mcp.NotApprovedError
+				switch {
+				case errors.As(st.Err, &na):
+					r.Status, r.Error = "not approved", st.Err.Error()
+				case st.Err != nil:
 					r.Status, r.Error = "failed", st.Err.Error()
 				}
 				if r.Tools == nil {
@@ -66,8 +75,91 @@ func newMCPCmd(env Env) *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
-	cmd.AddCommand(list)
+	cmd.AddCommand(list, newMCPApproveCmd(env))
 	return cmd
+}
+
+func newMCPApproveCmd(env Env) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "approve NAME... | --all",
+		Short: "Let the MCP servers that come with the project start",
+		Long: "A server of the project's .mcp.json or committed settings comes with the repository, so cairn starts it only once you " +
+			"approve it. approve records the names in enabledMcpjsonServers (--all: enableAllProjectMcpServers) " +
+			"in the project's .cairn/settings.local.json; the servers start with the next session.",
+		RunE: func(cmd *cobra.Command, names []string) error {
+			if all == (len(names) > 0) {
+				return usagef("name the servers of .mcp.json to approve, or give --all")
+			}
+			home, err := env.Home()
+			if err != nil {
+				return err
+			}
+			configs, _ := mcp.Load(home.Dir, env.Cwd, env.Getenv)
+			var offered []string // the servers that come with the project
+			for _, c := range configs {
+				if c.Source == filepath.Join(env.Cwd, mcp.ProjectFile) || strings.HasPrefix(c.Source, env.Cwd+string(filepath.Separator)) && filepath.Base(c.Source) == "settings.json" {
+					offered = append(offered, c.Name)
+				}
+			}
+			for _, n := range names {
+				if !slices.Contains(offered, n) {
+					if len(offered) == 0 {
+						return usagef("the project defines no server %q to approve (in %s or its settings)", n, mcp.ProjectFile)
+					}
+					return usagef("the project defines no server %q; its servers: %s", n, strings.Join(offered, ", "))
+				}
+			}
+			err = settings.EditLocal(env.Cwd, func(doc map[string]json.RawMessage) error {
+				if all {
+					doc["enableAllProjectMcpServers"] = json.RawMessage("true")
+				} else if err := editNames(doc, "enabledMcpjsonServers", func(l []string) []string {
+					for _, n := range names {
+						if !slices.Contains(l, n) {
+							l = append(l, n)
+						}
+					}
+					return l
+				}); err != nil {
+					return err
+				}
+				// An approval undoes a refusal recorded in the same file.
+				return editNames(doc, "disabledMcpjsonServers", func(l []string) []string {
+					return slices.DeleteFunc(l, func(n string) bool { return all || slices.Contains(names, n) })
+				})
+			})
+			if err != nil {
+				return err
+			}
+			what := strings.Join(names, ", ")
+			if all {
+				what = "every server of " + mcp.ProjectFile
+			}
+			fmt.Fprintf(env.Stdout, "Approved %s for this project (in %s); it starts with the next session.\n", what, settings.LocalPath(env.Cwd))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "approve every server of .mcp.json, now and later")
+	return cmd
+}
+
+// editNames changes the list of names under key in a settings document;
+// an emptied list is removed.
+func editNames(doc map[string]json.RawMessage, key string, edit func([]string) []string) error {
+	var l []string
+	if raw, ok := doc[key]; ok {
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return fmt.Errorf("%q is not a list of server names: %w", key, err)
+		}
+	}
+	l = edit(l)
+	if len(l) == 0 {
+		delete(doc, key)
+		return nil
+	}
+	raw, err := json.Marshal(l)
+	doc[key] = raw
+	return err
 }
 
 // mcpReport is what `cairn mcp list` prints.
@@ -80,7 +172,8 @@ type mcpServerReport struct {
 	Name   string `json:"name"`
 	Type   string `json:"type"`
 	Source string `json:"source"`
-	// Status is "connected" or "failed", with the reason in Error.
+	// Status is "connected", "failed" or "not approved", with the reason
+	// in Error.
 	Status string   `json:"status"`
 	Error  string   `json:"error,omitempty"`
 	Tools  []string `json:"tools"`

@@ -46,6 +46,11 @@ type Config struct {
 	// URL and Headers reach an http or sse server.
 	URL     string
 	Headers map[string]string
+
+	// Unapproved marks a server that comes with the repository and that
+	// the person has not approved: a cloned repository must not start
+	// programs on its own. It is not started (see Load).
+	Unapproved bool
 }
 
 // Load reads the MCP servers configured for a project. The files, lowest
@@ -54,11 +59,21 @@ type Config struct {
 // settings.Paths); each holds an "mcpServers" object, and a server defined
 // again replaces the earlier definition whole. The setting
 // "disabledMcpjsonServers" (a list of names, as in Claude Code) leaves out
-// those servers of .mcp.json. Missing files are skipped, and nothing in a
-// file stops the session: what cannot be used is skipped and described in
-// the warnings. A settings file that is not JSON is skipped without a
-// warning here: loading the settings reports it. getenv reads the
-// variables ${VAR} refers to. The servers are returned sorted by name.
+// those servers of .mcp.json.
+//
+// A server that comes with the repository — of .mcp.json, or of the
+// project's committed settings.json — runs only once the person approved
+// it: "enableAllProjectMcpServers": true or its name in
+// "enabledMcpjsonServers", read from the files the person keeps (the
+// user's settings and the project's settings.local.json, not the
+// committed settings a repository brings). The others come back with
+// Unapproved set.
+//
+// Missing files are skipped, and nothing in a file stops the session:
+// what cannot be used is skipped and described in the warnings. A
+// settings file that is not JSON is skipped without a warning here:
+// loading the settings reports it. getenv reads the variables ${VAR}
+// refers to. The servers are returned sorted by name.
 func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []string) {
 	var files []string
 	files = append(files, settings.Paths(homeDir, "")...)
@@ -71,8 +86,7 @@ func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []s
 
 	byName := make(map[string]Config)
 	var warnings []string
-	var disabled json.RawMessage
-	disabledIn := ""
+	var lists projectLists
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -87,9 +101,7 @@ func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []s
 			if json.Unmarshal(data, &fields) != nil {
 				continue // settings.Load reports it
 			}
-			if v, ok := fields["disabledMcpjsonServers"]; ok {
-				disabled, disabledIn = v, file
-			}
+			lists.read(file, fields, personal(file, homeDir), &warnings)
 		}
 		configs, w := Parse(file, data, getenv)
 		warnings = append(warnings, w...)
@@ -97,14 +109,13 @@ func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []s
 			byName[c.Name] = c
 		}
 	}
-	off, err := names(disabled)
-	if err != nil {
-		warnings = append(warnings, fmt.Sprintf("%s: %v", disabledIn, err))
-	}
 	out := make([]Config, 0, len(byName))
 	for _, c := range byName {
-		if c.Source == project && slices.Contains(off, c.Name) {
-			continue
+		if c.Source == project || !personal(c.Source, homeDir) {
+			if slices.Contains(lists.disabled, c.Name) {
+				continue
+			}
+			c.Unapproved = !lists.all && !slices.Contains(lists.enabled, c.Name)
 		}
 		out = append(out, c)
 	}
@@ -112,14 +123,55 @@ func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []s
 	return out, warnings
 }
 
-// names decodes the disabledMcpjsonServers setting.
-func names(raw json.RawMessage) ([]string, error) {
+// personal reports whether a settings file is the person's own: the
+// user's, or a project's settings.local.json, which is not committed.
+func personal(file, homeDir string) bool {
+	return filepath.Base(file) == "settings.local.json" || (homeDir != "" && filepath.Dir(file) == filepath.Clean(homeDir))
+}
+
+// projectLists are the settings that say which servers of .mcp.json run.
+type projectLists struct {
+	disabled, enabled []string
+	all               bool
+}
+
+// read takes the lists a settings file holds; approvals count only from
+// the person's own files.
+func (l *projectLists) read(file string, fields map[string]json.RawMessage, personal bool, warnings *[]string) {
+	list := func(key string, into *[]string) {
+		raw, ok := fields[key]
+		if !ok {
+			return
+		}
+		v, err := names(key, raw)
+		if err != nil {
+			*warnings = append(*warnings, fmt.Sprintf("%s: %v", file, err))
+			return
+		}
+		*into = append(*into, v...)
+	}
+	list("disabledMcpjsonServers", &l.disabled)
+	if !personal {
+		return
+	}
+	list("enabledMcpjsonServers", &l.enabled)
+	if raw, ok := fields["enableAllProjectMcpServers"]; ok {
+		var on bool
+		if json.Unmarshal(raw, &on) != nil {
+			*warnings = append(*warnings, fmt.Sprintf(`%s: "enableAllProjectMcpServers" must be true or false, not %s; it is ignored`, file, kindOf(raw)))
+		}
+		l.all = l.all || on
+	}
+}
+
+// names decodes a list of server names such as disabledMcpjsonServers.
+func names(key string, raw json.RawMessage) ([]string, error) {
 	if len(raw) == 0 || isNull(raw) {
 		return nil, nil
 	}
 	var out []string
 	if json.Unmarshal(raw, &out) != nil {
-		return nil, fmt.Errorf(`"disabledMcpjsonServers" must be a list of server names such as ["github"], not %s; it is ignored`, kindOf(raw))
+		return nil, fmt.Errorf(`%q must be a list of server names such as ["github"], not %s; it is ignored`, key, kindOf(raw))
 	}
 	return out, nil
 }

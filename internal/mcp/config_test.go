@@ -3,6 +3,7 @@ package mcp
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,8 +137,8 @@ func TestLoad(t *testing.T) {
 	want := []Config{
 		{Name: "local", Source: cairnFile, Type: HTTP, URL: "http://localhost:1/mcp"},
 		{Name: "mine", Source: userFile, Type: Stdio, Command: "mine"},
-		{Name: "shared", Source: mcpFile, Type: Stdio, Command: "from-project"},
-		{Name: "team", Source: mcpFile, Type: Stdio, Command: "team"},
+		{Name: "shared", Source: mcpFile, Type: Stdio, Command: "from-project", Unapproved: true},
+		{Name: "team", Source: mcpFile, Type: Stdio, Command: "team", Unapproved: true},
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("configs (-want +got):\n%s", diff)
@@ -151,6 +152,29 @@ func TestLoad(t *testing.T) {
 	got, warnings = Load(home, project, env(nil))
 	if len(got) != 5 || len(warnings) != 2 || !strings.Contains(warnings[1], claudeFile+`: "disabledMcpjsonServers" must be a list`) {
 		t.Errorf("%d servers, warnings %q", len(got), warnings)
+	}
+
+	// Approvals count from the person's own files only.
+	unapproved := func() (out []string) {
+		got, _ := Load(home, project, env(nil))
+		for _, c := range got {
+			if c.Unapproved {
+				out = append(out, c.Name)
+			}
+		}
+		return out
+	}
+	write(claudeFile, `{"enableAllProjectMcpServers": true, "enabledMcpjsonServers": ["team"], "mcpServers": {"committed": {"command": "c"}}}`) // committed with the repository
+	if got := unapproved(); !slices.Equal(got, []string{"committed", "off", "shared", "team"}) {
+		t.Errorf("a committed settings file approved servers: unapproved %v", got)
+	}
+	write(cairnFile, `{"enabledMcpjsonServers": ["team"]}`)
+	if got := unapproved(); !slices.Equal(got, []string{"committed", "off", "shared"}) {
+		t.Errorf("settings.local.json approving team: unapproved %v", got)
+	}
+	write(userFile, `{"enableAllProjectMcpServers": true}`)
+	if got := unapproved(); len(got) != 0 {
+		t.Errorf("the user's enableAllProjectMcpServers: unapproved %v", got)
 	}
 
 	// Nothing configured, nothing loaded.

@@ -82,6 +82,14 @@ func EnvTimeouts(getenv func(string) string) (connect, call time.Duration, warni
 	return read("MCP_TIMEOUT"), read("MCP_TOOL_TIMEOUT"), warnings
 }
 
+// NotApprovedError is why a server of the project's .mcp.json was not
+// started: the person has not approved it yet (see Config.Unapproved).
+type NotApprovedError struct{ Name string }
+
+func (e *NotApprovedError) Error() string {
+	return fmt.Sprintf("not started: it comes with the project, and runs once you approve it with `cairn mcp approve %s`", e.Name)
+}
+
 // Servers are a session's MCP servers, connected or failed. They are not
 // changed after Connect, so they are safe for concurrent use; Close ends
 // every connection.
@@ -134,6 +142,10 @@ func Connect(ctx context.Context, configs []Config, o Options) *Servers {
 	s := &Servers{list: make([]*server, len(configs))}
 	var wg sync.WaitGroup
 	for i, c := range configs {
+		if c.Unapproved {
+			s.list[i] = &server{cfg: c, err: &NotApprovedError{Name: c.Name}}
+			continue
+		}
 		wg.Go(func() { s.list[i] = connect(ctx, c, o) })
 	}
 	wg.Wait()

@@ -2,16 +2,13 @@ package tui
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/google/renameio/v2"
+	"github.com/cairn-dev/cairn/internal/settings"
 )
 
 // SuggestRule is the allow rule that "Yes, and don't ask again" offers
@@ -65,58 +62,34 @@ func pathRule(tool, path, project string) string {
 }
 
 // LocalSettings is the settings file "don't ask again" writes to.
-func LocalSettings(project string) string {
-	return filepath.Join(project, ".cairn", "settings.local.json")
-}
+func LocalSettings(project string) string { return settings.LocalPath(project) }
 
 // AddAllowRule adds rule to permissions.allow in the project's
 // .cairn/settings.local.json, keeping everything else the file holds.
 // The file is replaced atomically, so a crash leaves the old one or the
 // new one.
 func AddAllowRule(project, rule string) error {
-	path := LocalSettings(project)
-	doc := map[string]json.RawMessage{}
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("read %s: %w", path, err)
-	case len(strings.TrimSpace(string(b))) > 0:
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return fmt.Errorf("%s is not valid JSON (%v); fix it, then allow again", path, err)
+	return settings.EditLocal(project, func(doc map[string]json.RawMessage) error {
+		perms := map[string]json.RawMessage{}
+		if raw, ok := doc["permissions"]; ok {
+			if err := json.Unmarshal(raw, &perms); err != nil {
+				return fmt.Errorf("permissions is not an object: %w", err)
+			}
 		}
-	}
-	perms := map[string]json.RawMessage{}
-	if raw, ok := doc["permissions"]; ok {
-		if err := json.Unmarshal(raw, &perms); err != nil {
-			return fmt.Errorf("permissions in %s is not an object: %w", path, err)
+		var allow []string
+		if raw, ok := perms["allow"]; ok {
+			if err := json.Unmarshal(raw, &allow); err != nil {
+				return fmt.Errorf("permissions.allow is not a list of rules: %w", err)
+			}
 		}
-	}
-	var allow []string
-	if raw, ok := perms["allow"]; ok {
-		if err := json.Unmarshal(raw, &allow); err != nil {
-			return fmt.Errorf("permissions.allow in %s is not a list of rules: %w", path, err)
+		if slices.Contains(allow, rule) {
+			return nil
 		}
-	}
-	if slices.Contains(allow, rule) {
-		return nil
-	}
-	allow = append(allow, rule)
-	if perms["allow"], err = json.Marshal(allow); err != nil {
+		var err error
+		if perms["allow"], err = json.Marshal(append(allow, rule)); err != nil {
+			return err
+		}
+		doc["permissions"], err = json.Marshal(perms)
 		return err
-	}
-	if doc["permissions"], err = json.Marshal(perms); err != nil {
-		return err
-	}
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	if err := renameio.WriteFile(path, append(out, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	})
 }
