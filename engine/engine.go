@@ -488,9 +488,11 @@ func WithCacheBreakpoint(msgs []model.Message) []model.Message {
 
 // runTools runs a response's tool calls: consecutive calls that are safe
 // to run concurrently run together, the others one at a time, and the
-// outcomes come back in call order. What a call reports with
-// tool.ReportProgress while it runs becomes an EventToolProgress. A cancelled context stops running
-// calls; calls that never ran get an interruption result.
+// outcomes come back in call order. What a call reports while it runs
+// becomes events: a line of text (tool.ReportProgress) an
+// EventToolProgress, a subagent's message (tool.Report) an
+// EventToolMessage. A cancelled context stops running calls; calls that
+// never ran get an interruption result.
 func (t *turn) runTools(ctx context.Context, calls []model.Block) []Outcome {
 	out := make([]Outcome, len(calls))
 	for i := 0; i < len(calls); {
@@ -506,16 +508,19 @@ func (t *turn) runTools(ctx context.Context, calls []model.Block) []Outcome {
 		progress, done := make(chan Event), make(chan struct{})
 		for k := i; k < j; k++ {
 			t.emit(Event{Type: EventToolCall, Call: &calls[k]})
-			report := func(text string) {
-				select {
-				case progress <- Event{Type: EventToolProgress, Call: &calls[k], Text: text}:
-				case <-done:
+			report := func(p tool.Progress) {
+				for _, e := range progressEvents(&calls[k], p) {
+					select {
+					case progress <- e:
+					case <-done:
+						return
+					}
 				}
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out[k] = t.runTool(tool.WithProgress(ctx, report), calls[k])
+				out[k] = t.runTool(tool.WithReports(ctx, report), calls[k])
 			}()
 		}
 		go func() { wg.Wait(); close(done) }()
@@ -532,6 +537,18 @@ func (t *turn) runTools(ctx context.Context, calls []model.Block) []Outcome {
 			t.emit(Event{Type: EventToolResult, Call: &out[k].Call, Result: &out[k].Result})
 		}
 		i = j
+	}
+	return out
+}
+
+// progressEvents are the events of one report of a running call.
+func progressEvents(call *model.Block, p tool.Progress) []Event {
+	var out []Event
+	if p.Message != nil {
+		out = append(out, Event{Type: EventToolMessage, Call: call, Message: p.Message, Response: p.Response, Progress: &p})
+	}
+	if p.Text != "" {
+		out = append(out, Event{Type: EventToolProgress, Call: call, Text: p.Text})
 	}
 	return out
 }

@@ -24,6 +24,7 @@ const (
 	EventStatus                        // Text: what the session is busy with ("compacting"), "" when done
 	EventDone                          // Result: the turn ended
 	EventToolProgress                  // Call, Text: how a running call is going (a subagent's steps)
+	EventToolMessage                   // Call, Message, Response, Progress: a running call's subagent completed a message
 )
 
 // Event is one thing that happened in a turn.
@@ -39,6 +40,10 @@ type Event struct {
 	Done *Result
 	// Compaction reports a compaction on EventCompact.
 	Compaction *Compaction
+	// Progress is the call's report on EventToolMessage: the subagent's
+	// message (also in Message, and its reply in Response) and the model
+	// that answered it.
+	Progress *tool.Progress
 }
 
 // Stop says why a turn ended.

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -73,5 +74,49 @@ func TestToolProgress(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"result t1", "result t2"}, got[6:]); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
+	}
+}
+
+// TestToolMessage: a message a running call reports (a subagent's reply,
+// with its usage and model) becomes an EventToolMessage naming the call;
+// a report with a line of text too gives the EventToolProgress after it.
+func TestToolMessage(t *testing.T) {
+	reply := &model.Response{Content: []model.Block{model.TextBlock("child says hi")}, Usage: model.Usage{InputTokens: 7, OutputTokens: 3}}
+	msg := &model.Message{Role: model.RoleAssistant, Content: reply.Content}
+	task := &model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock("the task")}}
+	child := func(ctx context.Context, input json.RawMessage) (tool.Result, error) {
+		tool.Report(ctx, tool.Progress{Message: task})
+		tool.Report(ctx, tool.Progress{Message: msg, Response: reply, Model: "claude-haiku-4-5", Text: "answered"})
+		return tool.Text("done"), nil
+	}
+	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){
+		call(use("t1", "Child", `{}`)),
+		say("finished"),
+	}}
+	h := newHarness(t, m, []tool.Tool{&fakeTool{name: "Child", run: child}}, nil)
+	events, err := h.run(t, t.Context(), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		switch e.Type {
+		case engine.EventToolMessage:
+			s := e.Call.ID + " message " + e.Message.Role + ": " + e.Message.Text()
+			if e.Response != nil {
+				s += fmt.Sprintf(" (%s, %d in)", e.Progress.Model, e.Response.Usage.InputTokens)
+			}
+			got = append(got, s)
+		case engine.EventToolProgress:
+			got = append(got, e.Call.ID+" progress: "+e.Text)
+		}
+	}
+	want := []string{
+		"t1 message user: the task",
+		"t1 message assistant: child says hi (claude-haiku-4-5, 7 in)",
+		"t1 progress: answered",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

@@ -15,6 +15,16 @@ type Usage struct {
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 }
 
+// Plus returns the usage of two responses added up, field by field.
+func (u Usage) Plus(v Usage) Usage {
+	return Usage{
+		InputTokens:              u.InputTokens + v.InputTokens,
+		OutputTokens:             u.OutputTokens + v.OutputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens + v.CacheCreationInputTokens,
+		CacheReadInputTokens:     u.CacheReadInputTokens + v.CacheReadInputTokens,
+	}
+}
+
 // ContextTokens is how much of the context window the response occupied:
 // everything read (fresh, cached and newly cached) plus what was written.
 func (u Usage) ContextTokens() int64 {

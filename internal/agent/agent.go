@@ -59,6 +59,12 @@ type Options struct {
 	AfterTool    func(ctx context.Context, t tool.Tool, call model.Block, res tool.Result) tool.Result
 	BeforePrompt func(ctx context.Context, in engine.Input) (engine.Input, error)
 	BeforeStop   func(ctx context.Context, res *engine.Result, again bool) string
+	// SubagentStart and SubagentStop are the hook points of the Task
+	// tool's subagents: SubagentStart runs before a subagent's first
+	// request, and what it returns goes with the subagent's task;
+	// SubagentStop is the subagent's BeforeStop. Both may be nil.
+	SubagentStart func(ctx context.Context, a Subagent) []engine.Attachment
+	SubagentStop  func(ctx context.Context, a Subagent, res *engine.Result, again bool) string
 	// PreCompact and PostCompact are the compaction's hooks (see
 	// compact.Config).
 	PreCompact  func(ctx context.Context, trigger, instructions string) (string, error)

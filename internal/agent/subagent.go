@@ -26,6 +26,15 @@ import (
 // them.
 const SubagentsDir = "subagents"
 
+// Subagent is a subagent as the session's hook points see it.
+type Subagent struct {
+	// ID is the subagent's agentId; Type is the kind of agent it is (the
+	// Task call's subagent_type).
+	ID, Type string
+	// TranscriptPath is the subagent's own transcript.
+	TranscriptPath string
+}
+
 // withSubagents gives the session's subagent runner to the Task tool
 // among ts, in place of the one it came with.
 func withSubagents(ts []tool.Tool, s coretools.Subagents) {
@@ -43,7 +52,11 @@ func withSubagents(ts []tool.Tool, s coretools.Subagents) {
 // session's own state, and permission gate, so it can do no more than
 // the session could. Its lines go to their own sidechain transcript,
 // <session>/subagents/agent-<agentId>.jsonl, through a writer of its own;
-// the session's transcript gets only the Task call and its result.
+// the session's transcript gets only the Task call and its result. The
+// child's messages are reported to whoever runs the call as they
+// complete (tool.Report), each reply with its usage and model, so the
+// session can show them and count what they cost; the session's
+// SubagentStart and SubagentStop hook points run at its start and end.
 //
 // Safe for concurrent use: every Run builds its own engine session,
 // transcript, compaction and read state, and what it shares with the
@@ -129,24 +142,47 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 		Model: o.Model, ModelName: name, Window: window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
 		Transcript: ct, CWD: env.Cwd(), Now: o.Now,
 	})
+	info := Subagent{ID: id, Type: call.Agent.Name, TranscriptPath: ct.path}
+	var beforeStop func(context.Context, *engine.Result, bool) string
+	if o.SubagentStop != nil {
+		beforeStop = func(ctx context.Context, res *engine.Result, again bool) string {
+			return o.SubagentStop(ctx, info, res, again)
+		}
+	}
 	eng := engine.New(engine.Config{
 		Model: o.Model, ModelName: name, MaxTokens: maxTokens, Tools: reg, Env: child,
 		System:   func(context.Context) ([]model.SystemBlock, error) { return system, nil },
 		Recorder: rec, Prepare: comp.Prepare, Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool,
 		ShapeResults: compact.Offload(compact.OffloadConfig{Dir: sidecar, Warn: o.Warn}),
-		MaxTurns:     o.MaxTurns, Now: o.Now,
+		BeforeStop:   beforeStop, MaxTurns: o.MaxTurns, Now: o.Now,
 	}, nil)
 
 	in := engine.Input{
 		Message:     model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(call.Prompt)}},
 		Attachments: []engine.Attachment{a.subagentContext()},
 	}
+	if o.SubagentStart != nil {
+		in.Attachments = append(in.Attachments, o.SubagentStart(ctx, info)...)
+	}
 	var res *engine.Result
+	prompted := false
 	for ev, err := range eng.Run(ctx, in) {
 		if err != nil {
 			return rep, fmt.Errorf("subagent %s: %w", id, err)
 		}
 		switch ev.Type {
+		case engine.EventUser:
+			// Whoever runs the call gets the child's messages as they
+			// complete: its task as given (the context it travels with is
+			// the harness's), then its tool results and what hooks said.
+			msg := ev.Message
+			if !prompted {
+				prompted = true
+				msg = &model.Message{Role: model.RoleUser, Content: in.Message.Content, IDs: ev.Message.IDs}
+			}
+			tool.Report(ctx, tool.Progress{Message: msg})
+		case engine.EventAssistant:
+			tool.Report(ctx, tool.Progress{Message: ev.Message, Response: ev.Response, Model: name})
 		case engine.EventToolCall:
 			rep.ToolUses++
 			tool.ReportProgress(ctx, callLine(ev.Call))

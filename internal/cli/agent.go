@@ -404,6 +404,37 @@ func (g *governance) beforeStop(ctx context.Context, res *engine.Result, again b
 	return "The " + out.Name + " hook did not let the turn end yet: " + out.Reason
 }
 
+// subagentStart runs the SubagentStart hooks of a subagent's type; the
+// context they give goes with its task.
+func (g *governance) subagentStart(ctx context.Context, a agent.Subagent) []engine.Attachment {
+	out := g.hooks.SubagentStart(ctx, hookSubagent(a))
+	g.report(out.Outcome)
+	if att, ok := out.Attachment(); ok {
+		return []engine.Attachment{att}
+	}
+	return nil
+}
+
+// subagentStop runs the SubagentStop hooks when a subagent ends its turn:
+// what beforeStop is to the session, for the subagent. A hook that
+// blocks keeps it at work, with its reason.
+func (g *governance) subagentStop(ctx context.Context, a agent.Subagent, res *engine.Result, again bool) string {
+	out := g.hooks.SubagentStop(ctx, hookSubagent(a), again, res.Text)
+	g.report(out.Outcome)
+	if out.Stop {
+		fmt.Fprintln(g.stderr, "cairn:", hookStopped{out.Name, out.StopReason})
+		return ""
+	}
+	if !out.Blocked {
+		return ""
+	}
+	return "The " + out.Name + " hook did not let the subagent finish yet: " + out.Reason
+}
+
+func hookSubagent(a agent.Subagent) hook.Subagent {
+	return hook.Subagent{ID: a.ID, Type: a.Type, TranscriptPath: a.TranscriptPath}
+}
+
 // sentence turns a reason into the end of a sentence: ": reason." or ".".
 func sentence(reason string) string {
 	if reason == "" {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
 	"github.com/cairn-dev/cairn/model"
@@ -319,5 +320,120 @@ func processGone(t *testing.T, pid int) {
 			t.Fatalf("process %d outlived its hook", pid)
 		}
 		return
+	}
+}
+
+// TestSubagentHooks: SubagentStart and SubagentStop hooks run for the
+// subagent types their matchers name. The start hook's context goes
+// with the subagent's task in its first request; the stop hook blocks
+// once (not when stop_hook_active), so the subagent goes on with the
+// hook's reason and its final report — the one the session gets — heeds
+// it. The inputs name the session and its transcript, and the subagent,
+// its type and its own transcript. The session's Stop hook runs for the
+// session only.
+func TestSubagentHooks(t *testing.T) {
+	p := newProject(t)
+	p.withAgent(t, "reviewer", "---\nname: reviewer\ndescription: Reviews code\ntools: Read, Grep\n---\nReview carefully.\n")
+	p.withHooks(t,
+		`{"SubagentStart": [{"matcher": "reviewer", "hooks": [{"type": "command", "command": "$H/start.sh"}]}],
+		  "SubagentStop": [{"matcher": "reviewer", "hooks": [{"type": "command", "command": "$H/substop.sh"}]},
+		                   {"matcher": "Explore", "hooks": [{"type": "command", "command": "$H/other.sh"}]}],
+		  "Stop": [{"hooks": [{"type": "command", "command": "$H/stop.sh"}]}]}`,
+		map[string]string{
+			"start.sh": `cat > "$CLAUDE_PROJECT_DIR/start.json"
+echo '{"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "START-CONTEXT: the tests live in tests/."}}'`,
+			"substop.sh": `in=$(cat); printf '%s\n' "$in" >> "$CLAUDE_PROJECT_DIR/substop.jsonl"
+case "$in" in *'"stop_hook_active":true'*) exit 0;; esac
+echo 'Cite a line number for each finding.' >&2; exit 2`,
+			"other.sh": `touch "$CLAUDE_PROJECT_DIR/other-ran"`,
+			"stop.sh":  `echo stop >> "$CLAUDE_PROJECT_DIR/stop.log"`,
+		},
+	)
+	p.srv = modeltest.Start(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+		switch {
+		case childTask(r) != "" && bytes.Contains(r.Body, []byte("Cite a line number for each finding.")):
+			return modeltest.Text("FINAL: hello.py:1 prints hello.")
+		case childTask(r) != "":
+			return modeltest.Text("DRAFT: it prints hello.")
+		case bytes.Contains(r.Body, []byte(`"tool_use_id":"toolu_task"`)):
+			return modeltest.Text("The reviewer says hello.py:1 prints hello.")
+		}
+		return modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_task", "Task",
+			`{"description":"Review hello.py","prompt":"REVIEW: what does hello.py print?","subagent_type":"reviewer"}`)}}
+	}})
+
+	code, out, errOut := p.cairnQuiet(t, "-p", "review hello.py", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var kids []*modeltest.Request
+	for _, r := range p.srv.Requests() {
+		if childTask(r) != "" {
+			kids = append(kids, r)
+		}
+	}
+	if len(kids) != 2 {
+		t.Fatalf("%d subagent requests, want 2 (the stop hook sends it on once)", len(kids))
+	}
+	if first := kids[0].Params.Messages[0]; first.Content[0].Text != "REVIEW: what does hello.py print?" || !strings.Contains(first.Text(), "START-CONTEXT: the tests live in tests/.") {
+		t.Errorf("the subagent's task does not carry the SubagentStart context: %+v", first)
+	}
+	if !bytes.Contains(kids[1].Body, []byte("did not let the subagent finish yet: Cite a line number for each finding.")) {
+		t.Errorf("the subagent's second request lacks the hook's reason:\n%s", kids[1].Body)
+	}
+	last := p.srv.Last()
+	if !bytes.Contains(last.Body, []byte("FINAL: hello.py:1 prints hello.")) || bytes.Contains(last.Body, []byte("DRAFT")) {
+		t.Errorf("the session did not get the final report alone:\n%s", last.Body)
+	}
+
+	infos, err := session.List(context.Background(), session.Home{Dir: p.home}, session.ListOptions{Cwd: p.dir})
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("sessions %+v, %v", infos, err)
+	}
+	sess := infos[0]
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(sess.Path), sess.SessionID, "subagents", "agent-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("subagent transcripts %v", files)
+	}
+	agentID := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(files[0]), "agent-"), ".jsonl")
+
+	data, err := os.ReadFile(filepath.Join(p.dir, "substop.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stops []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var in map[string]any
+		if err := json.Unmarshal([]byte(l), &in); err != nil {
+			t.Fatalf("hook input %q: %v", l, err)
+		}
+		stops = append(stops, in)
+	}
+	if len(stops) != 2 {
+		t.Fatalf("the SubagentStop hook ran %d times, want 2", len(stops))
+	}
+	for i, in := range stops {
+		want := map[string]any{
+			"session_id": sess.SessionID, "transcript_path": sess.Path, "cwd": in["cwd"], "permission_mode": "default",
+			"hook_event_name": "SubagentStop", "stop_hook_active": i == 1,
+			"agent_id": agentID, "agent_type": "reviewer", "agent_transcript_path": files[0],
+			"last_assistant_message": []string{"DRAFT: it prints hello.", "FINAL: hello.py:1 prints hello."}[i],
+		}
+		if diff := cmp.Diff(want, in); diff != "" {
+			t.Errorf("SubagentStop input %d (-want +got):\n%s", i+1, diff)
+		}
+	}
+	var start map[string]any
+	if b, err := os.ReadFile(filepath.Join(p.dir, "start.json")); err != nil || json.Unmarshal(b, &start) != nil {
+		t.Fatalf("SubagentStart input: %v\n%s", err, b)
+	}
+	if start["hook_event_name"] != "SubagentStart" || start["agent_id"] != agentID || start["agent_type"] != "reviewer" || start["session_id"] != sess.SessionID {
+		t.Errorf("SubagentStart input %v", start)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "other-ran")); err == nil {
+		t.Error("a SubagentStop hook for Explore ran for a reviewer")
+	}
+	if b, _ := os.ReadFile(filepath.Join(p.dir, "stop.log")); string(b) != "stop\n" {
+		t.Errorf("the Stop hook ran %q, want once, for the session", b)
 	}
 }

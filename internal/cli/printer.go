@@ -27,6 +27,9 @@ type printer struct {
 	choice  *modelChoice
 	start   time.Time
 	apiTime time.Duration
+	// usage and cost add up every response of the run, its subagents'
+	// included, each priced as its own model's.
+	usage   model.Usage
 	cost    float64
 	denials *denials
 }
@@ -91,7 +94,7 @@ func (p *printer) run(ctx context.Context, prompt string) error {
 			sent = p.env.Now()
 		case engine.EventAssistant:
 			p.apiTime += p.env.Now().Sub(sent)
-			p.cost += pricing.Cost(p.choice.Name, ev.Response.Usage)
+			p.spent(p.choice.Name, ev.Response.Usage)
 			if p.format == "stream-json" {
 				p.line(map[string]any{"type": "assistant", "message": assistantJSON(ev.Response), "parent_tool_use_id": nil, "session_id": p.ag.ID(), "uuid": uuid.NewString()})
 			}
@@ -107,6 +110,8 @@ func (p *printer) run(ctx context.Context, prompt string) error {
 			if p.verbose {
 				fmt.Fprintf(p.env.Stderr, "[%s …] %s\n", ev.Call.Name, ev.Text)
 			}
+		case engine.EventToolMessage:
+			p.subagentMessage(ev)
 		case engine.EventNotice:
 			fmt.Fprintln(p.env.Stderr, "cairn:", ev.Text)
 		case engine.EventCompact:
@@ -136,10 +141,10 @@ func (p *printer) finish(done *engine.Result, failure error) error {
 	switch {
 	case failure != nil:
 		res["subtype"], res["is_error"], res["num_turns"], res["result"] = "error_during_execution", true, 0, failure.Error()
-		res["usage"] = model.Usage{}
+		res["usage"] = p.usage
 		exit = failure
 	default:
-		res["num_turns"], res["usage"], res["result"] = done.Turns, done.Total, done.Text
+		res["num_turns"], res["usage"], res["result"] = done.Turns, p.usage, done.Text
 		res["subtype"], res["is_error"] = "success", false
 		if done.Stop == engine.StopMaxTurns {
 			res["subtype"], res["is_error"] = "error_max_turns", true
@@ -158,6 +163,29 @@ func (p *printer) finish(done *engine.Result, failure error) error {
 		}
 	}
 	return exit
+}
+
+// spent adds a response's usage to the run's, priced as modelName's.
+func (p *printer) spent(modelName string, u model.Usage) {
+	p.usage = p.usage.Plus(u)
+	p.cost += pricing.Cost(modelName, u)
+}
+
+// subagentMessage takes in a message a subagent reported through its
+// Task call: a reply's usage counts toward the run's, and stream-json
+// prints the message tagged with the call's id, as Claude Code does.
+func (p *printer) subagentMessage(ev engine.Event) {
+	if ev.Response != nil && ev.Progress != nil {
+		p.spent(ev.Progress.Model, ev.Response.Usage)
+	}
+	if p.format != "stream-json" {
+		return
+	}
+	if ev.Response != nil {
+		p.line(map[string]any{"type": "assistant", "message": assistantJSON(ev.Response), "parent_tool_use_id": ev.Call.ID, "session_id": p.ag.ID(), "uuid": uuid.NewString()})
+		return
+	}
+	p.line(map[string]any{"type": "user", "message": ev.Message, "parent_tool_use_id": ev.Call.ID, "session_id": p.ag.ID(), "uuid": uuid.NewString()})
 }
 
 // compacted reports a compaction: a compact_boundary event in stream-json,

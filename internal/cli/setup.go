@@ -108,6 +108,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	if !s.hooks.Empty() {
 		s.opts.Gate, s.opts.AfterTool, s.opts.BeforePrompt, s.opts.BeforeStop = s.gov.gate, s.gov.afterTool, s.gov.beforePrompt, s.gov.beforeStop
 		s.opts.PreCompact, s.opts.PostCompact = s.gov.preCompact, s.gov.postCompact
+		s.opts.SubagentStart, s.opts.SubagentStop = s.gov.subagentStart, s.gov.subagentStop
 	}
 	// The MCP servers come last, so no failure after them leaves them
 	// running: they close with the session.

@@ -28,16 +28,18 @@ const (
 	Stop             Event = "Stop"
 	PreCompact       Event = "PreCompact"
 	PostCompact      Event = "PostCompact"
+	SubagentStart    Event = "SubagentStart"
+	SubagentStop     Event = "SubagentStop"
 )
 
 // Events lists the events cairn runs, in the order of an agent's life.
-var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, PreCompact, PostCompact}
+var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, SubagentStart, SubagentStop, Stop, PreCompact, PostCompact}
 
 // laterEvents are Claude Code events cairn knows of but does not run yet;
 // hooks configured for them are skipped with a gentler warning than an
 // unknown name gets.
 var laterEvents = []string{
-	"Notification", "SubagentStart", "SubagentStop", "SessionEnd", "PermissionRequest",
+	"Notification", "SessionEnd", "PermissionRequest",
 	"PermissionDenied", "PostToolUseFailure", "StopFailure", "InstructionsLoaded",
 	"CwdChanged", "FileChanged", "WorktreeCreate", "WorktreeRemove", "TaskCompleted",
 	"TeammateIdle", "ConfigChange", "Elicitation", "ElicitationResult", "UserPromptExpansion",
@@ -292,8 +294,8 @@ func isNull(raw json.RawMessage) bool {
 }
 
 // Commands returns the hooks of event whose matcher accepts query (a
-// tool name, a session's source, a compaction's trigger; ignored for
-// events without matchers), in settings order, each command once: the
+// tool name, a session's source, a compaction's trigger, a subagent's
+// type; ignored for events without matchers), in settings order, each command once: the
 // same command text configured twice, in one file or several, runs once.
 func (c *Config) Commands(event Event, query string) []Command {
 	if c == nil {

@@ -1,14 +1,15 @@
 // Package hook runs the hooks of Claude Code's settings files (SPEC G3):
 // shell commands that the agent starts at points of its life —
 // PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, Stop,
-// PreCompact, PostCompact — each given the event as JSON on stdin, whose
+// SubagentStart, SubagentStop, PreCompact, PostCompact — each given the event as JSON on stdin, whose
 // exit code and output can block or amend what happens next. A team's
 // Claude Code hooks work unchanged.
 //
 // [Load] combines the "hooks" object of every settings file (each file's
 // hooks run; a later file does not replace an earlier one's). Matchers
 // select hooks by tool name (PreToolUse, PostToolUse), source
-// (SessionStart) or trigger (PreCompact, PostCompact): empty or "*"
+// (SessionStart), agent type (SubagentStart, SubagentStop) or trigger
+// (PreCompact, PostCompact): empty or "*"
 // selects all, names made of letters, digits and _ joined by | are
 // exact, anything else is a regular expression.
 //
@@ -30,8 +31,9 @@
 //   - Exit code 2: a blocking answer whose stderr is the reason. It
 //     refuses a tool call (PreToolUse), gives the model feedback on a
 //     result (PostToolUse), refuses a prompt (UserPromptSubmit), keeps
-//     the turn going (Stop) or cancels a compaction (PreCompact); for
-//     SessionStart and PostCompact it is only shown to the user.
+//     the turn going (Stop) or the subagent at work (SubagentStop), or
+//     cancels a compaction (PreCompact); for SessionStart, SubagentStart
+//     and PostCompact it is only shown to the user.
 //   - Any other exit code, a timeout, a hook that cannot start: reported
 //     to the user; nothing is blocked.
 //

@@ -86,6 +86,17 @@ const (
 	TriggerAuto   Trigger = "auto"
 )
 
+// Subagent is a subagent (a Task call's child agent) as SubagentStart
+// and SubagentStop hooks see it.
+type Subagent struct {
+	// ID is the subagent's id (agent_id); Type is its kind (agent_type),
+	// which the events' matchers match.
+	ID, Type string
+	// TranscriptPath is the subagent's own transcript
+	// (agent_transcript_path); transcript_path stays the session's.
+	TranscriptPath string
+}
+
 // ToolCall is a tool call as hooks see it.
 type ToolCall struct {
 	Name string
@@ -123,10 +134,16 @@ type PromptOutcome struct{ Outcome }
 // SessionStart cannot be blocked.
 type SessionStartOutcome struct{ Outcome }
 
-// StopOutcome is what Stop hooks decided when the model ended its turn:
-// Blocked keeps the turn going, with Reason sent to the model — unless
-// Stop is also set, which ends it whatever the other hooks said.
+// StopOutcome is what Stop hooks decided when the model ended its turn
+// (SubagentStop hooks, when a subagent's did): Blocked keeps the turn
+// going, with Reason sent to the model — unless Stop is also set, which
+// ends it whatever the other hooks said.
 type StopOutcome struct{ Outcome }
+
+// SubagentStartOutcome carries the context SubagentStart hooks give a
+// subagent (additionalContext), which goes with its task. SubagentStart
+// cannot be blocked.
+type SubagentStartOutcome struct{ Outcome }
 
 // PreCompactOutcome is what PreCompact hooks decided before a
 // compaction: Blocked cancels it (Reason is for the user); Instructions
@@ -288,6 +305,41 @@ func (r *Runner) Stop(ctx context.Context, active bool, lastMessage string) Stop
 	return StopOutcome{r.fire(ctx, Stop, "", in)}
 }
 
+// SubagentStart runs the SubagentStart hooks whose matcher accepts the
+// subagent's type, before the subagent sends its first request.
+func (r *Runner) SubagentStart(ctx context.Context, a Subagent) SubagentStartOutcome {
+	if !r.has(SubagentStart, a.Type) {
+		return SubagentStartOutcome{}
+	}
+	in := struct {
+		common
+		AgentID   string `json:"agent_id"`
+		AgentType string `json:"agent_type"`
+	}{r.common(SubagentStart), a.ID, a.Type}
+	return SubagentStartOutcome{r.fire(ctx, SubagentStart, a.Type, in)}
+}
+
+// SubagentStop runs the SubagentStop hooks whose matcher accepts the
+// subagent's type when the subagent ends its turn: what Stop hooks are
+// to the session, they are to the subagent. Blocked keeps the subagent
+// going with Reason as its next message; active is set when such an
+// answer already kept it going (stop_hook_active); lastMessage is the
+// text of the subagent's final reply.
+func (r *Runner) SubagentStop(ctx context.Context, a Subagent, active bool, lastMessage string) StopOutcome {
+	if !r.has(SubagentStop, a.Type) {
+		return StopOutcome{}
+	}
+	in := struct {
+		common
+		StopHookActive       bool   `json:"stop_hook_active"`
+		AgentID              string `json:"agent_id"`
+		AgentType            string `json:"agent_type"`
+		AgentTranscriptPath  string `json:"agent_transcript_path"`
+		LastAssistantMessage string `json:"last_assistant_message"`
+	}{r.common(SubagentStop), active, a.ID, a.Type, a.TranscriptPath, lastMessage}
+	return StopOutcome{r.fire(ctx, SubagentStop, a.Type, in)}
+}
+
 // PreCompact runs the PreCompact hooks whose matcher accepts trigger
 // before a compaction; instructions are the user's (/compact TEXT), ""
 // for none.
@@ -426,7 +478,7 @@ func specific(res Result, e Event) *Specific {
 // event; for the others they are only reported to the user.
 func canBlock(e Event) bool {
 	switch e {
-	case PreToolUse, PostToolUse, UserPromptSubmit, Stop, PreCompact:
+	case PreToolUse, PostToolUse, UserPromptSubmit, Stop, SubagentStop, PreCompact:
 		return true
 	}
 	return false

@@ -251,6 +251,49 @@ func TestStop(t *testing.T) {
 	}
 }
 
+// TestSubagentStop: the Stop hook's answers, for a subagent, chosen by
+// its type; the second stop (stop_hook_active) lets it end.
+func TestSubagentStop(t *testing.T) {
+	script := `if grep -q '"stop_hook_active":true' ; then exit 0; fi; echo 'cite the line numbers' >&2; exit 2`
+	r, _ := project(t, hookSpec{event: SubagentStop, matcher: "reviewer", script: script})
+	a := Subagent{ID: "a1b2c3d4", Type: "reviewer", TranscriptPath: "/t/sess-1/subagents/agent-a1b2c3d4.jsonl"}
+	o := r.SubagentStop(t.Context(), a, false, "Looks fine.")
+	if diff := cmp.Diff(summary{Blocked: true, Reason: "cite the line numbers"}, summarize(o.Outcome)); diff != "" {
+		t.Errorf("first stop (-want +got):\n%s", diff)
+	}
+	if o.Name != "SubagentStop:reviewer" {
+		t.Errorf("name %q", o.Name)
+	}
+	if o := r.SubagentStop(t.Context(), a, true, "Fine: a.go:12."); o.Blocked {
+		t.Errorf("second stop blocked: %+v", o)
+	}
+	a.Type = "general-purpose"
+	if o := r.SubagentStop(t.Context(), a, false, "Done."); o.Ran() {
+		t.Errorf("a hook for reviewers ran for %s: %+v", a.Type, o)
+	}
+}
+
+// TestSubagentStart: additionalContext is for the subagent; exit 2
+// cannot block a start and is only reported.
+func TestSubagentStart(t *testing.T) {
+	r, _ := project(t,
+		hookSpec{event: SubagentStart, matcher: "Explore|reviewer", script: `echo '{"hookSpecificOutput":{"hookEventName":"SubagentStart","additionalContext":"the style guide is STYLE.md"}}'`},
+		hookSpec{event: SubagentStart, script: "echo 'plain text is not context'"},
+		hookSpec{event: SubagentStart, matcher: "reviewer", script: "echo no >&2; exit 2"},
+	)
+	o := r.SubagentStart(t.Context(), Subagent{ID: "a1", Type: "reviewer"})
+	want := summary{
+		Context:  []string{"the style guide is STYLE.md"},
+		Messages: []string{`SubagentStart:reviewer hook "\"$CLAUDE_PROJECT_DIR\"/hook2.sh" exited with code 2: no`},
+	}
+	if diff := cmp.Diff(want, summarize(o.Outcome)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if a, ok := o.Attachment(); !ok || !strings.Contains(a.Rendered[0].Text, "the style guide is STYLE.md") {
+		t.Errorf("attachment %+v", a)
+	}
+}
+
 func TestPreCompact(t *testing.T) {
 	r, _ := project(t,
 		hookSpec{event: PreCompact, matcher: "manual", script: "echo 'keep the API decisions'"},
@@ -294,6 +337,12 @@ func TestInputs(t *testing.T) {
 		{Stop, func(r *Runner) { r.Stop(t.Context(), true, "bye") }, with(common("Stop"), "stop_hook_active", true, "last_assistant_message", "bye")},
 		{PreCompact, func(r *Runner) { r.PreCompact(t.Context(), TriggerManual, "keep tests") }, with(common("PreCompact"), "trigger", "manual", "custom_instructions", "keep tests")},
 		{PostCompact, func(r *Runner) { r.PostCompact(t.Context(), TriggerAuto, "We fixed the bug.") }, with(common("PostCompact"), "trigger", "auto", "compact_summary", "We fixed the bug.")},
+		{SubagentStart, func(r *Runner) {
+			r.SubagentStart(t.Context(), Subagent{ID: "a1", Type: "Explore", TranscriptPath: "/t/a1.jsonl"})
+		}, with(common("SubagentStart"), "agent_id", "a1", "agent_type", "Explore")},
+		{SubagentStop, func(r *Runner) {
+			r.SubagentStop(t.Context(), Subagent{ID: "a1", Type: "Explore", TranscriptPath: "/t/a1.jsonl"}, true, "found it")
+		}, with(common("SubagentStop"), "stop_hook_active", true, "agent_id", "a1", "agent_type", "Explore", "agent_transcript_path", "/t/a1.jsonl", "last_assistant_message", "found it")},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.event), func(t *testing.T) {

@@ -36,7 +36,7 @@ type Specific struct {
 	// PreToolUse: the input the call runs with instead of the model's.
 	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 	// Context added for the model (UserPromptSubmit, SessionStart,
-	// PreToolUse, PostToolUse).
+	// PreToolUse, PostToolUse; SubagentStart: for the subagent).
 	AdditionalContext string `json:"additionalContext,omitempty"`
 }
 

@@ -34,7 +34,8 @@ type Model struct {
 	picker picker
 	// armed is set after a first Ctrl+C: a second one exits.
 	armed bool
-	// usage and cost add up the session's responses (/cost).
+	// usage and cost add up the session's responses, its subagents'
+	// included (/cost).
 	usage   model.Usage
 	cost    float64
 	apiTime time.Duration

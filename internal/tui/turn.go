@@ -154,6 +154,10 @@ func (m *Model) onEvent(msg eventMsg) tea.Cmd {
 			it.progress = oneLine(ev.Text, 200)
 			it.touch()
 		}
+	case engine.EventToolMessage:
+		if ev.Response != nil && ev.Progress != nil {
+			m.spend(ev.Progress.Model, ev.Response.Usage) // a subagent's reply
+		}
 	case engine.EventNotice:
 		m.tr.add(&item{kind: kindNotice, text: ev.Text})
 	case engine.EventStatus:
@@ -196,18 +200,20 @@ func (m *Model) onAssistant(w *work, ev engine.Event) {
 	}
 	w.assistant, w.thinking = nil, nil
 	if r := ev.Response; r != nil {
-		u := r.Usage
-		m.usage.InputTokens += u.InputTokens
-		m.usage.OutputTokens += u.OutputTokens
-		m.usage.CacheCreationInputTokens += u.CacheCreationInputTokens
-		m.usage.CacheReadInputTokens += u.CacheReadInputTokens
-		if m.opts.Cost != nil {
-			m.cost += m.opts.Cost(m.sess.ModelName(), u)
-		}
+		m.spend(m.sess.ModelName(), r.Usage)
 		w.out = 0
 	}
 	if !w.sent.IsZero() {
 		m.apiTime += m.now().Sub(w.sent)
+	}
+}
+
+// spend adds a response's usage to the session's, for /cost, priced as
+// modelName's: a subagent's replies count too, at its own model's price.
+func (m *Model) spend(modelName string, u model.Usage) {
+	m.usage = m.usage.Plus(u)
+	if m.opts.Cost != nil {
+		m.cost += m.opts.Cost(modelName, u)
 	}
 }
 
