@@ -2,11 +2,14 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/pricing"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
 
@@ -75,5 +78,33 @@ func TestCompactCommandWithHooks(t *testing.T) {
 	data := p.transcript(t)
 	if !bytes.Contains(data, []byte(`"subtype":"compact_boundary"`)) || !bytes.Contains(data, []byte(`"isCompactSummary":true`)) {
 		t.Error("the transcript lacks the compaction records")
+	}
+}
+
+// TestCostCountsSideRequests: a run's total_cost_usd is every request it
+// made, the compaction's summary request included.
+func TestCostCountsSideRequests(t *testing.T) {
+	p := newProject(t)
+	p.srv = modeltest.Start(t, modeltest.Config{Respond: summarizer})
+	if code, _, e := p.cairn(t, "-p", "first question"); code != 0 {
+		t.Fatal(e)
+	}
+	before := len(p.srv.Requests())
+	code, out, errOut := p.cairn(t, "-c", "-p", "/compact", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Cost float64 `json:"total_cost_usd"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var want float64
+	for _, r := range p.srv.Requests()[before:] {
+		want += pricing.Cost("claude-sonnet-4-5", r.Usage)
+	}
+	if want == 0 || math.Abs(res.Cost-want) > 1e-9 {
+		t.Errorf("total_cost_usd %v, want the summary request's %v", res.Cost, want)
 	}
 }

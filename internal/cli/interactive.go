@@ -129,8 +129,8 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 			return a.Summary(ctx)
 		},
 		Permissions: func() string { return permissionsReport(checker) },
-		Cost:        pricing.Cost,
-		Prompt:      prompt, PickResume: pick,
+		Cost:        pricing.Cost, Spent: s.choice.cost,
+		Prompt: prompt, PickResume: pick,
 		Now: env.Now,
 	})
 	if last != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/internal/permission"
-	"github.com/cairn-dev/cairn/internal/pricing"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 )
@@ -27,10 +26,9 @@ type printer struct {
 	choice  *modelChoice
 	start   time.Time
 	apiTime time.Duration
-	// usage and cost add up every response of the run, its subagents'
-	// included, each priced as its own model's.
+	// usage adds up every response of the run, its subagents' included;
+	// the cost is the model choice's, which counts side requests too.
 	usage   model.Usage
-	cost    float64
 	denials *denials
 }
 
@@ -94,7 +92,7 @@ func (p *printer) run(ctx context.Context, prompt string) error {
 			sent = p.env.Now()
 		case engine.EventAssistant:
 			p.apiTime += p.env.Now().Sub(sent)
-			p.spent(p.choice.Name, ev.Response.Usage)
+			p.spent(ev.Response.Usage)
 			if p.format == "stream-json" {
 				p.line(map[string]any{"type": "assistant", "message": assistantJSON(ev.Response), "parent_tool_use_id": nil, "session_id": p.ag.ID(), "uuid": uuid.NewString()})
 			}
@@ -135,7 +133,7 @@ func (p *printer) finish(done *engine.Result, failure error) error {
 	res := map[string]any{
 		"type": "result", "session_id": p.ag.ID(),
 		"duration_ms": p.env.Now().Sub(p.start).Milliseconds(), "duration_api_ms": p.apiTime.Milliseconds(),
-		"total_cost_usd": p.cost, "permission_denials": p.denials.list(), "uuid": uuid.NewString(),
+		"total_cost_usd": p.choice.cost(), "permission_denials": p.denials.list(), "uuid": uuid.NewString(),
 	}
 	var exit error
 	switch {
@@ -165,18 +163,15 @@ func (p *printer) finish(done *engine.Result, failure error) error {
 	return exit
 }
 
-// spent adds a response's usage to the run's, priced as modelName's.
-func (p *printer) spent(modelName string, u model.Usage) {
-	p.usage = p.usage.Plus(u)
-	p.cost += pricing.Cost(modelName, u)
-}
+// spent adds a response's usage to the run's.
+func (p *printer) spent(u model.Usage) { p.usage = p.usage.Plus(u) }
 
 // subagentMessage takes in a message a subagent reported through its
 // Task call: a reply's usage counts toward the run's, and stream-json
 // prints the message tagged with the call's id, as Claude Code does.
 func (p *printer) subagentMessage(ev engine.Event) {
-	if ev.Response != nil && ev.Progress != nil {
-		p.spent(ev.Progress.Model, ev.Response.Usage)
+	if ev.Response != nil {
+		p.spent(ev.Response.Usage)
 	}
 	if p.format != "stream-json" {
 		return
@@ -200,8 +195,8 @@ func (p *printer) compacted(c *engine.Compaction) {
 		c.Trigger, tokens.Thousands(c.PreTokens), tokens.Thousands(c.PostTokens), c.Duration.Seconds(), c.Summary)
 }
 
-// finishText ends a run that did not call the model (a slash command)
-// with text as its result.
+// finishText ends a run of a slash command with text as its result; the
+// cost is what its requests cost (a /compact's summary).
 func (p *printer) finishText(text string) error {
 	if p.format == "text" {
 		fmt.Fprint(p.env.Stdout, text)
@@ -210,7 +205,7 @@ func (p *printer) finishText(text string) error {
 	p.line(map[string]any{
 		"type": "result", "subtype": "success", "is_error": false, "session_id": p.ag.ID(),
 		"duration_ms": p.env.Now().Sub(p.start).Milliseconds(), "duration_api_ms": 0, "num_turns": 0,
-		"result": text, "total_cost_usd": 0, "usage": model.Usage{}, "permission_denials": []any{}, "uuid": uuid.NewString(),
+		"result": text, "total_cost_usd": p.choice.cost(), "usage": model.Usage{}, "permission_denials": []any{}, "uuid": uuid.NewString(),
 	})
 	return nil
 }

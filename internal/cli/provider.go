@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/pricing"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
@@ -26,6 +27,8 @@ type modelChoice struct {
 	Name      string
 	Window    tokens.Window
 	MaxTokens int
+	// Spent counts every response Model streams, side requests included.
+	Spent *model.Tally
 }
 
 var errNoModel = errors.New("no model is configured: set ANTHROPIC_API_KEY for Anthropic's API " +
@@ -80,6 +83,8 @@ func chooseModel(env Env, provider, name string, st *settings.Settings) (*modelC
 	c.Model = retry.New(c.Model, retry.Options{OnRetry: func(attempt int, wait time.Duration, err error) {
 		fmt.Fprintf(env.Stderr, "cairn: %v; retrying in %s (attempt %d of %d)\n", err, wait.Round(100*time.Millisecond), attempt+1, retry.DefaultMaxAttempts)
 	}})
+	c.Spent = &model.Tally{}
+	c.Model = c.Spent.Wrap(c.Model)
 	w, err := windowOf(env, c.Name, st)
 	if err != nil {
 		return nil, err
@@ -87,6 +92,16 @@ func chooseModel(env Env, provider, name string, st *settings.Settings) (*modelC
 	c.Window = w
 	c.MaxTokens = int(min(c.Window.MaxOutput, 32_000))
 	return c, nil
+}
+
+// cost is what every response so far cost, each priced as the model
+// its request named.
+func (c *modelChoice) cost() float64 {
+	var total float64
+	for name, u := range c.Spent.ByModel() {
+		total += pricing.Cost(name, u)
+	}
+	return total
 }
 
 // windowOf is a model's context window: CAIRN_CONTEXT_WINDOW if set, else

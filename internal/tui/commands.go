@@ -248,7 +248,11 @@ func (m *Model) help() string {
 func (m *Model) costReport() string {
 	u := m.usage
 	var b strings.Builder
-	if m.opts.Cost != nil {
+	switch {
+	case m.opts.Spent != nil:
+		total := m.opts.Spent()
+		fmt.Fprintf(&b, "Total cost:            $%.4f ($%.4f the conversation, $%.4f side requests: summaries, notes, memory)\n", total, m.cost, max(0, total-m.cost))
+	case m.opts.Cost != nil:
 		fmt.Fprintf(&b, "Total cost:            $%.4f\n", m.cost)
 	}
 	fmt.Fprintf(&b, "Total duration (API):  %s\n", m.apiTime.Round(100*time.Millisecond))

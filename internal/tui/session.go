@@ -68,6 +68,10 @@ type Options struct {
 	Permissions func() string
 	// Cost prices a response's usage in US dollars for /cost. May be nil.
 	Cost func(modelName string, u model.Usage) float64
+	// Spent, when set, is what every request of the run cost so far, side
+	// requests included (compaction summaries, session notes, memory,
+	// folds); /cost shows it beside the conversation's own cost.
+	Spent func() float64
 	// Prompt is sent as the first message when not empty; PickResume
 	// opens the /resume picker at once (cairn -r without an id).
 	Prompt     string

@@ -1,0 +1,52 @@
+package model_test
+
+import (
+	"context"
+	"iter"
+	"sync"
+	"testing"
+
+	"github.com/cairn-dev/cairn/model"
+)
+
+// canned answers every request with one response of fixed usage.
+type canned struct{ u model.Usage }
+
+func (c canned) Stream(_ context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		if !yield(model.Chunk{Kind: model.ChunkMessageStart}, nil) {
+			return
+		}
+		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{Model: "served-" + req.Model, Usage: c.u}}, nil)
+	}
+}
+
+func TestTally(t *testing.T) {
+	var tally model.Tally
+	big := tally.Wrap(canned{model.Usage{InputTokens: 10, OutputTokens: 2, CacheReadInputTokens: 100}})
+	small := tally.Wrap(canned{model.Usage{InputTokens: 1, OutputTokens: 1}})
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			for range big.Stream(t.Context(), &model.Request{Model: "big"}) {
+			}
+			for range small.Stream(t.Context(), &model.Request{Model: "small"}) {
+			}
+		})
+	}
+	// A consumer that stops early still counts nothing it did not see.
+	for range big.Stream(t.Context(), &model.Request{Model: "big"}) {
+		break
+	}
+	wg.Wait()
+	got := tally.ByModel()
+	if want := (model.Usage{InputTokens: 500, OutputTokens: 100, CacheReadInputTokens: 5000}); got["big"] != want {
+		t.Errorf("big: %+v, want %+v", got["big"], want)
+	}
+	if want := (model.Usage{InputTokens: 50, OutputTokens: 50}); got["small"] != want || len(got) != 2 {
+		t.Errorf("tally %+v", got)
+	}
+	if tally.Wrap(nil) != nil {
+		t.Error("a nil model wrapped is not nil")
+	}
+}
