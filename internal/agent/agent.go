@@ -514,10 +514,15 @@ func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
 // live reads the session's transcript back as written so far, without the
 // repairs a resume adds.
 func (a *Agent) live(ctx context.Context) (*transcript.Conversation, error) {
-	if err := a.writer.Flush(ctx); err != nil {
+	return written(ctx, a.writer, a.path)
+}
+
+// written flushes w and reads its file at path back, without repairs.
+func written(ctx context.Context, w *transcript.Writer, path string) (*transcript.Conversation, error) {
+	if err := w.Flush(ctx); err != nil {
 		return nil, err
 	}
-	src, err := transcript.OpenFile(a.path)
+	src, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}

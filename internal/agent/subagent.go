@@ -276,15 +276,7 @@ func (t *childTranscript) Append(ctx context.Context, entries ...transcript.Entr
 }
 func (t *childTranscript) Path() string { return t.path }
 func (t *childTranscript) Reload(ctx context.Context) ([]model.Message, error) {
-	if err := t.w.Flush(ctx); err != nil {
-		return nil, err
-	}
-	src, err := transcript.OpenFile(t.path)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true})
+	conv, err := written(ctx, t.w, t.path)
 	if err != nil {
 		return nil, err
 	}

@@ -392,7 +392,13 @@ func (g *governance) beforePrompt(ctx context.Context, in engine.Input) (engine.
 // beforeStop runs the Stop hooks when the model ends its turn; a hook
 // that blocks keeps the turn going with its reason.
 func (g *governance) beforeStop(ctx context.Context, res *engine.Result, again bool) string {
-	out := g.hooks.Stop(ctx, again, res.Text)
+	return g.stopVerdict(g.hooks.Stop(ctx, again, res.Text), "the turn end")
+}
+
+// stopVerdict reports a Stop or SubagentStop hook's outcome and returns
+// the reason to keep working, "" to let what (the turn, the subagent)
+// end.
+func (g *governance) stopVerdict(out hook.StopOutcome, what string) string {
 	g.report(out.Outcome)
 	if out.Stop {
 		fmt.Fprintln(g.stderr, "cairn:", hookStopped{out.Name, out.StopReason})
@@ -401,7 +407,7 @@ func (g *governance) beforeStop(ctx context.Context, res *engine.Result, again b
 	if !out.Blocked {
 		return ""
 	}
-	return "The " + out.Name + " hook did not let the turn end yet: " + out.Reason
+	return "The " + out.Name + " hook did not let " + what + " yet: " + out.Reason
 }
 
 // subagentStart runs the SubagentStart hooks of a subagent's type; the
@@ -419,16 +425,7 @@ func (g *governance) subagentStart(ctx context.Context, a agent.Subagent) []engi
 // what beforeStop is to the session, for the subagent. A hook that
 // blocks keeps it at work, with its reason.
 func (g *governance) subagentStop(ctx context.Context, a agent.Subagent, res *engine.Result, again bool) string {
-	out := g.hooks.SubagentStop(ctx, hookSubagent(a), again, res.Text)
-	g.report(out.Outcome)
-	if out.Stop {
-		fmt.Fprintln(g.stderr, "cairn:", hookStopped{out.Name, out.StopReason})
-		return ""
-	}
-	if !out.Blocked {
-		return ""
-	}
-	return "The " + out.Name + " hook did not let the subagent finish yet: " + out.Reason
+	return g.stopVerdict(g.hooks.SubagentStop(ctx, hookSubagent(a), again, res.Text), "the subagent finish")
 }
 
 func hookSubagent(a agent.Subagent) hook.Subagent {

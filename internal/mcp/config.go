@@ -158,7 +158,7 @@ func (l *projectLists) read(file string, fields map[string]json.RawMessage, pers
 	if raw, ok := fields["enableAllProjectMcpServers"]; ok {
 		var on bool
 		if json.Unmarshal(raw, &on) != nil {
-			*warnings = append(*warnings, fmt.Sprintf(`%s: "enableAllProjectMcpServers" must be true or false, not %s; it is ignored`, file, kindOf(raw)))
+			*warnings = append(*warnings, fmt.Sprintf(`%s: "enableAllProjectMcpServers" must be true or false, not %s; it is ignored`, file, settings.Kind(raw)))
 		}
 		l.all = l.all || on
 	}
@@ -166,12 +166,12 @@ func (l *projectLists) read(file string, fields map[string]json.RawMessage, pers
 
 // names decodes a list of server names such as disabledMcpjsonServers.
 func names(key string, raw json.RawMessage) ([]string, error) {
-	if len(raw) == 0 || isNull(raw) {
+	if len(raw) == 0 || settings.IsNull(raw) {
 		return nil, nil
 	}
 	var out []string
 	if json.Unmarshal(raw, &out) != nil {
-		return nil, fmt.Errorf(`%q must be a list of server names such as ["github"], not %s; it is ignored`, key, kindOf(raw))
+		return nil, fmt.Errorf(`%q must be a list of server names such as ["github"], not %s; it is ignored`, key, settings.Kind(raw))
 	}
 	return out, nil
 }
@@ -191,7 +191,7 @@ func Parse(file string, data []byte, getenv func(string) string) ([]Config, []st
 		return nil, []string{fmt.Sprintf("%s is not a valid JSON object (%v); its MCP servers are skipped until it is fixed", file, err)}
 	}
 	raw, ok := top["mcpServers"]
-	if !ok || isNull(raw) {
+	if !ok || settings.IsNull(raw) {
 		return nil, nil
 	}
 	var servers map[string]json.RawMessage
@@ -227,23 +227,23 @@ func parseServer(name string, def json.RawMessage, getenv func(string) string) (
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(def, &fields); err != nil || fields == nil {
-		return c, nil, fmt.Errorf("the definition must be an object such as {\"command\": \"npx\", \"args\": [\"my-server\"]}, not %s", kindOf(def))
+		return c, nil, fmt.Errorf("the definition must be an object such as {\"command\": \"npx\", \"args\": [\"my-server\"]}, not %s", settings.Kind(def))
 	}
 	var err error
 	str := func(key string) string {
 		var s string
-		if raw, ok := fields[key]; ok && !isNull(raw) && err == nil {
+		if raw, ok := fields[key]; ok && !settings.IsNull(raw) && err == nil {
 			if json.Unmarshal(raw, &s) != nil {
-				err = fmt.Errorf("%q must be a string, not %s", key, kindOf(raw))
+				err = fmt.Errorf("%q must be a string, not %s", key, settings.Kind(raw))
 			}
 		}
 		return s
 	}
 	strMap := func(key string) map[string]string {
 		var m map[string]string
-		if raw, ok := fields[key]; ok && !isNull(raw) && err == nil {
+		if raw, ok := fields[key]; ok && !settings.IsNull(raw) && err == nil {
 			if json.Unmarshal(raw, &m) != nil {
-				err = fmt.Errorf("%q must be an object of strings such as {\"TOKEN\": \"${TOKEN}\"}, not %s", key, kindOf(raw))
+				err = fmt.Errorf("%q must be an object of strings such as {\"TOKEN\": \"${TOKEN}\"}, not %s", key, settings.Kind(raw))
 			}
 		}
 		return m
@@ -253,9 +253,9 @@ func parseServer(name string, def json.RawMessage, getenv func(string) string) (
 	c.URL = str("url")
 	c.Env = strMap("env")
 	c.Headers = strMap("headers")
-	if raw, ok := fields["args"]; ok && !isNull(raw) && err == nil {
+	if raw, ok := fields["args"]; ok && !settings.IsNull(raw) && err == nil {
 		if json.Unmarshal(raw, &c.Args) != nil {
-			err = fmt.Errorf("\"args\" must be a list of strings, not %s", kindOf(raw))
+			err = fmt.Errorf("\"args\" must be a list of strings, not %s", settings.Kind(raw))
 		}
 	}
 	if err != nil {
@@ -356,27 +356,4 @@ func (e *expander) lookup(name string) string {
 		return ""
 	}
 	return e.getenv(name)
-}
-
-func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-// kindOf names the JSON kind of raw, for messages.
-func kindOf(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return "nothing"
-	}
-	switch t[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "a list"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
 }

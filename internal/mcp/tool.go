@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
 )
@@ -91,7 +92,7 @@ var errCallTimeout = errors.New("the MCP tool call timed out")
 // cancelling ctx cancels the call on the server and returns ctx's error.
 func (t *serverTool) Run(ctx context.Context, _ *tool.Env, input json.RawMessage) (tool.Result, error) {
 	var args any = map[string]any{}
-	if len(bytes.TrimSpace(input)) > 0 && !isNull(input) {
+	if len(bytes.TrimSpace(input)) > 0 && !settings.IsNull(input) {
 		args = input
 	}
 	callCtx, cancel := context.WithTimeoutCause(ctx, t.srv.callTimeout, errCallTimeout)

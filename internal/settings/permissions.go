@@ -71,7 +71,7 @@ func LoadPermissions(homeDir, projectDir string) (*Permissions, error) {
 		}
 		p.Files = append(p.Files, path)
 		raw, ok := fields["permissions"]
-		if !ok || isNull(raw) {
+		if !ok || IsNull(raw) {
 			continue
 		}
 		if err := p.addFile(path, raw); err != nil {
@@ -87,7 +87,7 @@ func (p *Permissions) addFile(file string, raw json.RawMessage) error {
 	pos := scanPermissions(data)
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		fe := &FileError{File: file, Line: pos.line, Err: fmt.Errorf(`"permissions" must be an object like {"allow": ["Bash(npm test)"], "deny": ["Read(./.env)"]}, not %s`, kindOf(raw))}
+		fe := &FileError{File: file, Line: pos.line, Err: fmt.Errorf(`"permissions" must be an object like {"allow": ["Bash(npm test)"], "deny": ["Read(./.env)"]}, not %s`, Kind(raw))}
 		if fe.Line > 0 {
 			fe.Column = 1
 		}
@@ -101,7 +101,7 @@ func (p *Permissions) addFile(file string, raw json.RawMessage) error {
 	for key, v := range obj {
 		name := strings.ToLower(key)
 		bad := func(want string) error {
-			fe := &FileError{File: file, Line: pos.keys[name], Err: fmt.Errorf("permissions.%s must be %s, not %s", key, want, kindOf(v))}
+			fe := &FileError{File: file, Line: pos.keys[name], Err: fmt.Errorf("permissions.%s must be %s, not %s", key, want, Kind(v))}
 			if fe.Line > 0 {
 				fe.Column = 1
 			}
@@ -115,7 +115,7 @@ func (p *Permissions) addFile(file string, raw json.RawMessage) error {
 		switch name {
 		case "allow", "ask", "deny", "additionaldirectories":
 			var vs []string
-			if isNull(v) {
+			if IsNull(v) {
 				continue
 			}
 			if err := json.Unmarshal(v, &vs); err != nil {
@@ -162,12 +162,14 @@ func (p *Permissions) addFile(file string, raw json.RawMessage) error {
 	return nil
 }
 
-func isNull(raw json.RawMessage) bool {
+// IsNull reports whether raw is JSON's null.
+func IsNull(raw json.RawMessage) bool {
 	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
-// kindOf names the kind of a JSON value, for messages.
-func kindOf(raw json.RawMessage) string {
+// Kind names the kind of a JSON value, for messages: "an object", "a
+// list", "a string", "a boolean", "null", "a number" or "nothing".
+func Kind(raw json.RawMessage) string {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 {
 		return "nothing"
