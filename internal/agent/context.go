@@ -351,6 +351,11 @@ const (
 func (s *sessionContext) beforeStop(hooks func(context.Context, *engine.Result, bool) string) func(context.Context, *engine.Result, bool) string {
 	return func(ctx context.Context, res *engine.Result, again bool) string {
 		if hooks != nil {
+			// The Stop hooks may read the transcript: the reply that ends
+			// the turn is in it first.
+			if err := s.a.writer.Flush(ctx); err != nil && s.a.opts.Warn != nil {
+				s.a.opts.Warn(fmt.Sprintf("the transcript is not written up to the end of the turn: %v", err))
+			}
 			if more := hooks(ctx, res, again); more != "" {
 				return more
 			}

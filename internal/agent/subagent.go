@@ -146,6 +146,9 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 	var beforeStop func(context.Context, *engine.Result, bool) string
 	if o.SubagentStop != nil {
 		beforeStop = func(ctx context.Context, res *engine.Result, again bool) string {
+			// The hooks may read the subagent's transcript: its final
+			// reply must be in it. A failed write shows at TurnDone.
+			w.Flush(ctx)
 			return o.SubagentStop(ctx, info, res, again)
 		}
 	}

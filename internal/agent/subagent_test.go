@@ -606,3 +606,33 @@ func TestSubagentMaxTurns(t *testing.T) {
 		t.Errorf("the result does not say the subagent was stopped:\n%s", last)
 	}
 }
+
+// TestSubagentStopSeesTranscript: when the SubagentStop hook point runs,
+// the subagent's final reply is already in its transcript, which the
+// hooks get the path of (agent_transcript_path).
+func TestSubagentStopSeesTranscript(t *testing.T) {
+	r := newTaskRig(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+		switch {
+		case isChild(r):
+			return modeltest.Text("FINAL-REPORT")
+		case answered(r, "toolu_task"):
+			return modeltest.Text("ok")
+		}
+		return modeltest.Reply{Content: []model.Block{taskCall("toolu_task", "general-purpose", "report")}}
+	}})
+	var stops []bool // whether the transcript held the report, at each stop
+	a := r.open(t, func(o *agent.Options) {
+		o.SubagentStop = func(_ context.Context, s agent.Subagent, _ *engine.Result, _ bool) string {
+			data, err := os.ReadFile(s.TranscriptPath)
+			if err != nil {
+				t.Error(err)
+			}
+			stops = append(stops, bytes.Contains(data, []byte("FINAL-REPORT")))
+			return ""
+		}
+	})
+	drain(t, a, "go")
+	if !slices.Equal(stops, []bool{true}) {
+		t.Errorf("at each SubagentStop, the transcript held the final reply: %v, want [true]", stops)
+	}
+}

@@ -400,6 +400,11 @@ func (g *governance) beforeStop(ctx context.Context, res *engine.Result, again b
 // end.
 func (g *governance) stopVerdict(out hook.StopOutcome, what string) string {
 	g.report(out.Outcome)
+	if out.Stop && out.Event == hook.SubagentStop {
+		// It ends the subagent, not the run: the session goes on.
+		fmt.Fprintf(g.stderr, "cairn: the %s hook ended the subagent%s\n", out.Name, sentence(out.StopReason))
+		return ""
+	}
 	if out.Stop {
 		fmt.Fprintln(g.stderr, "cairn:", hookStopped{out.Name, out.StopReason})
 		return ""

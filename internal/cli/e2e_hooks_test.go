@@ -437,3 +437,22 @@ echo 'Cite a line number for each finding.' >&2; exit 2`,
 		t.Errorf("the Stop hook ran %q, want once, for the session", b)
 	}
 }
+
+// TestStopHookReadsTheWholeTurn: the transcript a Stop hook is pointed at
+// already holds the reply that ends the turn.
+func TestStopHookReadsTheWholeTurn(t *testing.T) {
+	p := newProject(t)
+	p.withHooks(t, `{"Stop": [{"hooks": [{"type": "command", "command": "$H/stop"}]}]}`, map[string]string{
+		"stop": `path=$(sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p'); ` +
+			`if grep -q FINAL-REPLY-MARK "$path"; then echo seen > "$CLAUDE_PROJECT_DIR/stop.txt"; else echo missing > "$CLAUDE_PROJECT_DIR/stop.txt"; fi`,
+	})
+	for range 3 { // the reply is written in the background: try a few times
+		p.srv.Enqueue(modeltest.Text("FINAL-REPLY-MARK: done."))
+		if code, _, errOut := p.cairn(t, "-p", "finish"); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if b, _ := os.ReadFile(filepath.Join(p.dir, "stop.txt")); string(b) != "seen\n" {
+			t.Fatalf("the Stop hook found the transcript without the final reply: %q", b)
+		}
+	}
+}

@@ -332,3 +332,33 @@ func TestPrintTaskStreamJSON(t *testing.T) {
 	}
 	checkSpent(t, p, res)
 }
+
+// TestSubagentStopEndsOnlyTheSubagent: a SubagentStop hook answering
+// "continue": false lets the subagent end; the session goes on with its
+// report, and what stderr says is that the subagent ended, not the run.
+func TestSubagentStopEndsOnlyTheSubagent(t *testing.T) {
+	p := newProject(t)
+	p.withHooks(t, `{"SubagentStop": [{"hooks": [{"type": "command", "command": "$H/substop.sh"}]}]}`,
+		map[string]string{"substop.sh": `cat >/dev/null; echo '{"continue": false, "stopReason": "ENOUGH"}'`})
+	p.srv = modeltest.Start(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+		switch {
+		case childTask(r) != "":
+			return modeltest.Text("REPORT: done.")
+		case bytes.Contains(r.Body, []byte(`"tool_use_id":"toolu_task"`)):
+			return modeltest.Text("The session went on.")
+		}
+		return modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_task", "Task",
+			`{"description":"Do it","prompt":"DO: it.","subagent_type":"general-purpose"}`)}}
+	}})
+	code, out, errOut := p.cairnQuiet(t, "-p", "go", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res["result"] != "The session went on." {
+		t.Errorf("result %v (%v)", res["result"], err)
+	}
+	if !strings.Contains(errOut, "the SubagentStop:general-purpose hook ended the subagent: ENOUGH") || strings.Contains(errOut, "stopped the run") {
+		t.Errorf("stderr does not say the hook ended the subagent alone:\n%s", errOut)
+	}
+}

@@ -286,8 +286,21 @@ func matches(r Rule, req Request, p place, c call, deny bool) bool {
 		return matchForms(p, r, c.path, deny)
 	case kindWeb:
 		return matchWeb(r.Specifier, c)
+	case kindDelegate:
+		// Task(reviewer) names the kind of subagent, whatever else the
+		// input says; no subagent_type is the general-purpose one.
+		return wildcard(r.Specifier).MatchString(subagentType(req.Input))
 	}
 	return matchInput(r.Specifier, req.Input)
+}
+
+// subagentType is the kind of subagent a Task call starts.
+func subagentType(input json.RawMessage) string {
+	var in struct {
+		Type string `json:"subagent_type"`
+	}
+	_ = json.Unmarshal(input, &in)
+	return firstNonEmpty(in.Type, "general-purpose")
 }
 
 // matchForms matches a path rule against every form of a path: any form

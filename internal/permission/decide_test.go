@@ -90,6 +90,8 @@ func TestToolDecisions(t *testing.T) {
 		{name: "task allowed", tool: "Task", in: input("subagent_type", "general-purpose", "prompt", "x"), want: Allow},
 		{name: "task allowed in plan mode", tool: "Task", in: input("subagent_type", "general-purpose", "prompt", "x"), mode: ModePlan, want: Allow},
 		{name: "task deny specifier", tool: "Task", in: input("subagent_type", "reviewer", "prompt", "x"), deny: []string{"Task(reviewer)"}, want: Deny, wantRule: "Task(reviewer)"},
+		{name: "task deny default type", tool: "Task", in: input("prompt", "x"), deny: []string{"Task(general-purpose)"}, want: Deny, wantRule: "Task(general-purpose)"},
+		{name: "task specifier is the type only", tool: "Task", in: input("subagent_type", "general-purpose", "description", "reviewer"), deny: []string{"Task(reviewer)"}, want: Allow},
 		{name: "task ask rule", tool: "Task", in: input("subagent_type", "general-purpose", "prompt", "x"), ask: []string{"Task"}, want: Ask, wantRule: "Task"},
 		{name: "read-only tool allowed", tool: "TodoWrite", in: input(), ro: true, want: Allow},
 		{name: "unknown tool asks", tool: "Deploy", in: input(), want: Ask},

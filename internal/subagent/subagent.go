@@ -174,24 +174,35 @@ func Parse(data []byte) (Definition, error) {
 }
 
 // lenient reads front matter that is not YAML, one "key: value" a line.
+// A tools list keeps its YAML forms: "- Read" lines under a key with no
+// value, or [Read, Grep]; a key with no value and no items is absent.
 func lenient(data []byte) (front, error) {
 	fm, _, _, _ := frontmatter.Split(data)
 	var f front
+	var items *any // the list field "- item" lines go to
 	for _, line := range bytes.Split(fm, []byte("\n")) {
-		k, v, ok := strings.Cut(strings.TrimSpace(string(line)), ":")
+		s := strings.TrimSpace(string(line))
+		if item, ok := strings.CutPrefix(s, "- "); ok && items != nil {
+			list, _ := (*items).([]any)
+			*items = append(list, strings.Trim(strings.TrimSpace(item), `"'`))
+			continue
+		}
+		items = nil
+		k, v, ok := strings.Cut(s, ":")
 		if !ok {
 			continue
 		}
-		v = strings.Trim(strings.TrimSpace(v), `"'`)
+		raw := strings.TrimSpace(v)
+		v = strings.Trim(raw, `"'`)
 		switch strings.TrimSpace(k) {
 		case "name":
 			f.Name = v
 		case "description":
 			f.Description = strings.ReplaceAll(v, `\n`, "\n")
 		case "tools":
-			f.Tools = v
+			items = lenientList(&f.Tools, raw, v)
 		case "disallowedTools":
-			f.DisallowedTools = v
+			items = lenientList(&f.DisallowedTools, raw, v)
 		case "model":
 			f.Model = v
 		}
@@ -200,6 +211,26 @@ func lenient(data []byte) (front, error) {
 		return front{}, errors.New("no name")
 	}
 	return f, nil
+}
+
+// lenientList sets a list field from its line's value (raw as written,
+// v unquoted) and returns the field when the items follow on their own
+// lines.
+func lenientList(field *any, raw, v string) *any {
+	switch {
+	case raw == "":
+		*field = nil
+		return field
+	case strings.HasPrefix(raw, "[") && strings.HasSuffix(raw, "]"):
+		var list []any
+		for _, item := range strings.Split(raw[1:len(raw)-1], ",") {
+			list = append(list, strings.Trim(strings.TrimSpace(item), `"'`))
+		}
+		*field = list
+	default:
+		*field = v
+	}
+	return nil
 }
 
 // names reads a tools list: a comma-separated string or a YAML list.

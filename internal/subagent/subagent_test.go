@@ -41,6 +41,23 @@ func TestParse(t *testing.T) {
 			in:   "---\nname: helper\ndescription: Use this agent when: the user asks. Examples: <example>a</example>\ntools: Read\n---\nHelp.\n",
 			want: Definition{Name: "helper", Description: "Use this agent when: the user asks. Examples: <example>a</example>", Tools: []string{"Read"}, Prompt: "Help."},
 		},
+		{
+			// Not YAML (the colon), so read line by line: a tools list
+			// written as YAML items is still the list.
+			name: "unquoted colons with a tools list",
+			in:   "---\nname: helper\ndescription: Use it when: asked\ntools:\n  - Read\n  - Bash(go test:*)\ndisallowedTools: [Write, \"Edit\"]\n---\nHelp.\n",
+			want: Definition{Name: "helper", Description: "Use it when: asked", Tools: []string{"Read", "Bash"}, DisallowedTools: []string{"Write", "Edit"}, Prompt: "Help."},
+		},
+		{
+			name: "unquoted colons with an empty tools key is every tool",
+			in:   "---\nname: helper\ndescription: Use it when: asked\ntools:\nmodel: haiku\n---\n",
+			want: Definition{Name: "helper", Description: "Use it when: asked", Model: "haiku"},
+		},
+		{
+			name: "unquoted colons with quoted empty tools is none",
+			in:   "---\nname: helper\ndescription: Use it when: asked\ntools: \"\"\n---\n",
+			want: Definition{Name: "helper", Description: "Use it when: asked", Tools: []string{}},
+		},
 		{name: "no front matter", in: "# Just text\n", err: "no front matter"},
 		{name: "unclosed", in: "---\nname: x\n", err: "never closed"},
 		{name: "no name", in: "---\ndescription: x\n---\n", err: `no "name"`},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,9 +74,13 @@ func NewTask(agents []subagent.Definition) *Task {
 	b.WriteString(taskIntro)
 	for _, a := range agents {
 		tools := "all tools"
+		if len(a.DisallowedTools) > 0 {
+			tools = "all tools but " + strings.Join(a.DisallowedTools, ", ")
+		}
 		if a.Tools != nil {
-			tools = "tools: " + strings.Join(a.Tools, ", ")
-			if len(a.Tools) == 0 {
+			allowed := slices.DeleteFunc(slices.Clone(a.Tools), func(n string) bool { return !a.Allows(n) })
+			tools = "tools: " + strings.Join(allowed, ", ")
+			if len(allowed) == 0 {
 				tools = "no tools"
 			}
 		}

@@ -37,12 +37,17 @@ func testAgents() []subagent.Definition {
 }
 
 func TestTaskSpec(t *testing.T) {
-	task := NewTask(testAgents())
+	agents := append(testAgents(),
+		subagent.Definition{Name: "runner", Description: "Runs tests", DisallowedTools: []string{"Write", "Edit"}},
+		subagent.Definition{Name: "looker", Description: "Looks", Tools: []string{"Read", "Bash"}, DisallowedTools: []string{"Bash"}},
+	)
+	task := NewTask(agents)
 	a, b := task.Spec(), task.With(&fakeSubagents{}).Spec()
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Errorf("the spec changed once the session gave its subagents:\n%s", diff)
 	}
-	for _, want := range []string{"- general-purpose: A general-purpose agent", "(all tools)", "- reader: Reads files (tools: Read, Grep)"} {
+	for _, want := range []string{"- general-purpose: A general-purpose agent", "(all tools)", "- reader: Reads files (tools: Read, Grep)",
+		"- runner: Runs tests (all tools but Write, Edit)", "- looker: Looks (tools: Read)"} {
 		if !strings.Contains(a.Description, want) {
 			t.Errorf("description lacks %q:\n%s", want, a.Description)
 		}
