@@ -252,3 +252,38 @@ func TestMCPProjectServersNeedApproval(t *testing.T) {
 		t.Errorf("after --all: exit %d\n%s", code, out)
 	}
 }
+
+// TestMCPApproveDisabled: approving a server a settings.local.json
+// refused undoes the refusal there; a refusal in another file stays, and
+// approve says so and where, rather than that the server will start.
+func TestMCPApproveDisabled(t *testing.T) {
+	p := newProject(t)
+	p.writeMCPJSON(t, map[string]string{"notes": "notes", "other": "notes"})
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claudeLocal := filepath.Join(p.dir, ".claude", "settings.local.json")
+	write(filepath.Join(p.dir, ".cairn", "settings.local.json"), `{"disabledMcpjsonServers": ["notes"]}`)
+	write(claudeLocal, `{"disabledMcpjsonServers": ["other"]}`)
+
+	code, out, errOut := p.cairn(t, "mcp", "approve", "notes")
+	if code != 0 || !strings.Contains(out, "Approved notes for this project") || errOut != "" {
+		t.Fatalf("approve a refused server: exit %d, %q %q", code, out, errOut)
+	}
+	code, out, _ = p.cairn(t, "mcp", "list")
+	if code != 0 || !strings.Contains(out, "notes (stdio, from "+filepath.Join(p.dir, ".mcp.json")+"): connected\n") {
+		t.Errorf("after approving: exit %d\n%s", code, out)
+	}
+
+	code, out, errOut = p.cairn(t, "mcp", "approve", "other")
+	if code != 0 || strings.Contains(out, "it starts with the next session") ||
+		!strings.Contains(errOut, `"other" stays disabled: "disabledMcpjsonServers" in `+claudeLocal+` lists it`) {
+		t.Errorf("approve a server refused elsewhere: exit %d, %q %q", code, out, errOut)
+	}
+}

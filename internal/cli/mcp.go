@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
+	"maps"
 	"slices"
 	"strings"
 
@@ -95,19 +95,13 @@ func newMCPApproveCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			configs, _ := mcp.Load(home.Dir, env.Cwd, env.Getenv)
-			var offered []string // the servers that come with the project
-			for _, c := range configs {
-				if c.Source == filepath.Join(env.Cwd, mcp.ProjectFile) || strings.HasPrefix(c.Source, env.Cwd+string(filepath.Separator)) && filepath.Base(c.Source) == "settings.json" {
-					offered = append(offered, c.Name)
-				}
-			}
+			offered := mcp.ProjectServers(home.Dir, env.Cwd, env.Getenv) // the servers that come with the project
 			for _, n := range names {
-				if !slices.Contains(offered, n) {
+				if _, ok := offered[n]; !ok {
 					if len(offered) == 0 {
 						return usagef("the project defines no server %q to approve (in %s or its settings)", n, mcp.ProjectFile)
 					}
-					return usagef("the project defines no server %q; its servers: %s", n, strings.Join(offered, ", "))
+					return usagef("the project defines no server %q; its servers: %s", n, strings.Join(slices.Sorted(maps.Keys(offered)), ", "))
 				}
 			}
 			err = settings.EditLocal(env.Cwd, func(doc map[string]json.RawMessage) error {
@@ -135,7 +129,22 @@ func newMCPApproveCmd(env Env) *cobra.Command {
 			if all {
 				what = "every server of " + mcp.ProjectFile
 			}
-			fmt.Fprintf(env.Stdout, "Approved %s for this project (in %s); it starts with the next session.\n", what, settings.LocalPath(env.Cwd))
+			// A refusal in another file still leaves a server out.
+			var still []string
+			for n, file := range mcp.ProjectServers(home.Dir, env.Cwd, env.Getenv) {
+				if file != "" && (all || slices.Contains(names, n)) {
+					still = append(still, fmt.Sprintf("%q stays disabled: \"disabledMcpjsonServers\" in %s lists it; remove it there to let it start", n, file))
+				}
+			}
+			next := "; it starts with the next session"
+			if len(still) > 0 {
+				next = ""
+			}
+			fmt.Fprintf(env.Stdout, "Approved %s for this project (in %s)%s.\n", what, settings.LocalPath(env.Cwd), next)
+			slices.Sort(still)
+			for _, w := range still {
+				fmt.Fprintln(env.Stderr, "warning:", w)
+			}
 			return nil
 		},
 	}

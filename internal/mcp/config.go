@@ -75,6 +75,38 @@ type Config struct {
 // loading the settings reports it. getenv reads the variables ${VAR}
 // refers to. The servers are returned sorted by name.
 func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []string) {
+	all, lists, warnings := load(homeDir, projectDir, getenv)
+	out := make([]Config, 0, len(all))
+	for _, c := range all {
+		if c.Unapproved {
+			if _, off := lists.disabled[c.Name]; off {
+				continue
+			}
+			c.Unapproved = !lists.all && !slices.Contains(lists.enabled, c.Name)
+		}
+		out = append(out, c)
+	}
+	return out, warnings
+}
+
+// ProjectServers are the servers that come with the project (see Load),
+// approved or not, disabled or not: the names `cairn mcp approve` takes.
+// Each name maps to the settings file whose "disabledMcpjsonServers"
+// leaves the server out, "" when none does. getenv is Load's.
+func ProjectServers(homeDir, projectDir string, getenv func(string) string) map[string]string {
+	all, lists, _ := load(homeDir, projectDir, getenv)
+	out := make(map[string]string)
+	for _, c := range all {
+		if c.Unapproved {
+			out[c.Name] = lists.disabled[c.Name]
+		}
+	}
+	return out
+}
+
+// load reads the definitions and the lists of Load's files. The servers
+// that come with the project have Unapproved set, whatever the lists say.
+func load(homeDir, projectDir string, getenv func(string) string) ([]Config, projectLists, []string) {
 	var files []string
 	files = append(files, settings.Paths(homeDir, "")...)
 	project := ""
@@ -86,7 +118,7 @@ func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []s
 
 	byName := make(map[string]Config)
 	var warnings []string
-	var lists projectLists
+	lists := projectLists{disabled: make(map[string]string)}
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -111,16 +143,11 @@ func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []s
 	}
 	out := make([]Config, 0, len(byName))
 	for _, c := range byName {
-		if c.Source == project || !personal(c.Source, homeDir) {
-			if slices.Contains(lists.disabled, c.Name) {
-				continue
-			}
-			c.Unapproved = !lists.all && !slices.Contains(lists.enabled, c.Name)
-		}
+		c.Unapproved = c.Source == project || !personal(c.Source, homeDir)
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, warnings
+	return out, lists, warnings
 }
 
 // personal reports whether a settings file is the person's own: the
@@ -131,8 +158,9 @@ func personal(file, homeDir string) bool {
 
 // projectLists are the settings that say which servers of .mcp.json run.
 type projectLists struct {
-	disabled, enabled []string
-	all               bool
+	disabled map[string]string // name → the file that disables it
+	enabled  []string
+	all      bool
 }
 
 // read takes the lists a settings file holds; approvals count only from
@@ -150,7 +178,11 @@ func (l *projectLists) read(file string, fields map[string]json.RawMessage, pers
 		}
 		*into = append(*into, v...)
 	}
-	list("disabledMcpjsonServers", &l.disabled)
+	var disabled []string
+	list("disabledMcpjsonServers", &disabled)
+	for _, name := range disabled {
+		l.disabled[name] = file
+	}
 	if !personal {
 		return
 	}

@@ -183,6 +183,41 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// TestProjectServers: the servers that come with the project are the
+// ones `cairn mcp approve` takes, the disabled ones too, with the file
+// that disables each.
+func TestProjectServers(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claudeLocal := filepath.Join(project, ".claude", "settings.local.json")
+	write(filepath.Join(home, "settings.json"), `{"mcpServers": {"mine": {"command": "mine"}}}`)
+	write(filepath.Join(project, ".mcp.json"), `{"mcpServers": {"team": {"command": "team"}, "off": {"command": "off"}, "remote": {"url": "${URL}"}}}`)
+	write(filepath.Join(project, ".claude", "settings.json"), `{"mcpServers": {"committed": {"command": "c"}}}`)
+	write(claudeLocal, `{"disabledMcpjsonServers": ["off"], "enabledMcpjsonServers": ["team"], "mcpServers": {"local": {"command": "l"}}}`)
+
+	got := ProjectServers(home, project, env(map[string]string{"URL": "https://mcp.example.com"}))
+	want := map[string]string{"committed": "", "off": claudeLocal, "remote": "", "team": ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("project servers (-want +got):\n%s", diff)
+	}
+	loaded, _ := Load(home, project, env(map[string]string{"URL": "https://mcp.example.com"}))
+	var names []string
+	for _, c := range loaded {
+		names = append(names, c.Name)
+	}
+	if !slices.Equal(names, []string{"committed", "local", "mine", "remote", "team"}) {
+		t.Errorf("Load: %v", names)
+	}
+}
+
 func TestNames(t *testing.T) {
 	for _, tt := range []struct{ server, tool, want string }{
 		{"github", "get_issue", "mcp__github__get_issue"},

@@ -27,6 +27,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cairn-dev/cairn/internal/shellsafe"
 	"github.com/cairn-dev/cairn/tool"
 )
 
@@ -87,7 +88,7 @@ func EnvTimeouts(getenv func(string) string) (connect, call time.Duration, warni
 type NotApprovedError struct{ Name string }
 
 func (e *NotApprovedError) Error() string {
-	return fmt.Sprintf("not started: it comes with the project, and runs once you approve it with `cairn mcp approve %s`", e.Name)
+	return fmt.Sprintf("not started: it comes with the project, and runs once you approve it with `cairn mcp approve %s`", shellsafe.Quote(e.Name))
 }
 
 // Servers are a session's MCP servers, connected or failed. They are not
@@ -305,7 +306,7 @@ func connect(ctx context.Context, c Config, o Options) *server {
 	}
 	sv.session = r.session
 	if init := r.session.InitializeResult(); init != nil {
-		sv.instructions = init.Instructions
+		sv.instructions = cut(init.Instructions, "instructions")
 	}
 	for _, t := range r.tools {
 		sv.tools = append(sv.tools, newTool(sv, t))

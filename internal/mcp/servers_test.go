@@ -314,3 +314,43 @@ func TestConnectCancelled(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// TestNotApproved: an unapproved server is not started, and the command
+// its warning gives approves it as written, quoted for the shell when its
+// name needs it.
+func TestNotApproved(t *testing.T) {
+	cfg := stdio("my notes", "notes")
+	cfg.Unapproved = true
+	s := connect(t, mcp.Options{}, cfg)
+	if len(s.Tools()) != 0 {
+		t.Errorf("an unapproved server's tools: %d", len(s.Tools()))
+	}
+	var na *mcp.NotApprovedError
+	if st := s.Status(); len(st) != 1 || !errors.As(st[0].Err, &na) {
+		t.Fatalf("status %+v", st)
+	}
+	if w := s.Warnings(); len(w) != 1 || !strings.Contains(w[0], "`cairn mcp approve 'my notes'`") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestInstructionsCut: a server's instructions, which go into every
+// request's system prompt, are cut as a tool's description is.
+func TestInstructionsCut(t *testing.T) {
+	long := strings.Repeat("Use the tools well. ", 1000)
+	server := sdk.NewServer(&sdk.Implementation{Name: "wordy", Version: "1"}, &sdk.ServerOptions{Instructions: long})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil))
+	t.Cleanup(hs.Close)
+	s := connect(t, mcp.Options{}, mcp.Config{Name: "wordy", Source: "test", Type: mcp.HTTP, URL: hs.URL})
+	if w := s.Warnings(); len(w) != 0 {
+		t.Fatalf("warnings %q", w)
+	}
+	const mark = "… [instructions cut]"
+	got := s.Status()[0].Instructions
+	if n := len([]rune(got)); n != mcp.MaxDescription+len([]rune(mark)) || !strings.HasSuffix(got, mark) || !strings.HasPrefix(long, strings.TrimSuffix(got, mark)) {
+		t.Errorf("instructions of %d characters: ...%q", n, got[max(0, len(got)-80):])
+	}
+	if !strings.Contains(s.Instructions(), got) || len(s.Instructions()) > len(got)+200 {
+		t.Errorf("section of %d bytes", len(s.Instructions()))
+	}
+}

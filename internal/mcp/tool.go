@@ -18,10 +18,18 @@ import (
 	"github.com/cairn-dev/cairn/tool"
 )
 
-// MaxDescription is how many characters of a tool's description the model
-// is shown; a server's longer description is cut, so one server cannot
-// crowd every request.
+// MaxDescription is how many characters of a tool's description, and of
+// a server's instructions, the model is shown; longer text is cut, as
+// Claude Code cuts it, so one server cannot crowd every request.
 const MaxDescription = 2048
+
+// cut shortens text to MaxDescription characters, saying what was cut.
+func cut(text, what string) string {
+	if utf8.RuneCountInString(text) <= MaxDescription {
+		return text
+	}
+	return string([]rune(text)[:MaxDescription]) + "… [" + what + " cut]"
+}
 
 // Normalize makes a server's or a tool's name fit a tool name, as Claude
 // Code does: every character other than A-Z, a-z, 0-9, _ and - becomes _.
@@ -64,11 +72,7 @@ func newTool(srv *server, t *sdk.Tool) *serverTool {
 			schema = b
 		}
 	}
-	desc := t.Description
-	if utf8.RuneCountInString(desc) > MaxDescription {
-		desc = string([]rune(desc)[:MaxDescription]) + "… [description cut]"
-	}
-	st.spec = model.ToolSpec{Name: ToolName(srv.cfg.Name, t.Name), Description: desc, InputSchema: schema}
+	st.spec = model.ToolSpec{Name: ToolName(srv.cfg.Name, t.Name), Description: cut(t.Description, "description"), InputSchema: schema}
 	return st
 }
 

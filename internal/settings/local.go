@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
 )
 
@@ -22,10 +23,20 @@ func LocalPath(project string) string {
 // EditLocal changes the project's local settings: edit gets the file's
 // top-level fields (none when it does not exist yet) to change in place.
 // Everything edit leaves alone is kept, and the file is replaced
-// atomically, so a crash leaves the old file or the new one. A file that
-// is not a JSON object is left as it is, with an error saying so.
+// atomically, so a crash leaves the old file or the new one. Edits by
+// other cairn processes wait for this one (the folder is locked from the
+// read to the write), so none is lost. A file that is not a JSON object
+// is left as it is, with an error saying so.
 func EditLocal(project string, edit func(doc map[string]json.RawMessage) error) error {
 	path := LocalPath(project)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	lock := flock.New(filepath.Dir(path), flock.SetFlag(os.O_RDONLY))
+	if err := lock.Lock(); err != nil {
+		return fmt.Errorf("lock %s: %w", filepath.Dir(path), err)
+	}
+	defer lock.Close()
 	doc := map[string]json.RawMessage{}
 	b, err := os.ReadFile(path)
 	switch {
@@ -36,6 +47,9 @@ func EditLocal(project string, edit func(doc map[string]json.RawMessage) error) 
 		if err := json.Unmarshal(b, &doc); err != nil {
 			return fmt.Errorf("%s is not valid JSON (%v); fix it, then try again", path, err)
 		}
+		if doc == nil { // the file holds null
+			doc = map[string]json.RawMessage{}
+		}
 	}
 	if err := edit(doc); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -43,9 +57,6 @@ func EditLocal(project string, edit func(doc map[string]json.RawMessage) error) 
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
 	if err := renameio.WriteFile(path, append(out, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
