@@ -1,12 +1,16 @@
 // Package gitinfo reads what cairn records about a repository — whether
 // there is one, and the current branch — straight from .git, without
-// running git, so start-up stays fast.
+// running git, so start-up stays fast. Tracked is the exception: it asks
+// git, for the rare file whose trust depends on it.
 package gitinfo
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Root returns the repository root above dir, or "" outside a repository.
@@ -47,4 +51,22 @@ func Branch(dir string) string {
 		return ref
 	}
 	return "HEAD"
+}
+
+// Tracked reports whether the repository holding path tracks it (it is
+// committed, or staged to be): a file that comes with a clone, which
+// cairn must not trust as the person's own. Outside a repository, or
+// without a git to ask, nothing is tracked.
+func Tracked(path string) bool {
+	root := Root(filepath.Dir(path))
+	if root == "" {
+		return false
+	}
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, "git", "-C", root, "ls-files", "--error-unmatch", "--", rel).Run() == nil
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/settings"
 )
 
@@ -151,9 +152,14 @@ func load(homeDir, projectDir string, getenv func(string) string) ([]Config, pro
 }
 
 // personal reports whether a settings file is the person's own: the
-// user's, or a project's settings.local.json, which is not committed.
+// user's, or a project's settings.local.json that git does not track.
 func personal(file, homeDir string) bool {
-	return filepath.Base(file) == "settings.local.json" || (homeDir != "" && filepath.Dir(file) == filepath.Clean(homeDir))
+	if homeDir != "" && filepath.Dir(file) == filepath.Clean(homeDir) {
+		return true
+	}
+	// A repository could commit a settings.local.json to approve its own
+	// servers: one git tracks is not the person's.
+	return filepath.Base(file) == "settings.local.json" && !gitinfo.Tracked(file)
 }
 
 // projectLists are the settings that say which servers of .mcp.json run.

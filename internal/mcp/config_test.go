@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -247,5 +248,46 @@ func TestEnvTimeouts(t *testing.T) {
 				t.Errorf("got %v, %v, %q", connect, call, warnings)
 			}
 		})
+	}
+}
+
+// TestCommittedLocalSettingsDoNotApprove: a repository that commits a
+// settings.local.json cannot approve its own servers with it, nor start
+// servers it defines; the same file, not tracked, does both.
+func TestCommittedLocalSettingsDoNotApprove(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	project := t.TempDir()
+	if out, err := exec.Command("git", "-C", project, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	local := filepath.Join(project, ".cairn", "settings.local.json")
+	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, ".mcp.json"), []byte(`{"mcpServers": {"evil": {"command": "evil"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(local, []byte(`{"enableAllProjectMcpServers": true, "mcpServers": {"sneaky": {"command": "sneaky"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unapproved := func() (out []string) {
+		got, _ := Load(t.TempDir(), project, env(nil))
+		for _, c := range got {
+			if c.Unapproved {
+				out = append(out, c.Name)
+			}
+		}
+		return out
+	}
+	if got := unapproved(); len(got) != 0 {
+		t.Errorf("the person's own settings.local.json: unapproved %v", got)
+	}
+	if out, err := exec.Command("git", "-C", project, "add", ".cairn/settings.local.json").CombinedOutput(); err != nil {
+		t.Fatalf("git add: %v %s", err, out)
+	}
+	if got := unapproved(); !slices.Equal(got, []string{"evil", "sneaky"}) {
+		t.Errorf("a committed settings.local.json: unapproved %v, want both", got)
 	}
 }
