@@ -14,25 +14,30 @@ import (
 )
 
 // planOf returns the plan a resumed conversation left (SPEC R4, E3), or
-// an empty one whose file is $CAIRN_HOME/plans/<slug>.md: the slug a
-// Claude Code session's lines carry, else one made from the session's id.
+// an empty one, in a file of $CAIRN_HOME/plans: the one the transcript
+// names when it is there, else <slug>.md, the slug a Claude Code
+// session's lines carry, else one made from the session's id. The plan
+// tools write and read no other file: a plan saved anywhere else (Claude
+// Code's own folder, whatever path a transcript names) moves into it.
 func planOf(conv *transcript.Conversation, home session.Home, id string) *coretools.Plan {
-	slug := ""
+	var path, content, slug string
 	if conv != nil {
-		if path, content, ok := coretools.LatestPlan(conv.Entries); ok && path != "" {
-			return coretools.NewPlan(path, content)
-		}
+		path, content, _ = coretools.LatestPlan(conv.Entries)
 		for i := len(conv.Entries) - 1; i >= 0 && slug == ""; i-- {
 			slug = conv.Entries[i].Slug
 		}
 	}
 	if home.Dir == "" {
-		return coretools.NewPlan("", "")
+		return coretools.NewPlan("", content)
+	}
+	dir := filepath.Join(home.Dir, "plans")
+	if path != "" && filepath.Dir(filepath.Clean(path)) == dir && filepath.Ext(path) == ".md" {
+		return coretools.NewPlan(path, content)
 	}
 	if slug == "" || slug != filepath.Base(slug) {
 		slug = planSlug(id)
 	}
-	return coretools.NewPlan(filepath.Join(home.Dir, "plans", slug+".md"), "")
+	return coretools.NewPlan(filepath.Join(dir, slug+".md"), content)
 }
 
 // Words of plan slugs.

@@ -133,3 +133,58 @@ func TestPlanSurvivesCompactionAndResume(t *testing.T) {
 		t.Errorf("resumed plan %q at %s, want %q at %s", c, p, thePlan, path)
 	}
 }
+
+// TestPlanFileStaysInHome: a resumed transcript that names a plan file
+// outside the home's plans folder (Claude Code's own, or any path written
+// into the transcript) keeps its plan, but the plan tools neither write
+// nor read that file: the plan moves into the home's plans folder.
+func TestPlanFileStaysInHome(t *testing.T) {
+	home, cwd := session.Home{Dir: t.TempDir()}, t.TempDir()
+	outside := filepath.Join(t.TempDir(), "victim.md")
+	if err := os.WriteFile(outside, []byte("SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := json.Marshal(map[string]string{"plan": thePlan})
+	srv := modeltest.Start(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+		return modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_plan", "ExitPlanMode", string(in))}}
+	}})
+	pm := &modes{plan: true}
+	open := func(resume bool) *agent.Agent {
+		m, err := anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd, Model: m, ModelName: "claude-test", MaxTokens: 4000,
+			Window: tokens.Window{Size: 40_000, MaxOutput: 4_000},
+			Tools:  []tool.Tool{tools.ExitPlanMode{}}, Entrypoint: "sdk-cli",
+			PlanModes: pm, Continue: resume, NewUUID: counter()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		return a
+	}
+	a := open(false)
+	drain(t, a, "make a plan")
+	path, _ := a.Plan()
+	a.Close()
+	// The transcript now names a file outside the home as the plan's.
+	b, err := os.ReadFile(a.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"filePath":"`+path+`"`) {
+		t.Fatalf("the transcript does not record the plan's file %s", path)
+	}
+	if err := os.WriteFile(a.Path(), []byte(strings.ReplaceAll(string(b), `"filePath":"`+path+`"`, `"filePath":"`+outside+`"`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := open(true)
+	if p, c := r.Plan(); filepath.Dir(p) != filepath.Join(home.Dir, "plans") || c != thePlan {
+		t.Errorf("resumed plan %q at %s, want it in %s", c, p, filepath.Join(home.Dir, "plans"))
+	}
+	drain(t, r, "present it again")
+	if b, _ := os.ReadFile(outside); string(b) != "SECRET\n" {
+		t.Errorf("the plan was written outside the home, to %s: %q", outside, b)
+	}
+}

@@ -299,11 +299,16 @@ func (c *Collapse) commitReady(ctx context.Context, st *State, base []model.Mess
 		return 0
 	}
 	// Keep the spans that still fold (nothing snipped out of them, no
-	// overlap with what is folded already) and free something.
+	// overlap with what is folded already, nothing pinned since they were
+	// chosen) and free something.
 	all := slices.Clone(committed)
 	var spans []transcript.CollapseSpan
 	after := *send
+	at := indexIDs(base)
 	for _, s := range staged {
+		if c.pinnedIn(base, at, s) {
+			continue
+		}
 		try := collapseView(base, append(slices.Clone(all), s))
 		if tokens.EstimateMessages(try) >= tokens.EstimateMessages(after) {
 			continue
@@ -325,6 +330,19 @@ func (c *Collapse) commitReady(ctx context.Context, st *State, base []model.Mess
 	*send = after
 	c.notify(CollapseEvent{Kind: "committed", Spans: len(spans)})
 	return saved
+}
+
+// pinnedIn reports whether a message of span s of msgs (indexed by at)
+// is pinned.
+func (c *Collapse) pinnedIn(msgs []model.Message, at map[string]int, s transcript.CollapseSpan) bool {
+	i, ok1 := at[s.FromUUID]
+	j, ok2 := at[s.ToUUID]
+	for k := i; c.cfg.Pins != nil && ok1 && ok2 && k <= j; k++ {
+		if c.cfg.Pins.Pinned(msgs[k].IDs) {
+			return true
+		}
+	}
+	return false
 }
 
 // record writes the commit to the transcript, so a resume folds the same
@@ -380,7 +398,10 @@ func (c *Collapse) block(ctx context.Context, st *State, base []model.Message, s
 	defer cancel()
 	folded, err := c.fold(fctx, req)
 	if err != nil {
+		// Neither this request nor the next ones until the context grows
+		// send the same spans again, in the background either.
 		c.setAgain(&c.blockAgain, used, st.Window)
+		c.setAgain(&c.stageAgain, used, st.Window)
 		c.notice(st, fmt.Sprintf("context collapse: %v; auto-compaction takes over", err))
 		return freed
 	}
@@ -506,6 +527,13 @@ func (c *Collapse) choose(ctx context.Context, msgs []model.Message, need int64,
 		if callsTools(msgs[i]) && i+1 < len(msgs) && startsWithResults(msgs[i+1]) {
 			last = i + 1
 		}
+		// Adjacent user messages (results, then an interruption or the
+		// next prompt) are one message once a resume has loaded them: a
+		// unit holds them all, so a span names the same messages live
+		// and resumed.
+		for msgs[last].Role == model.RoleUser && last+1 < len(msgs) && msgs[last+1].Role == model.RoleUser {
+			last++
+		}
 		free := !startsWithResults(msgs[i]) && last < keep
 		var n int64
 		for j := i; j <= last; j++ {
@@ -516,7 +544,7 @@ func (c *Collapse) choose(ctx context.Context, msgs []model.Message, need int64,
 		case !free:
 			flush()
 		default:
-			if cur != nil && (cur.tokens+n > limit || isPrompt(msgs[i])) {
+			if cur != nil && (cur.tokens+n > limit || slices.ContainsFunc(msgs[i:last+1], isPrompt)) {
 				flush()
 			}
 			if cur == nil {
@@ -549,9 +577,10 @@ func callsTools(m model.Message) bool {
 	return m.Role == model.RoleAssistant && slices.ContainsFunc(m.Content, func(b model.Block) bool { return b.Type == model.BlockToolUse })
 }
 
-// isPrompt reports whether m holds words the user typed.
+// isPrompt reports whether m holds words the user typed, after tool
+// results too (a resume joins a prompt to the results before it).
 func isPrompt(m model.Message) bool {
-	if m.Role != model.RoleUser || startsWithResults(m) {
+	if m.Role != model.RoleUser {
 		return false
 	}
 	for _, b := range m.Content {
@@ -741,14 +770,17 @@ func (c *Collapse) fold(ctx context.Context, fr *foldRequest) ([]transcript.Coll
 	if resp == nil {
 		return nil, errors.New("fold request: no response")
 	}
-	text := model.Message{Content: resp.Content}.Text()
+	reply := model.Message{Role: model.RoleAssistant, Content: resp.Content}
+	text := reply.Text()
 	summaries := make([]string, len(fr.spans))
 	for _, m := range foldPattern.FindAllStringSubmatch(text, -1) {
 		if n, err := strconv.Atoi(m[1]); err == nil && n >= 1 && n <= len(summaries) && summaries[n-1] == "" {
 			summaries[n-1] = strings.TrimSpace(m[2])
 		}
 	}
-	if len(summaries) == 1 && summaries[0] == "" && !strings.Contains(text, "<fold") {
+	// One part answered without the tags is its summary; not the words
+	// before a tool call, which the model made instead of summarising.
+	if len(summaries) == 1 && summaries[0] == "" && !strings.Contains(text, "<fold") && len(reply.ToolUses()) == 0 {
 		summaries[0] = strings.TrimSpace(text)
 	}
 	var out []transcript.CollapseSpan

@@ -292,3 +292,96 @@ func TestCollapseThresholds(t *testing.T) {
 		})
 	}
 }
+
+// TestCollapseFailedFoldNotRetriedAtOnce: a synchronous fold that fails at
+// the blocking threshold is not sent again, in the background, by the
+// same request: the retry waits until the context has grown.
+func TestCollapseFailedFoldNotRetriedAtOnce(t *testing.T) {
+	h, _ := protectedHistory()
+	fm := &foldModel{fail: fmt.Errorf("overloaded")}
+	var events []string
+	c := compact.NewCollapse(compact.CollapseConfig{Model: fm, ModelName: "m", SpanTokens: 2_500, KeepRecent: 0.1,
+		Notify: func(e compact.CollapseEvent) { events = append(events, e.Kind) }})
+	w := tokens.Window{Size: 40_000, MaxOutput: 4_000} // blocks at 23,000
+	for range 2 {
+		st := &compact.State{Prep: &engine.Prep{History: h}, Send: h, Used: 30_000, Freed: map[string]int64{}, Window: w}
+		if _, err := c.Apply(t.Context(), st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	if len(fm.reqs) != 1 || len(events) != 0 {
+		t.Errorf("%d fold requests, events %q: want the one that failed only", len(fm.reqs), events)
+	}
+}
+
+// TestCollapseStagedPinnedNotCommitted: a message pinned while its span
+// was being folded in the background is not folded: the span is dropped
+// at the commit.
+func TestCollapseStagedPinnedNotCommitted(t *testing.T) {
+	w := tokens.Window{Size: 1_000_000, MaxOutput: 32_000} // commits at 870,300, blocks at 931,000
+	h, _ := protectedHistory()
+	events := make(chan compact.CollapseEvent, 8)
+	pins := &compact.Pins{}
+	c := compact.NewCollapse(compact.CollapseConfig{Model: &foldModel{}, ModelName: "m", KeepRecent: 0.001, SpanTokens: 2_500, Pins: pins,
+		Notify: func(e compact.CollapseEvent) { events <- e }})
+	defer c.Close()
+	st := &compact.State{Prep: &engine.Prep{}, Send: h, Used: 920_000, Freed: map[string]int64{}, Window: w}
+	if _, err := c.Apply(t.Context(), st); err != nil {
+		t.Fatal(err)
+	}
+	if e := <-events; e.Kind != "started" {
+		t.Fatalf("event %+v", e)
+	}
+	if e := <-events; e.Kind != "staged" || e.Spans == 0 {
+		t.Fatalf("event %+v", e)
+	}
+	for _, m := range h {
+		pins.Add(compact.Pin{Text: "x", Message: m.IDs[0]})
+	}
+	st = &compact.State{Prep: &engine.Prep{}, Send: h, Used: 920_000, Freed: map[string]int64{}, Window: w}
+	if freed, _ := c.Apply(t.Context(), st); freed != 0 || len(c.Committed()) != 0 {
+		t.Errorf("freed %d, committed %+v: a pinned message was folded", freed, c.Committed())
+	}
+}
+
+// callingModel answers every request with a tool call after a line of
+// text, as a model that ignores the fold instruction does.
+type callingModel struct{ n int }
+
+func (m *callingModel) Stream(context.Context, *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		m.n++
+		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{StopReason: "tool_use", Content: []model.Block{
+			model.TextBlock("Let me look at the file first."),
+			{Type: model.BlockToolUse, ID: "toolu_x", Name: "Read", Input: json.RawMessage(`{}`)},
+		}}}, nil)
+	}
+}
+
+// TestCollapseFoldAnsweredWithCall: a fold request answered with a tool
+// call instead of summaries folds nothing — the text before the call is
+// not a summary of the span.
+func TestCollapseFoldAnsweredWithCall(t *testing.T) {
+	h := []model.Message{{Role: model.RoleUser, Content: []model.Block{text("start the work")}, IDs: []string{"p1"}}}
+	for i := range 10 {
+		id := fmt.Sprintf("toolu_%d", i)
+		h = append(h,
+			model.Message{Role: model.RoleAssistant, Content: []model.Block{{Type: model.BlockToolUse, ID: id, Name: "Bash", Input: json.RawMessage(`{}`)}}, IDs: []string{fmt.Sprintf("a%d", i)}},
+			model.Message{Role: model.RoleUser, Content: []model.Block{model.ToolResultBlock(id, strings.Repeat("w", 8_000), false)}, IDs: []string{fmt.Sprintf("r%d", i)}})
+	}
+	fm := &callingModel{}
+	c := compact.NewCollapse(compact.CollapseConfig{Model: fm, ModelName: "m", Transcript: &memTranscript{}, SpanTokens: 100_000, KeepRecent: 0.1})
+	defer c.Close()
+	w := tokens.Window{Size: 40_000, MaxOutput: 4_000} // blocks at 23,000
+	st := &compact.State{Prep: &engine.Prep{History: h}, Send: h, Used: 30_000, Freed: map[string]int64{}, Window: w}
+	if _, err := c.Apply(t.Context(), st); err != nil {
+		t.Fatal(err)
+	}
+	if fm.n != 1 {
+		t.Fatalf("%d fold requests, want 1", fm.n)
+	}
+	if spans := c.Committed(); len(spans) != 0 {
+		t.Errorf("committed %+v: the preamble of a tool call became a summary", spans)
+	}
+}
