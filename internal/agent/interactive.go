@@ -84,5 +84,18 @@ func (a *Agent) Rewind(ctx context.Context, messageID string, code, conversation
 	}
 	a.recorder.SetLeaf(point.Leaf)
 	a.engine.SetHistory(slices.Clone(h[:i]))
+	// What the lighter layers did after the point is on the abandoned
+	// branch: go on from what the new chain records, as a resume would.
+	conv := &transcript.Conversation{} // back to the start: nothing done
+	if point.Leaf != "" {
+		var err error
+		if conv, err = a.live(ctx); err != nil {
+			return plan, fmt.Errorf("rewinding the conversation: %w", err)
+		}
+	}
+	a.micro.Restore(conv.Cleared)
+	if a.collapse != nil {
+		a.collapse.Restore(conv.Collapsed)
+	}
 	return plan, nil
 }

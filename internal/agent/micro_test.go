@@ -598,3 +598,33 @@ func checkResumedView(t *testing.T, a *agent.Agent, last *modeltest.Request) com
 	}
 	return compact.SavingsOf(conv)
 }
+
+// TestRewindForgetsLaterClearing: results cleared after the point a
+// conversation is rewound to are sent whole again, as a resume of the new
+// chain sends them.
+func TestRewindForgetsLaterClearing(t *testing.T) {
+	r := newMicroRig(t)
+	a := r.open(t, func(o *agent.Options) {
+		o.MicroCompact = compact.MicroConfig{Count: 6, KeepRecent: 2, ClearAtLeast: -1}
+	})
+	r.model.allow(4)
+	runAll(t, a, "read four")
+	r.model.allow(4)
+	runAll(t, a, "read four more")
+	if !bytes.Contains(r.srv.Last().Body, []byte(compact.ClearedText)) {
+		t.Fatal("the second turn cleared nothing: the test needs it to")
+	}
+	var point string
+	for _, m := range a.History() {
+		if m.Role == model.RoleUser && strings.HasPrefix(m.Text(), "read four more") {
+			point = m.IDs[0]
+		}
+	}
+	if _, err := a.Rewind(t.Context(), point, false, true); err != nil {
+		t.Fatal(err)
+	}
+	runAll(t, a, "something else")
+	if body := r.srv.Last().Body; bytes.Contains(body, []byte(compact.ClearedText)) || !bytes.Contains(body, []byte("file 01 line 00")) {
+		t.Error("after the rewind, results cleared on the abandoned branch are still sent cleared")
+	}
+}

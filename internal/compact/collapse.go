@@ -205,6 +205,17 @@ func (c *Collapse) Reset() {
 	c.stageAgain, c.blockAgain = 0, 0
 }
 
+// Restore starts again from the spans a transcript's chain records as
+// folded (transcript.Conversation.Collapsed), dropping what was staged or
+// under way: after a rewind, the live session folds what a resume of the
+// new chain would.
+func (c *Collapse) Restore(spans []transcript.CollapseSpan) {
+	c.Reset()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.committed = slices.Clone(spans)
+}
+
 // Close stops a fold under way and waits for its goroutine to end.
 func (c *Collapse) Close() {
 	if c == nil {

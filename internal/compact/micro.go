@@ -145,6 +145,18 @@ func (m *Micro) Name() string { return "micro" }
 // no clearing from before the compaction's boundary.
 func (m *Micro) Reset() { clear(m.cleared) }
 
+// Restore makes cleared the results cleared so far, as a transcript's
+// chain records them (transcript.Conversation.Cleared): after a rewind,
+// the live session sends what a resume of the new chain would.
+func (m *Micro) Restore(cleared map[string]bool) {
+	clear(m.cleared)
+	for id, ok := range cleared {
+		if ok {
+			m.cleared[id] = true
+		}
+	}
+}
+
 // Cleared returns the tool_use ids cleared so far, sorted.
 func (m *Micro) Cleared() []string {
 	out := make([]string, 0, len(m.cleared))
