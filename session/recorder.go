@@ -37,8 +37,12 @@ type RecorderOptions struct {
 	// current leaf; empty for a new session.
 	Leaf           string
 	PermissionMode string
-	Now            func() time.Time
-	NewUUID        func() string
+	// Mode, when set, is the permission mode as it stands (plan mode
+	// entered or left during the session), recorded on each prompt
+	// instead of PermissionMode.
+	Mode    func() string
+	Now     func() time.Time
+	NewUUID func() string
 	// OnPrompt, when set, is called with the uuid of each prompt once the
 	// prompt is on disk and before the model sees it (file history takes
 	// its snapshot there); not for the interruption marker. Its error is
@@ -140,6 +144,9 @@ func (r *Recorder) Prompt(ctx context.Context, msg model.Message, attachments []
 	}
 	e.PromptID = r.promptID
 	e.PermissionMode = r.opts.PermissionMode
+	if r.opts.Mode != nil {
+		e.PermissionMode = r.opts.Mode()
+	}
 	e.Message = userMessageJSON(msg)
 	r.parent = e.UUID
 	entries := []transcript.Entry{e}

@@ -125,3 +125,45 @@ func TestRecorderSidechain(t *testing.T) {
 		t.Errorf("the parallel results are not both there: %+v", r)
 	}
 }
+
+// TestRecorderModeAsItStands: each prompt records the permission mode at
+// the time it is sent, when the mode can change during the session.
+func TestRecorderModeAsItStands(t *testing.T) {
+	ctx := context.Background()
+	store := transcript.NewMemStore()
+	app, err := store.OpenAppender(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := transcript.NewWriter(app, transcript.WriterOptions{})
+	defer w.Close()
+	mode := "default"
+	r := session.NewRecorder(w, session.RecorderOptions{
+		Envelope: session.Envelope{SessionID: "s1"}, PermissionMode: "default",
+		Mode: func() string { return mode },
+	})
+	for _, m := range []string{"default", "plan", "acceptEdits"} {
+		mode = m
+		if _, err := r.Prompt(ctx, model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock("in " + m)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	src, err := store.OpenSource(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	data, _ := io.ReadAll(io.NewSectionReader(src, 0, src.Size()))
+	var got []string
+	for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+		if e, err := transcript.DecodeEntry([]byte(line)); err == nil && e.Type == transcript.TypeUser {
+			got = append(got, e.PermissionMode)
+		}
+	}
+	if strings.Join(got, " ") != "default plan acceptEdits" {
+		t.Errorf("recorded modes %q", got)
+	}
+}

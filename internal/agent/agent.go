@@ -111,6 +111,9 @@ type Options struct {
 	Memory       *MemoryOptions
 
 	PermissionMode string
+	// Mode, when set, is the permission mode as it stands, recorded on
+	// each prompt in place of PermissionMode (plan mode comes and goes).
+	Mode func() string
 	// PlanModes moves the session in and out of plan mode and puts the
 	// model's plans to whoever approves them (SPEC E3); nil leaves the
 	// plan-mode tools refusing to run.
@@ -281,6 +284,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 			Entrypoint: o.Entrypoint,
 		},
 		PermissionMode: o.PermissionMode,
+		Mode:           o.Mode,
 		Now:            o.Now,
 		NewUUID:        o.NewUUID,
 		OnPrompt:       a.history.Prompt,

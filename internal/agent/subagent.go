@@ -133,7 +133,7 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 			SessionID: a.id, CWD: env.Cwd(), Version: Version, GitBranch: gitinfo.Branch(o.Cwd),
 			Entrypoint: o.Entrypoint, IsSidechain: true, AgentID: id,
 		},
-		PermissionMode: o.PermissionMode, Now: o.Now, NewUUID: o.NewUUID,
+		PermissionMode: o.PermissionMode, Mode: o.Mode, Now: o.Now, NewUUID: o.NewUUID,
 	})
 	child := tool.NewEnv(env.Cwd())
 	child.ProjectDir, child.SessionDir, child.Now, child.BeforeChange = env.ProjectDir, sidecar, env.Now, env.BeforeChange

@@ -93,6 +93,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
 		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
 		PermissionMode: string(s.checker.Mode()), PlanModes: newPlanModes(s.checker, nil), Entrypoint: entrypoint,
+		Mode:               func() string { return string(s.checker.Mode()) },
 		ContextManagement:  contextManagement(env, s.choice),
 		DisableAutoCompact: truthy(env.Getenv("CAIRN_DISABLE_AUTO_COMPACT")),
 		Warn:               func(w string) { fmt.Fprintln(out, "warning:", w) },
