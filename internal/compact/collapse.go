@@ -152,7 +152,24 @@ type Collapse struct {
 	// staging (or a synchronous fold) that found nothing or failed is not
 	// tried again.
 	stageAgain, blockAgain int64
-	wg                     sync.WaitGroup
+	// failures counts folds that failed in a row; at maxFoldFailures the
+	// layer stops folding for the session (off), as auto-compaction's
+	// breaker does, and says so once (told).
+	failures  int
+	off, told bool
+	wg        sync.WaitGroup
+}
+
+// maxFoldFailures is how many folds may fail in a row before context
+// collapse stops trying for the session.
+const maxFoldFailures = 3
+
+// foldFailed counts a failed fold; the caller holds c.mu.
+func (c *Collapse) foldFailed() {
+	c.failures++
+	if c.failures >= maxFoldFailures {
+		c.off = true
+	}
 }
 
 // foldRun is a background fold.
@@ -258,11 +275,19 @@ func (c *Collapse) Apply(ctx context.Context, st *State) (int64, error) {
 	c.mu.Lock()
 	base := st.Send
 	send := collapseView(base, c.committed)
-	failure := c.failure
-	c.failure = nil
+	failure, off, tell := c.failure, c.off, c.off && !c.told
+	c.failure, c.told = nil, c.told || tell
 	c.mu.Unlock()
-	if failure != nil {
+	switch {
+	case tell:
+		c.notice(st, fmt.Sprintf("context collapse: %d folds failed in a row (the last: %v); no more folds this session, auto-compaction takes over", maxFoldFailures, failure))
+	case failure != nil:
 		c.notice(st, fmt.Sprintf("context collapse: a background fold failed (%v); the next one will try again", failure))
+	}
+	if off {
+		// What was folded stays folded, so the prefix keeps its bytes.
+		st.Send = send
+		return 0, nil
 	}
 	if st.Prep != nil && st.Prep.Overflow != nil {
 		// The request did not fit: auto-compaction handles it at once.
@@ -413,11 +438,21 @@ func (c *Collapse) block(ctx context.Context, st *State, base []model.Message, s
 		// send the same spans again, in the background either.
 		c.setAgain(&c.blockAgain, used, st.Window)
 		c.setAgain(&c.stageAgain, used, st.Window)
-		c.notice(st, fmt.Sprintf("context collapse: %v; auto-compaction takes over", err))
+		c.mu.Lock()
+		c.foldFailed()
+		off := c.off
+		c.told = c.told || off
+		c.mu.Unlock()
+		if off {
+			c.notice(st, fmt.Sprintf("context collapse: %v; %d folds failed in a row, so no more folds this session: auto-compaction takes over", err, maxFoldFailures))
+		} else {
+			c.notice(st, fmt.Sprintf("context collapse: %v; auto-compaction takes over", err))
+		}
 		return freed
 	}
 	c.mu.Lock()
 	c.staged = append(c.staged, folded...)
+	c.failures = 0
 	c.mu.Unlock()
 	return freed + c.commitReady(ctx, st, base, send, CollapseBlocking, used-freed)
 }
@@ -467,8 +502,10 @@ func (c *Collapse) stage(ctx context.Context, st *State, base, send []model.Mess
 			c.running = nil
 			if err != nil {
 				c.failure, c.stageAgain = err, again
+				c.foldFailed()
 			} else {
 				c.staged = append(c.staged, folded...)
+				c.failures = 0
 			}
 		}
 		c.mu.Unlock()

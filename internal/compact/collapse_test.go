@@ -385,3 +385,34 @@ func TestCollapseFoldAnsweredWithCall(t *testing.T) {
 		t.Errorf("committed %+v: the preamble of a tool call became a summary", spans)
 	}
 }
+
+// TestCollapseStopsAfterFailuresInARow: folds that keep failing stop after
+// three in a row, with one notice saying so; the context may grow as it
+// likes, no more fold requests go out.
+func TestCollapseStopsAfterFailuresInARow(t *testing.T) {
+	h, _ := protectedHistory()
+	fm := &foldModel{fail: fmt.Errorf("overloaded")}
+	c := compact.NewCollapse(compact.CollapseConfig{Model: fm, ModelName: "m", SpanTokens: 2_500, KeepRecent: 0.1})
+	defer c.Close()
+	w := tokens.Window{Size: 40_000, MaxOutput: 4_000} // blocks at 23,000
+	var notices []string
+	for used := int64(24_000); used < 40_000; used += 1_500 {
+		st := &compact.State{Prep: &engine.Prep{History: h}, Send: h, Used: used, Freed: map[string]int64{}, Window: w}
+		if _, err := c.Apply(t.Context(), st); err != nil {
+			t.Fatal(err)
+		}
+		notices = append(notices, st.Prep.Notices...)
+	}
+	if n := len(fm.reqs); n != 3 {
+		t.Errorf("%d fold requests, want 3 and then none", n)
+	}
+	off := 0
+	for _, n := range notices {
+		if strings.Contains(n, "no more folds this session") {
+			off++
+		}
+	}
+	if off != 1 {
+		t.Errorf("notices %q: want one saying collapse stopped", notices)
+	}
+}
