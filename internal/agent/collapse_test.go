@@ -127,17 +127,30 @@ func (s *staging) notify(e compact.CollapseEvent) {
 	switch e.Kind {
 	case "started":
 		s.running++
-	case "staged", "failed":
+	case "staged", "failed", "dropped":
 		s.running--
 		s.cond.Broadcast()
 	}
 }
 
+// wait waits for the folds under way, at most 30 seconds: a fold whose
+// end is never told fails the test instead of hanging it.
 func (s *staging) wait() {
+	expired := false
+	timer := time.AfterFunc(30*time.Second, func() {
+		s.mu.Lock()
+		expired = true
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	defer timer.Stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.running > 0 {
+	for s.running > 0 && !expired {
 		s.cond.Wait()
+	}
+	if expired {
+		s.events = append(s.events, "wait expired")
 	}
 }
 

@@ -110,8 +110,10 @@ type CollapseConfig struct {
 // CollapseEvent reports one step of context collapse.
 type CollapseEvent struct {
 	// Kind is "started" (a background fold of Spans spans), "staged" (it
-	// made Spans summaries), "failed" (it made none: Err), or "committed"
-	// (Spans spans folded into the requests from now on).
+	// made Spans summaries), "failed" (it made none: Err), "dropped" (a
+	// compaction, rewind or Close made it obsolete: every "started" ends
+	// in one of these three), or "committed" (Spans spans folded into the
+	// requests from now on).
 	Kind  string
 	Spans int
 	Err   error
@@ -512,6 +514,7 @@ func (c *Collapse) stage(ctx context.Context, st *State, base, send []model.Mess
 		close(run.done)
 		switch {
 		case !current:
+			c.notify(CollapseEvent{Kind: "dropped"})
 		case err != nil:
 			c.notify(CollapseEvent{Kind: "failed", Err: err})
 		default:
