@@ -412,6 +412,9 @@ func TestCollapseBlockingCommit(t *testing.T) {
 	t.Run("a fold under way", func(t *testing.T) {
 		r := newCollapseRig(t, false)
 		gate := make(chan struct{})
+		var once sync.Once
+		open := func() { once.Do(func() { close(gate) }) }
+		t.Cleanup(open) // before the server closes: a held fold must not hang it
 		r.sc.foldReply = func(req *modeltest.Request, n int) modeltest.Reply {
 			<-gate // until the request is seen waiting
 			return foldSummaries(req, n)
@@ -441,7 +444,7 @@ func TestCollapseBlockingCommit(t *testing.T) {
 			case engine.EventStatus:
 				statuses = append(statuses, ev.Text)
 				if ev.Text == "collapsing" {
-					close(gate)
+					open()
 				}
 			case engine.EventNotice:
 				t.Errorf("notice %q", ev.Text)

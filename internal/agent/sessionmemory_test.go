@@ -271,6 +271,9 @@ func TestSessionMemoryNeverBlocks(t *testing.T) {
 	}
 	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), sc: ns.script}
 	r.srv = modeltest.Start(t, modeltest.Config{Respond: respond})
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(let) // before the server closes, should the test stop early
 	a := r.open(t, tokens.Window{Size: 200_000, MaxOutput: 4_000}, func(o *agent.Options) {
 		o.Tools = append(o.Tools, tools.Read{}, tools.Edit{})
 	})
@@ -286,7 +289,7 @@ func TestSessionMemoryNeverBlocks(t *testing.T) {
 		t.Fatal("no update started during the turn")
 	}
 	// The turn ended while the update waited for its answer.
-	close(release)
+	let()
 	a.Close()
 	notes, _ := os.ReadFile(a.NotesPath())
 	if !strings.Contains(string(notes), "- NOTE-1") {
