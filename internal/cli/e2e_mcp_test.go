@@ -287,3 +287,16 @@ func TestMCPApproveDisabled(t *testing.T) {
 		t.Errorf("approve a server refused elsewhere: exit %d, %q %q", code, out, errOut)
 	}
 }
+
+// TestMCPApproveSaysWhyAServerIsMissing: approving a server whose
+// definition is broken names the problem, not only the missing name.
+func TestMCPApproveSaysWhyAServerIsMissing(t *testing.T) {
+	p := newProject(t)
+	if err := os.WriteFile(filepath.Join(p.dir, ".mcp.json"), []byte(`{"mcpServers": {"notes": {"args": ["x"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := p.cairn(t, "mcp", "approve", "notes")
+	if code != 2 || !strings.Contains(errOut, `MCP server "notes" in `) || !strings.Contains(errOut, `needs a "command"`) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -95,9 +95,12 @@ func newMCPApproveCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			offered := mcp.ProjectServers(home.Dir, env.Cwd, env.Getenv) // the servers that come with the project
+			offered, warnings := mcp.ProjectServers(home.Dir, env.Cwd, env.Getenv) // the servers that come with the project
 			for _, n := range names {
 				if _, ok := offered[n]; !ok {
+					for _, w := range warnings { // why a server may be missing
+						fmt.Fprintln(env.Stderr, "warning:", w)
+					}
 					if len(offered) == 0 {
 						return usagef("the project defines no server %q to approve (in %s or its settings)", n, mcp.ProjectFile)
 					}
@@ -131,7 +134,8 @@ func newMCPApproveCmd(env Env) *cobra.Command {
 			}
 			// A refusal in another file still leaves a server out.
 			var still []string
-			for n, file := range mcp.ProjectServers(home.Dir, env.Cwd, env.Getenv) {
+			now, _ := mcp.ProjectServers(home.Dir, env.Cwd, env.Getenv)
+			for n, file := range now {
 				if file != "" && (all || slices.Contains(names, n)) {
 					still = append(still, fmt.Sprintf("%q stays disabled: \"disabledMcpjsonServers\" in %s lists it; remove it there to let it start", n, file))
 				}

@@ -94,15 +94,15 @@ func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []s
 // approved or not, disabled or not: the names `cairn mcp approve` takes.
 // Each name maps to the settings file whose "disabledMcpjsonServers"
 // leaves the server out, "" when none does. getenv is Load's.
-func ProjectServers(homeDir, projectDir string, getenv func(string) string) map[string]string {
-	all, lists, _ := load(homeDir, projectDir, getenv)
+func ProjectServers(homeDir, projectDir string, getenv func(string) string) (map[string]string, []string) {
+	all, lists, warnings := load(homeDir, projectDir, getenv)
 	out := make(map[string]string)
 	for _, c := range all {
 		if c.Unapproved {
 			out[c.Name] = lists.disabled[c.Name]
 		}
 	}
-	return out
+	return out, warnings
 }
 
 // load reads the definitions and the lists of Load's files. The servers

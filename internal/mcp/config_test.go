@@ -204,7 +204,7 @@ func TestProjectServers(t *testing.T) {
 	write(filepath.Join(project, ".claude", "settings.json"), `{"mcpServers": {"committed": {"command": "c"}}}`)
 	write(claudeLocal, `{"disabledMcpjsonServers": ["off"], "enabledMcpjsonServers": ["team"], "mcpServers": {"local": {"command": "l"}}}`)
 
-	got := ProjectServers(home, project, env(map[string]string{"URL": "https://mcp.example.com"}))
+	got, _ := ProjectServers(home, project, env(map[string]string{"URL": "https://mcp.example.com"}))
 	want := map[string]string{"committed": "", "off": claudeLocal, "remote": "", "team": ""}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("project servers (-want +got):\n%s", diff)
