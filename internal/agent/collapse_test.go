@@ -505,3 +505,38 @@ func TestCollapseFoldFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestPinAFoldedMessage: pinning a message the model sees only folded
+// into a summary shows it word for word from the next request on.
+func TestPinAFoldedMessage(t *testing.T) {
+	r := newCollapseRig(t, true)
+	a := r.open(t, nil)
+	r.sc.turn(repeatSteps(16, 1_500)...)
+	if _, notices, err := run(t, a, "PROMPT-1: emit output until you have enough"); err != nil {
+		t.Fatalf("run: %v (notices %q)", err, notices)
+	}
+	md := commits(t, a)
+	if len(md) == 0 || len(md[0].Spans) == 0 {
+		t.Fatal("nothing was folded")
+	}
+	pin, err := a.Pin(t.Context(), md[0].Spans[0].FromUUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.sc.turn()
+	if _, _, err := run(t, a, "anything else?"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := conversation(r.srv.Requests())
+	var shown bool
+	for _, m := range reqs[len(reqs)-1].Params.Messages {
+		for _, b := range m.Content {
+			if strings.Contains(b.Text, "The user pinned this") && strings.Contains(b.Text, pin.Text) {
+				shown = true
+			}
+		}
+	}
+	if !shown {
+		t.Errorf("the pinned message %q is not shown to the model", pin.Text)
+	}
+}

@@ -25,7 +25,8 @@ var ErrNothingToPin = errors.New("nothing to pin: give the text to keep, or the 
 // The pin is recorded at once (an attachment line of type
 // compact.PinType, so a resumed session knows it). A note is shown to
 // the model from the next request on; a pinned message is already in
-// the conversation, and its pin shows only when a compaction carries it.
+// the conversation, and its pin shows only when a compaction carries it
+// (or at once, when context collapse has folded it into a summary).
 // Pin must not be called while a Run is in progress.
 func (a *Agent) Pin(ctx context.Context, target string) (compact.Pin, error) {
 	target = strings.TrimSpace(target)
@@ -42,7 +43,10 @@ func (a *Agent) Pin(ctx context.Context, target string) (compact.Pin, error) {
 		}
 		pin = compact.Pin{Text: text, Message: id}
 	}
-	att := compact.PinAttachment(pin, pin.Message == "")
+	// A note is new to the model; so is a message it sees only folded
+	// into a summary.
+	shown := pin.Message == "" || (a.collapse != nil && a.collapse.Folds(a.engine.History(), pin.Message))
+	att := compact.PinAttachment(pin, shown)
 	e := a.recorder.NewEntry(transcript.TypeAttachment, a.recorder.Leaf())
 	e.Attachment, e.Extra = transcript.EncodeAttachment(att.Type, att.Data, att.Rendered)
 	if err := a.recorder.Append(ctx, e); err != nil {

@@ -235,6 +235,17 @@ func (c *Collapse) Restore(spans []transcript.CollapseSpan) {
 	c.committed = slices.Clone(spans)
 }
 
+// Folds reports whether the message with uuid id is inside a span
+// committed as folded, in msgs (the history): the model sees only the
+// span's summary.
+func (c *Collapse) Folds(msgs []model.Message, id string) bool {
+	c.mu.Lock()
+	covered := coveredBy(msgs, c.committed)
+	c.mu.Unlock()
+	i := slices.IndexFunc(msgs, func(m model.Message) bool { return slices.Contains(m.IDs, id) })
+	return i >= 0 && covered[i]
+}
+
 // Close stops a fold under way and waits for its goroutine to end.
 func (c *Collapse) Close() {
 	if c == nil {
