@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/sys/unix"
 
+	"github.com/cairn-dev/cairn/internal/proctest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/session"
@@ -291,36 +289,7 @@ func TestHangingHookDoesNotStall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pid file %q", b)
 	}
-	processGone(t, pid)
-}
-
-// processGone fails the test unless process pid ends within 5 s, waiting
-// on its exit event rather than sleeping; a zombie counts as ended.
-func processGone(t *testing.T, pid int) {
-	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return
-	}
-	if err != nil {
-		t.Skipf("pidfd_open: %v", err)
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 5000)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d outlived its hook", pid)
-		}
-		return
-	}
+	proctest.WaitGone(t, pid, "its hook timed out")
 }
 
 // TestSubagentHooks: SubagentStart and SubagentStop hooks run for the

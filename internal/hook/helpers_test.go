@@ -2,13 +2,9 @@ package hook
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -57,47 +53,6 @@ func project(t *testing.T, specs ...hookSpec) (*Runner, string) {
 		return Session{ID: "sess-1", TranscriptPath: "/t/sess-1.jsonl", Cwd: dir, PermissionMode: "default"}
 	}})
 	return r, dir
-}
-
-// pidIn returns the process id on the first line of out.
-func pidIn(t *testing.T, out string) int {
-	t.Helper()
-	first, _, _ := strings.Cut(out, "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
-	if err != nil {
-		t.Fatalf("no pid in output %q", out)
-	}
-	return pid
-}
-
-// waitGone fails the test unless process pid ends within 5 s, waiting on
-// its exit event (a pidfd) rather than sleeping. It may remain a zombie
-// until its new parent reaps it; that counts as ended.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return
-	}
-	if err != nil {
-		t.Skipf("pidfd_open: %v", err)
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 5000)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d still runs 5 s after the hook was stopped", pid)
-		}
-		return
-	}
 }
 
 // mkfifo makes a named pipe in dir.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/proctest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -116,7 +117,7 @@ func TestRunKillsHangingHookAtTimeout(t *testing.T) {
 	if !errors.Is(hung.Err, ErrTimeout) || hung.Exit != -1 {
 		t.Fatalf("hanging hook: exit %d, err %v; want ErrTimeout", hung.Exit, hung.Err)
 	}
-	waitGone(t, pidIn(t, hung.Stdout))
+	proctest.WaitGone(t, proctest.PidIn(t, hung.Stdout), "the hook was stopped")
 	if got[1].Stdout != "quick\n" || got[1].Err != nil {
 		t.Errorf("the other hook: %+v", got[1])
 	}
@@ -143,7 +144,7 @@ func TestRunCancelKillsHooks(t *testing.T) {
 	if !errors.Is(got[0].Err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", got[0].Err)
 	}
-	waitGone(t, pidIn(t, got[0].Stdout))
+	proctest.WaitGone(t, proctest.PidIn(t, got[0].Stdout), "the hook was stopped")
 	o := Outcome{Event: Stop, Name: "Stop", Results: got}
 	o.fold()
 	if len(o.Messages) != 0 {
@@ -192,7 +193,7 @@ func TestRunLeavesBackgroundJobsAlone(t *testing.T) {
 	r, _ := project(t, hookSpec{event: Stop, script: "sleep 60 & echo $!"})
 	start := time.Now()
 	got := r.Run(t.Context(), Stop, "", []byte("{}"))
-	pid := pidIn(t, got[0].Stdout)
+	pid := proctest.PidIn(t, got[0].Stdout)
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	if elapsed := time.Since(start); elapsed > 20*time.Second {
 		t.Errorf("Run took %v", elapsed)

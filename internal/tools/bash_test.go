@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/proctest"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 )
@@ -114,47 +114,6 @@ func TestBashCwdGone(t *testing.T) {
 	}
 }
 
-// pidIn returns the process id a command printed on the first line.
-func pidIn(t *testing.T, out string) int {
-	t.Helper()
-	first, _, _ := strings.Cut(out, "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
-	if err != nil {
-		t.Fatalf("no pid in output %q", out)
-	}
-	return pid
-}
-
-// waitGone fails the test unless process pid has ended (it may remain a
-// zombie until its new parent reaps it), waiting for the exit event
-// rather than sleeping.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return
-	}
-	if err != nil {
-		t.Skipf("pidfd_open: %v", err)
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 5000)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d still runs 5 s after the call returned", pid)
-		}
-		return
-	}
-}
-
 func TestBashTimeoutKillsGroup(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -178,7 +137,7 @@ func TestBashTimeoutKillsGroup(t *testing.T) {
 			if d := r.Detail.(bashDetail); !d.Interrupted {
 				t.Error("interrupted = false")
 			}
-			waitGone(t, pidIn(t, got))
+			proctest.WaitGone(t, proctest.PidIn(t, got), "the call returned")
 		})
 	}
 }
@@ -196,7 +155,7 @@ func TestBashCancel(t *testing.T) {
 	if !r.IsError || !strings.Contains(got, "interrupted") || !r.Detail.(bashDetail).Interrupted {
 		t.Errorf("got %q (error %v), want an interrupted result", got, r.IsError)
 	}
-	waitGone(t, pidIn(t, got))
+	proctest.WaitGone(t, proctest.PidIn(t, got), "the call returned")
 }
 
 func TestBashLeavesBackgroundJobsAlone(t *testing.T) {
@@ -205,7 +164,7 @@ func TestBashLeavesBackgroundJobsAlone(t *testing.T) {
 	env := newEnv(t)
 	start := time.Now()
 	r := call(t, Bash{}, env, map[string]any{"command": "sleep 30 & echo $!"})
-	pid := pidIn(t, text(t, r))
+	pid := proctest.PidIn(t, text(t, r))
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
 		t.Errorf("took %v", elapsed)
