@@ -16,13 +16,7 @@ import (
 
 func TestRecorderOnPrompt(t *testing.T) {
 	ctx := context.Background()
-	store := transcript.NewMemStore()
-	app, err := store.OpenAppender(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := transcript.NewWriter(app, transcript.WriterOptions{})
-	defer w.Close()
+	store, w := memWriter(t, "s1")
 	var calls []string
 	var fail error
 	r := session.NewRecorder(w, session.RecorderOptions{
@@ -63,13 +57,7 @@ func TestRecorderOnPrompt(t *testing.T) {
 // record, and what it writes loads back as a conversation.
 func TestRecorderSidechain(t *testing.T) {
 	ctx := context.Background()
-	store := transcript.NewMemStore()
-	app, err := store.OpenAppender(ctx, "agent-1234abcd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := transcript.NewWriter(app, transcript.WriterOptions{})
-	defer w.Close()
+	store, w := memWriter(t, "agent-1234abcd")
 	r := session.NewRecorder(w, session.RecorderOptions{
 		Envelope: session.Envelope{SessionID: "s1", IsSidechain: true, AgentID: "1234abcd"},
 	})
@@ -94,12 +82,7 @@ func TestRecorderSidechain(t *testing.T) {
 	if err := r.TurnDone(ctx); err != nil {
 		t.Fatal(err)
 	}
-	src, err := store.OpenSource(ctx, "agent-1234abcd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	data, _ := io.ReadAll(io.NewSectionReader(src, 0, src.Size()))
+	data := stored(t, store, "agent-1234abcd")
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	if len(lines) != 7 {
 		t.Fatalf("%d lines, want 7:\n%s", len(lines), data)
@@ -113,6 +96,11 @@ func TestRecorderSidechain(t *testing.T) {
 			t.Errorf("line %d is not the agent's sidechain: %s", i+1, l)
 		}
 	}
+	src, err := store.OpenSource(ctx, "agent-1234abcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
 	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -130,13 +118,7 @@ func TestRecorderSidechain(t *testing.T) {
 // the time it is sent, when the mode can change during the session.
 func TestRecorderModeAsItStands(t *testing.T) {
 	ctx := context.Background()
-	store := transcript.NewMemStore()
-	app, err := store.OpenAppender(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := transcript.NewWriter(app, transcript.WriterOptions{})
-	defer w.Close()
+	store, w := memWriter(t, "s1")
 	mode := "default"
 	r := session.NewRecorder(w, session.RecorderOptions{
 		Envelope: session.Envelope{SessionID: "s1"}, PermissionMode: "default",
@@ -151,12 +133,7 @@ func TestRecorderModeAsItStands(t *testing.T) {
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	src, err := store.OpenSource(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	data, _ := io.ReadAll(io.NewSectionReader(src, 0, src.Size()))
+	data := stored(t, store, "s1")
 	var got []string
 	for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
 		if e, err := transcript.DecodeEntry([]byte(line)); err == nil && e.Type == transcript.TypeUser {
@@ -166,4 +143,33 @@ func TestRecorderModeAsItStands(t *testing.T) {
 	if strings.Join(got, " ") != "default plan acceptEdits" {
 		t.Errorf("recorded modes %q", got)
 	}
+}
+
+// memWriter is a writer appending to the session name of a new memory
+// store.
+func memWriter(t *testing.T, name string) (*transcript.MemStore, *transcript.Writer) {
+	t.Helper()
+	store := transcript.NewMemStore()
+	app, err := store.OpenAppender(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := transcript.NewWriter(app, transcript.WriterOptions{})
+	t.Cleanup(func() { w.Close() })
+	return store, w
+}
+
+// stored is what the store holds of the session name.
+func stored(t *testing.T, store *transcript.MemStore, name string) []byte {
+	t.Helper()
+	src, err := store.OpenSource(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	data, err := io.ReadAll(io.NewSectionReader(src, 0, src.Size()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
-	"github.com/cairn-dev/cairn/model/anthropic"
 	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/session"
 	"github.com/cairn-dev/cairn/tool"
@@ -193,23 +192,11 @@ func newCollapseRig(t *testing.T, wait bool) *collapseRig {
 
 func (r *collapseRig) open(t *testing.T, o func(*agent.Options)) *agent.Agent {
 	t.Helper()
-	m, err := anthropic.New(anthropic.Config{BaseURL: r.srv.URL, APIKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := agent.Options{Home: r.home, Cwd: r.cwd, Model: m, ModelName: "claude-test", MaxTokens: 4000,
+	opts := agent.Options{Home: r.home, Cwd: r.cwd, ModelName: "claude-test", MaxTokens: 4000,
 		Window: collapseWindow, Tools: []tool.Tool{emitTool{}}, Entrypoint: "sdk-cli",
 		DisableSessionMemory: true, Now: r.clock.Now, NewUUID: spreadIDs(),
 		Collapse: &compact.CollapseConfig{Notify: r.stage.notify}}
-	if o != nil {
-		o(&opts)
-	}
-	a, err := agent.Open(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
+	return openOn(t, r.srv, opts, o)
 }
 
 // commits returns the collapse commits of a's transcript.

@@ -85,21 +85,9 @@ func newRig(t *testing.T, window int64, sc *script) *rig {
 
 func (r *rig) open(t *testing.T, w tokens.Window, o func(*agent.Options)) *agent.Agent {
 	t.Helper()
-	m, err := anthropic.New(anthropic.Config{BaseURL: r.srv.URL, APIKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := agent.Options{Home: r.home, Cwd: r.cwd, Model: m, ModelName: "claude-test", MaxTokens: 4000, Window: w,
+	opts := agent.Options{Home: r.home, Cwd: r.cwd, ModelName: "claude-test", MaxTokens: 4000, Window: w,
 		Tools: []tool.Tool{bigTool{n: 2000}}, Entrypoint: "sdk-cli"}
-	if o != nil {
-		o(&opts)
-	}
-	a, err := agent.Open(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
+	return openOn(t, r.srv, opts, o)
 }
 
 func run(t *testing.T, a *agent.Agent, prompt string) (compactions []*engine.Compaction, notices []string, err error) {
@@ -317,4 +305,24 @@ func TestCompactionRefreshesTheMemoryIndex(t *testing.T) {
 	if s := system(); !strings.Contains(s, "NEW-INDEX") {
 		t.Error("the first request after the compaction does not show the memory index as it stands")
 	}
+}
+
+// openOn opens a session on the fake server srv with opts, changed by o
+// when set; the session closes when the test ends.
+func openOn(t *testing.T, srv *modeltest.Server, opts agent.Options, o func(*agent.Options)) *agent.Agent {
+	t.Helper()
+	m, err := anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Model = m
+	if o != nil {
+		o(&opts)
+	}
+	a, err := agent.Open(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
 }

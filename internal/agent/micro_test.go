@@ -102,22 +102,10 @@ func newMicroRig(t *testing.T) *microRig {
 
 func (r *microRig) open(t *testing.T, o func(*agent.Options)) *agent.Agent {
 	t.Helper()
-	m, err := anthropic.New(anthropic.Config{BaseURL: r.srv.URL, APIKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := agent.Options{Home: r.home, Cwd: r.cwd, Model: m, ModelName: "claude-test", MaxTokens: 4000,
+	opts := agent.Options{Home: r.home, Cwd: r.cwd, ModelName: "claude-test", MaxTokens: 4000,
 		Window: tokens.Window{Size: 1_000_000, MaxOutput: 4_000}, Tools: []tool.Tool{tools.Read{}, bigTool{n: 10}},
 		Entrypoint: "sdk-cli", Now: r.clock.Now, NewUUID: counter()}
-	if o != nil {
-		o(&opts)
-	}
-	a, err := agent.Open(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
+	return openOn(t, r.srv, opts, o)
 }
 
 func counter() func() string {

@@ -19,7 +19,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
-	"github.com/cairn-dev/cairn/model/anthropic"
 	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/session"
 	"github.com/cairn-dev/cairn/tool"
@@ -42,24 +41,12 @@ func newTaskRig(t *testing.T, cfg modeltest.Config) *taskRig {
 
 func (r *taskRig) open(t *testing.T, o func(*agent.Options)) *agent.Agent {
 	t.Helper()
-	m, err := anthropic.New(anthropic.Config{BaseURL: r.srv.URL, APIKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defs, warnings := subagent.Load(subagent.Dirs(r.home.Dir, r.cwd)...)
 	r.warnings = warnings
-	opts := agent.Options{Home: r.home, Cwd: r.cwd, Model: m, ModelName: "claude-test", MaxTokens: 4000,
+	opts := agent.Options{Home: r.home, Cwd: r.cwd, ModelName: "claude-test", MaxTokens: 4000,
 		Tools: append([]tool.Tool{tools.NewTask(defs)}, tools.Core()...), Entrypoint: "sdk-cli",
 		NewUUID: counter(), DisableSessionMemory: true}
-	if o != nil {
-		o(&opts)
-	}
-	a, err := agent.Open(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
+	return openOn(t, r.srv, opts, o)
 }
 
 func taskCall(id, kind, prompt string) model.Block {
