@@ -143,7 +143,6 @@ type Agent struct {
 	tools    *tool.Registry
 	compact  *compact.Manager
 	snip     *compact.Snip
-	micro    *compact.Micro
 	collapse *compact.Collapse
 	pins     *compact.Pins
 	todos    *coretools.TodoList
@@ -361,8 +360,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		micro.Cleared, micro.Since = conv.Cleared, conv.LastAssistantTime()
 	}
 	a.compact.AddLayer(a.snip)
-	a.micro = compact.NewMicro(micro)
-	a.compact.AddLayer(a.micro)
+	a.compact.AddLayer(compact.NewMicro(micro))
 	if o.Collapse != nil {
 		a.collapse = compact.NewCollapse(a.collapseConfig(*o.Collapse, conv))
 		a.compact.AddLayer(a.collapse)

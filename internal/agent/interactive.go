@@ -93,9 +93,6 @@ func (a *Agent) Rewind(ctx context.Context, messageID string, code, conversation
 			return plan, fmt.Errorf("rewinding the conversation: %w", err)
 		}
 	}
-	a.micro.Restore(conv.Cleared)
-	if a.collapse != nil {
-		a.collapse.Restore(conv.Collapsed)
-	}
+	a.compact.Restore(conv)
 	return plan, nil
 }

@@ -224,15 +224,13 @@ func (c *Collapse) Reset() {
 	c.stageAgain, c.blockAgain = 0, 0
 }
 
-// Restore starts again from the spans a transcript's chain records as
-// folded (transcript.Conversation.Collapsed), dropping what was staged or
-// under way: after a rewind, the live session folds what a resume of the
-// new chain would.
-func (c *Collapse) Restore(spans []transcript.CollapseSpan) {
+// Restore implements Restorer: it starts again from the spans conv's
+// chain records as folded, dropping what was staged or under way.
+func (c *Collapse) Restore(conv *transcript.Conversation) {
 	c.Reset()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.committed = slices.Clone(spans)
+	c.committed = slices.Clone(conv.Collapsed)
 }
 
 // Folds reports whether the message with uuid id is inside a span

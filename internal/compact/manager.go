@@ -162,6 +162,24 @@ func (m *Manager) AddLayer(l Layer) { m.layers = append(m.layers, l) }
 // post-compaction cleanup of SPEC C4): Reset is called after each one.
 type Resetter interface{ Reset() }
 
+// Restorer is a layer whose state a transcript's chain records (what
+// micro-compaction cleared, what collapse folded): Restore takes it from
+// the chain of a conversation that replaces the one the layer followed.
+type Restorer interface {
+	Restore(conv *transcript.Conversation)
+}
+
+// Restore gives every layer that keeps state the state conv's chain
+// records: after a rewind, the live session then sends what a resume of
+// the new chain would.
+func (m *Manager) Restore(conv *transcript.Conversation) {
+	for _, l := range m.layers {
+		if r, ok := l.(Restorer); ok {
+			r.Restore(conv)
+		}
+	}
+}
+
 func (m *Manager) resetLayers() {
 	for _, l := range m.layers {
 		if r, ok := l.(Resetter); ok {

@@ -145,12 +145,11 @@ func (m *Micro) Name() string { return "micro" }
 // no clearing from before the compaction's boundary.
 func (m *Micro) Reset() { clear(m.cleared) }
 
-// Restore makes cleared the results cleared so far, as a transcript's
-// chain records them (transcript.Conversation.Cleared): after a rewind,
-// the live session sends what a resume of the new chain would.
-func (m *Micro) Restore(cleared map[string]bool) {
+// Restore implements Restorer: the results cleared so far are the ones
+// conv's chain records as cleared.
+func (m *Micro) Restore(conv *transcript.Conversation) {
 	clear(m.cleared)
-	for id, ok := range cleared {
+	for id, ok := range conv.Cleared {
 		if ok {
 			m.cleared[id] = true
 		}
