@@ -120,6 +120,7 @@ func load(homeDir, projectDir string, getenv func(string) string) ([]Config, pro
 	byName := make(map[string]Config)
 	var warnings []string
 	lists := projectLists{disabled: make(map[string]string)}
+	own := make(map[string]bool) // the person's own files (asking git once each)
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -134,7 +135,8 @@ func load(homeDir, projectDir string, getenv func(string) string) ([]Config, pro
 			if json.Unmarshal(data, &fields) != nil {
 				continue // settings.Load reports it
 			}
-			lists.read(file, fields, personal(file, homeDir), &warnings)
+			own[file] = personal(file, homeDir)
+			lists.read(file, fields, own[file], &warnings)
 		}
 		configs, w := Parse(file, data, getenv)
 		warnings = append(warnings, w...)
@@ -144,7 +146,7 @@ func load(homeDir, projectDir string, getenv func(string) string) ([]Config, pro
 	}
 	out := make([]Config, 0, len(byName))
 	for _, c := range byName {
-		c.Unapproved = c.Source == project || !personal(c.Source, homeDir)
+		c.Unapproved = !own[c.Source] // .mcp.json is never the person's own
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
