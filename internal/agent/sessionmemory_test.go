@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/sessionmemory"
@@ -283,12 +284,13 @@ func TestSessionMemoryNeverBlocks(t *testing.T) {
 	if _, _, err := run(t, a, "go"); err != nil {
 		t.Fatal(err)
 	}
+	// The update may reach the server only after the turn (a loaded
+	// machine); either way the turn ended while its answer was held.
 	select {
 	case <-started:
-	default:
-		t.Fatal("no update started during the turn")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no update started")
 	}
-	// The turn ended while the update waited for its answer.
 	let()
 	a.Close()
 	notes, _ := os.ReadFile(a.NotesPath())

@@ -101,6 +101,8 @@ func (r *rig) open(ctx context.Context, ref string) (tui.Session, error) {
 func (r *rig) options(s tui.Session) tui.Options {
 	if r.hist == nil {
 		r.hist = history.NewWriter(r.home.Dir, clock)
+		// Written out before the home is removed (cleanups run last first).
+		r.t.Cleanup(func() { r.hist.Close() })
 	}
 	return tui.Options{
 		Session: s, Open: r.open, Home: r.home, Cwd: r.dir,
