@@ -16,7 +16,9 @@ import (
 // before it is counted and cached, so a test sees what the server cleared
 // in the usage it is charged and in the applied_edits it is told about.
 //
-// Only clear_tool_uses_20250919 is known. When the prompt is over the
+// clear_thinking_20251015 is accepted with keep "all" (what Claude Code
+// sends when thinking is on), which changes nothing; clear_tool_uses_20250919
+// is applied. When the prompt is over the
 // edit's trigger (input_tokens, 100,000 when left out), the results of
 // every tool use but the newest keep (tool_uses, 3 when left out) are
 // replaced by ServerClearedText, oldest first, except tools named in
@@ -41,7 +43,10 @@ type AppliedEdit struct {
 	ClearedInputTokens int64  `json:"cleared_input_tokens"`
 }
 
-const clearToolUses = "clear_tool_uses_20250919"
+const (
+	clearToolUses = "clear_tool_uses_20250919"
+	clearThinking = "clear_thinking_20251015"
+)
 
 // clearEdit is a clear_tool_uses_20250919 edit, defaults filled in.
 type clearEdit struct {
@@ -103,6 +108,13 @@ func parseEdits(raw json.RawMessage) ([]clearEdit, error) {
 	for i, f := range cm.Edits {
 		var typ string
 		_ = json.Unmarshal(f["type"], &typ)
+		if typ == clearThinking {
+			var keep string
+			if json.Unmarshal(f["keep"], &keep) != nil || keep != "all" {
+				return nil, fmt.Errorf("context_management.edits.%d: this server supports %s only with \"keep\": \"all\"", i, clearThinking)
+			}
+			continue // keeps every thinking block: nothing to edit
+		}
 		if typ != clearToolUses {
 			return nil, fmt.Errorf("context_management.edits.%d.type: %q is not supported by this server; use %q", i, typ, clearToolUses)
 		}

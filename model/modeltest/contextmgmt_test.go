@@ -57,6 +57,8 @@ func TestContextManagementClearsOldToolResults(t *testing.T) {
 			[]modeltest.AppliedEdit{{Type: "clear_tool_uses_20250919", ClearedToolUses: 5, ClearedInputTokens: 5 * perUse}}},
 		{"keep and exclude", `{"edits":[{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":1000},"keep":{"type":"tool_uses","value":5},"exclude_tools":["TodoWrite"]}]}`,
 			[]modeltest.AppliedEdit{{Type: "clear_tool_uses_20250919", ClearedToolUses: 2, ClearedInputTokens: 2 * perUse}}},
+		{"clear_thinking keeping all changes nothing", `{"edits":[{"type":"clear_thinking_20251015","keep":"all"},{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":1000}}]}`,
+			[]modeltest.AppliedEdit{{Type: "clear_tool_uses_20250919", ClearedToolUses: 5, ClearedInputTokens: 5 * perUse}}},
 		{"not enough to clear", `{"edits":[{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":1000},"keep":{"type":"tool_uses","value":7},"clear_at_least":{"type":"input_tokens","value":2000}}]}`,
 			[]modeltest.AppliedEdit{}},
 	}
@@ -136,6 +138,10 @@ func TestContextManagementNeedsTheBeta(t *testing.T) {
 	res, _, body, _ = post(t, s, toolConversation(2, 10, `{"edits":[{"type":"clear_everything"}]}`), beta)
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "clear_everything") {
 		t.Errorf("an unknown edit: %d %s", res.StatusCode, body)
+	}
+	res, _, body, _ = post(t, s, toolConversation(2, 10, `{"edits":[{"type":"clear_thinking_20251015","keep":{"type":"thinking_turns","value":1}}]}`), beta)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, `only with \"keep\": \"all\"`) {
+		t.Errorf("clear_thinking that would clear: %d %s", res.StatusCode, body)
 	}
 	// Without context_management the response reports none.
 	_, events, _, _ := post(t, s, simple, nil)
