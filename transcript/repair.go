@@ -88,8 +88,10 @@ func (l *loader) repair(newUUID func() string, now func() time.Time) {
 		interrupted = true
 	case TypeUser:
 		// Claude Code 2.1.332 answers an unanswered tool result with the
-		// "No response requested." reply alone.
-		interrupted = !last.IsMeta && !last.IsCompactSummary && isToolResultEntry(last) && !continuesWithoutPrompt(last)
+		// "No response requested." reply alone, and so does a headless
+		// plan-mode exit, which ends the run at the plan's result on purpose.
+		interrupted = !last.IsMeta && !last.IsCompactSummary && isToolResultEntry(last) &&
+			!continuesWithoutPrompt(last) && !endedAtPlan(c.Entries[:len(c.Entries)-c.Repaired], last)
 	}
 	if interrupted {
 		add(Entry{Type: TypeUser, IsMeta: true, Message: UserTextMessage(ContinueText)})
@@ -112,6 +114,46 @@ func lastTurnEntry(entries []Entry) *Entry {
 		return e
 	}
 	return nil
+}
+
+// endedAtPlan reports whether the tool result last, in the file (not one
+// the repair added), answers an ExitPlanMode call: the plan was presented
+// where no one could approve it, and the run ended there.
+func endedAtPlan(file []Entry, last *Entry) bool {
+	at := -1
+	for i := range file {
+		if &file[i] == last {
+			at = i
+		}
+	}
+	if at < 0 {
+		return false
+	}
+	m, ok, err := last.DecodeMessage()
+	if !ok || err != nil {
+		return false
+	}
+	ids := make(map[string]bool)
+	for _, b := range m.Content {
+		if b.Type == model.BlockToolResult {
+			ids[b.ToolUseID] = true
+		}
+	}
+	for i := at - 1; i >= 0; i-- {
+		if file[i].Type != TypeAssistant {
+			continue
+		}
+		am, ok, err := file[i].DecodeMessage()
+		if !ok || err != nil {
+			continue
+		}
+		for _, b := range am.Content {
+			if b.Type == model.BlockToolUse && ids[b.ID] {
+				return b.Name == planExitTool
+			}
+		}
+	}
+	return false
 }
 
 // afterReply reports whether the conversation ends with a finished reply

@@ -125,3 +125,15 @@ func versionAtLeast(v string, major, minor, patch int) bool {
 	}
 	return a > major || a == major && (b > minor || b == minor && c >= patch)
 }
+
+// seamBefore reports whether a user line joined to the user message before
+// it gets the newline at the seam of two texts. Claude Code 2.1.332 adds it
+// only before a line that is not meta (a prompt, a command's output), not
+// before a meta line such as a command's caveat; 2.1.197 and cairn add it
+// before every user line.
+func seamBefore(e *Entry) bool {
+	return !e.IsMeta || !versionAtLeast(e.Version, 2, 1, 332)
+}
+
+// planExitTool is the tool that presents a plan and leaves plan mode.
+const planExitTool = "ExitPlanMode"

@@ -71,6 +71,22 @@ func TestResumeAddsNothingAfterAFinishedTurn(t *testing.T) {
 	}
 }
 
+// TestResumeAfterHeadlessPlanExit: a headless run that ended at its plan
+// (ExitPlanMode's result, no reply) did not crash: the resume answers it
+// with "No response requested." alone, as Claude Code 2.1.332 does, and
+// invents no "Continue from where you left off." prompt.
+func TestResumeAfterHeadlessPlanExit(t *testing.T) {
+	var s script
+	p := s.user("", "plan it")
+	a := s.assistant(p, "m1", map[string]any{"type": "tool_use", "id": "toolu_plan", "name": "ExitPlanMode", "input": map[string]any{"plan": "1. Stop."}})
+	s.result(a[0], "toolu_plan", "The plan is saved; the run ended there.")
+	c := load(t, s.bytes(), transcript.LoadOptions{})
+	want := []string{"user: plan it", "assistant: use:toolu_plan", "user: result:toolu_plan", "assistant: " + transcript.NoResponseText}
+	if d := cmp.Diff(want, summary(c.Messages())); d != "" {
+		t.Errorf("messages (-want +got):\n%s", d)
+	}
+}
+
 // TestUnknownLineTypes: lines of a type nobody knows (a newer Claude
 // Code's) stay out of the conversation, and one warning names the first.
 func TestUnknownLineTypes(t *testing.T) {

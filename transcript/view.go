@@ -72,7 +72,7 @@ func (c *Conversation) Messages() []model.Message {
 				continue
 			}
 			if e.Type == TypeUser {
-				out = mergeUser(out, model.Message{Role: model.RoleUser, Content: m.Content, IDs: []string{e.UUID}}, true)
+				out = mergeUser(out, model.Message{Role: model.RoleUser, Content: m.Content, IDs: []string{e.UUID}}, seamBefore(&e))
 				ids = pad(ids, len(out))
 				continue
 			}
