@@ -451,8 +451,8 @@ func (l *loader) readToBoundary(pe *Entry) error {
 			return nil
 		}
 		parent, err := l.get(e.ParentUUID)
-		if err != nil || parent == nil || parent.IsCompactBoundary() || !pe.IsCompactSummary || parent.Type != TypeAttachment {
-			return err
+		if err != nil || parent == nil || !pe.IsCompactSummary || parent.Type != TypeAttachment {
+			return err // read as far as the boundary (a system line)
 		}
 		e = parent
 	}

@@ -202,14 +202,14 @@ func TestLoadChains(t *testing.T) {
 			want: []string{"user: first", "assistant: answer", "user: next", "assistant: No response requested."},
 		},
 		{
-			name: "a turn cut short resumes with an error result, a continue prompt and a reply",
+			name: "a turn cut short in a tool call resumes with an error result and a reply, as Claude Code 2.1.332 resumes it",
 			build: func(s *script) transcript.LoadOptions {
 				u := s.user("", "run it")
 				s.lastPrompt(u)
 				s.assistant(u, "m1", toolUse("T", "Bash"))
 				return transcript.LoadOptions{}
 			},
-			want: []string{"user: run it", "assistant: use:T", "user: result:T! | Continue from where you left off.", "assistant: No response requested."},
+			want: []string{"user: run it", "assistant: use:T", "user: result:T!", "assistant: No response requested."},
 		},
 		{
 			name: "a prompt written just before a crash is not lost",
@@ -465,8 +465,8 @@ func TestContextTokens(t *testing.T) {
 	// usage 10+5+100 = 115; after the first line of m1: its other lines
 	// (tool_use names and inputs) and both results.
 	want := int64(115) + (1 + 3) + (1 + 3) + 200 + 100
-	// The repair adds "Continue…" (9) and the synthetic reply (6).
-	want += 9 + 6
+	// The repair adds the synthetic reply (6).
+	want += 6
 	if got := c.ContextTokens(); got != want {
 		t.Errorf("ContextTokens = %d, want %d", got, want)
 	}

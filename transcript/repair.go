@@ -12,8 +12,10 @@ import (
 // repair appends what a resumed conversation needs to be valid and to read
 // as Claude Code's would: an error result for each call of the last
 // response that never got one (the process died while the tool ran), the
-// "Continue from where you left off." prompt after an unfinished turn, and
-// the "No response requested." reply after a trailing user message.
+// "Continue from where you left off." prompt after a turn cut after its
+// attachments, and the "No response requested." reply after a trailing
+// user message. A conversation that ends with a finished reply and only
+// context after it gets nothing (see afterReply).
 func (l *loader) repair(newUUID func() string, now func() time.Time) {
 	c := l.conv
 	if len(c.Entries) == 0 {
@@ -82,18 +84,12 @@ func (l *loader) repair(newUUID func() string, now func() time.Time) {
 	if last == nil || afterReply(c.Entries) {
 		return
 	}
-	interrupted := false
-	switch last.Type {
-	case TypeAttachment:
-		interrupted = true
-	case TypeUser:
-		// Claude Code 2.1.332 answers an unanswered tool result with the
-		// "No response requested." reply alone, and so does a headless
-		// plan-mode exit, which ends the run at the plan's result on purpose.
-		interrupted = !last.IsMeta && !last.IsCompactSummary && isToolResultEntry(last) &&
-			!continuesWithoutPrompt(last) && !endedAtPlan(c.Entries[:len(c.Entries)-c.Repaired], last)
-	}
-	if interrupted {
+	// A turn cut after its prompt's attachments gets the continue prompt.
+	// One that ended at a tool result (a crash mid-tool-call, a headless
+	// plan-mode exit, which ends the run at the plan on purpose) gets the
+	// "No response requested." reply alone, as Claude Code 2.1.332 resumes
+	// it (2.1.197 also added the continue prompt).
+	if last.Type == TypeAttachment {
 		add(Entry{Type: TypeUser, IsMeta: true, Message: UserTextMessage(ContinueText)})
 	}
 	if last = lastTurnEntry(c.Entries); last != nil && last.Type == TypeUser {
@@ -114,46 +110,6 @@ func lastTurnEntry(entries []Entry) *Entry {
 		return e
 	}
 	return nil
-}
-
-// endedAtPlan reports whether the tool result last, in the file (not one
-// the repair added), answers an ExitPlanMode call: the plan was presented
-// where no one could approve it, and the run ended there.
-func endedAtPlan(file []Entry, last *Entry) bool {
-	at := -1
-	for i := range file {
-		if &file[i] == last {
-			at = i
-		}
-	}
-	if at < 0 {
-		return false
-	}
-	m, ok, err := last.DecodeMessage()
-	if !ok || err != nil {
-		return false
-	}
-	ids := make(map[string]bool)
-	for _, b := range m.Content {
-		if b.Type == model.BlockToolResult {
-			ids[b.ToolUseID] = true
-		}
-	}
-	for i := at - 1; i >= 0; i-- {
-		if file[i].Type != TypeAssistant {
-			continue
-		}
-		am, ok, err := file[i].DecodeMessage()
-		if !ok || err != nil {
-			continue
-		}
-		for _, b := range am.Content {
-			if b.Type == model.BlockToolUse && ids[b.ID] {
-				return b.Name == planExitTool
-			}
-		}
-	}
-	return false
 }
 
 // afterReply reports whether the conversation ends with a finished reply

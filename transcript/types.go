@@ -108,14 +108,6 @@ func isLocalCommand(e *Entry) bool {
 	return false
 }
 
-// continuesWithoutPrompt reports whether a resume of a turn cut after this
-// tool result goes on without the "Continue from where you left off."
-// prompt: Claude Code from 2.1.332 (observed) sends only the "No response
-// requested." reply; 2.1.197 and cairn send both.
-func continuesWithoutPrompt(e *Entry) bool {
-	return versionAtLeast(e.Version, 2, 1, 332)
-}
-
 // versionAtLeast reports whether v, a Claude Code version "X.Y.Z", is at
 // least major.minor.patch; false for anything else (cairn's versions).
 func versionAtLeast(v string, major, minor, patch int) bool {
@@ -134,6 +126,3 @@ func versionAtLeast(v string, major, minor, patch int) bool {
 func seamBefore(e *Entry) bool {
 	return !e.IsMeta || !versionAtLeast(e.Version, 2, 1, 332)
 }
-
-// planExitTool is the tool that presents a plan and leaves plan mode.
-const planExitTool = "ExitPlanMode"

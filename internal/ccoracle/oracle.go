@@ -84,8 +84,13 @@ func locate() (string, error) {
 func versionOf(path string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	home, err := os.MkdirTemp("", "ccoracle-home")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(home)
 	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = append(baseEnv(os.TempDir()), "ANTHROPIC_API_KEY=x")
+	cmd.Env = append(baseEnv(home), "ANTHROPIC_API_KEY=x")
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %v; reinstall Claude Code %s", path, err, Version)
@@ -332,4 +337,41 @@ func TranscriptPath(home, id string) (string, error) {
 		return "", fmt.Errorf("session %s: %d transcripts under %s (%v)", id, len(matches), home, matches)
 	}
 	return matches[0], nil
+}
+
+// AttachedTexts returns the texts that the attachment lines of a piece of
+// transcript record as sent (rendered), in order: what a turn attached to
+// its prompt.
+func AttachedTexts(lines []byte) []string {
+	var out []string
+	for line := range bytes.Lines(lines) {
+		var e struct {
+			Type     string `json:"type"`
+			Rendered []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"rendered"`
+		}
+		if json.Unmarshal(line, &e) != nil || e.Type != "attachment" {
+			continue
+		}
+		for _, r := range e.Rendered {
+			var s string
+			if json.Unmarshal(r.Content, &s) == nil {
+				out = append(out, s)
+				continue
+			}
+			var blocks []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}
+			if json.Unmarshal(r.Content, &blocks) == nil {
+				for _, b := range blocks {
+					if b.Type == "text" {
+						out = append(out, b.Text)
+					}
+				}
+			}
+		}
+	}
+	return out
 }
