@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/session"
 )
@@ -57,6 +58,11 @@ func usagef(format string, args ...any) error {
 // success, 1 on failure, 2 on bad usage.
 func Run(ctx context.Context, args []string, env Env) int {
 	root := newRoot(env)
+	args, err := claudeArgs(root, args)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "cairn:", err)
+		return 2
+	}
 	root.SetArgs(args)
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
@@ -90,7 +96,9 @@ func newRoot(env Env) *cobra.Command {
 		Short:         "A coding agent with sessions that survive anything",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       agent.Version,
 	}
+	root.SetVersionTemplate(versionLine(agent.Version))
 	addAgentFlags(root, env)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.AddCommand(newSessionsCmd(env))
@@ -98,6 +106,7 @@ func newRoot(env Env) *cobra.Command {
 	root.AddCommand(newPermissionsCmd(env))
 	root.AddCommand(newMemoryCmd(env))
 	root.AddCommand(newMCPCmd(env))
+	unknownSubcommands(root)
 	return root
 }
 

@@ -17,33 +17,11 @@ import (
 	"github.com/cairn-dev/cairn/tool"
 )
 
-// pickSession is --resume's value when given without one: cairn -r opens
-// the session picker.
-const pickSession = "\x00pick"
-
 // interactive reports whether the terminal UI can run: stdout is a
 // terminal (the UI reads keys from the terminal even when stdin is not).
 func interactive(env Env) bool {
 	f, ok := env.Stdout.(*os.File)
 	return ok && isTerminal(f)
-}
-
-// resumeArg resolves `-r` given without a value: a first argument that
-// names a session is its value after all (`cairn -r ID`); otherwise the
-// picker opens.
-func resumeArg(env Env, f *agentFlags, a []string) []string {
-	if f.resume != pickSession || len(a) == 0 {
-		return a
-	}
-	home, err := env.Home()
-	if err != nil {
-		return a
-	}
-	if _, err := home.Find(env.Cwd, a[0]); err == nil {
-		f.resume = a[0]
-		return a[1:]
-	}
-	return a
 }
 
 // runInteractive runs a session in the terminal UI: assembled as a
@@ -66,10 +44,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	gate := &askingGate{inner: opts.Gate, checker: checker, ask: asker.Ask, project: env.Cwd}
 	opts.Gate = gate.gate
 	opts.PlanModes = newPlanModes(checker, asker.Ask) // the person approves plans
-	pick := opts.Resume == pickSession
-	if pick {
-		opts.Resume = ""
-	}
+	pick := f.pick
 	ag, err := agent.Open(ctx, opts)
 	if err != nil {
 		return err
