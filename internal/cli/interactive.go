@@ -151,11 +151,13 @@ func (g *askingGate) gate(ctx context.Context, t tool.Tool, call model.Block) en
 	ans := g.ask(ctx, q)
 	if ans.Allow {
 		if ans.Always && ans.Rule != "" {
-			if r, err := permission.ParseRule(ans.Rule); err == nil {
-				r.Source, r.Root = tui.LocalSettings(g.project), g.project
-				g.mu.Lock()
-				g.always = append(g.always, r)
-				g.mu.Unlock()
+			for _, s := range permission.SplitRules(ans.Rule) {
+				if r, err := permission.ParseRule(s); err == nil {
+					r.Source, r.Root = tui.LocalSettings(g.project), g.project
+					g.mu.Lock()
+					g.always = append(g.always, r)
+					g.mu.Unlock()
+				}
 			}
 		}
 		return engine.Verdict{Allow: true, Record: asked.Answered(mode, true)}
