@@ -112,7 +112,9 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		if err := last.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("finish writing the transcript %s: %w", last.Path(), err)
 		}
-		fmt.Fprintf(stderr, "Resume this session with: cairn -r %s\n", last.ID())
+		if a, ok := last.(*agent.Agent); !ok || !a.Discarded() {
+			fmt.Fprintf(stderr, "Resume this session with: cairn -r %s\n", last.ID())
+		}
 	}
 	return runErr
 }
