@@ -107,14 +107,9 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	if f.pick {
 		return usagef("--resume without a session id opens the session picker, which needs a terminal; give the id (cairn sessions list shows them)")
 	}
-	if prompt == "" && env.Stdin != nil {
-		if file, ok := env.Stdin.(*os.File); !ok || !isTerminal(file) {
-			b, err := io.ReadAll(env.Stdin)
-			if err != nil {
-				return fmt.Errorf("read the prompt from stdin: %w", err)
-			}
-			prompt = strings.TrimSpace(string(b))
-		}
+	prompt, err := headlessPrompt(env, prompt)
+	if err != nil {
+		return err
 	}
 	if prompt == "" {
 		return usagef("no prompt: give it as an argument (cairn -p \"fix the failing test\") or on stdin")
