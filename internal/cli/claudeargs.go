@@ -54,14 +54,8 @@ func subcommandNames(c *cobra.Command) string {
 // whose first word is a subcommand is not the agent's and is returned as
 // it is.
 func claudeArgs(root *cobra.Command, args []string) ([]string, error) {
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			continue
-		}
-		if sub, _, err := root.Find([]string{a}); err == nil && sub != root {
-			return args, nil
-		}
-		break
+	if !agentLine(root, args) {
+		return args, nil
 	}
 	fl := root.Flags()
 	out := make([]string, 0, len(args))
@@ -157,6 +151,38 @@ func claudeArgs(root *cobra.Command, args []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// agentLine reports whether args run the agent (cairn, cairn -p), not a
+// subcommand: their first word that is not a flag names no subcommand.
+func agentLine(root *cobra.Command, args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return true
+		}
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		sub, _, err := root.Find([]string{a})
+		return err != nil || sub == root
+	}
+	return true
+}
+
+// outputFormat is the --output-format that args give, "" if none.
+func outputFormat(args []string) string {
+	format := ""
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return format
+		case a == "--output-format" && i+1 < len(args):
+			format = args[i+1]
+		case strings.HasPrefix(a, "--output-format="):
+			format = strings.TrimPrefix(a, "--output-format=")
+		}
+	}
+	return format
 }
 
 // claudeOnly are the long flags of Claude Code 2.1.332 (`claude --help`,
