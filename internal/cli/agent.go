@@ -39,8 +39,10 @@ type agentFlags struct {
 	maxTurns       int
 	appendSystem   string
 	permissionMode string
-	allowed        []string
-	disallowed     []string
+	// skipPermissions is --dangerously-skip-permissions.
+	skipPermissions bool
+	allowed         []string
+	disallowed      []string
 }
 
 func addAgentFlags(root *cobra.Command, env Env) {
@@ -57,7 +59,8 @@ func addAgentFlags(root *cobra.Command, env Env) {
 	fl.StringVar(&f.provider, "provider", "", "anthropic or openai (default: whichever API's variables are set)")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop after this many model requests (0: no limit)")
 	fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text added to the end of the system prompt")
-	fl.StringVar(&f.permissionMode, "permission-mode", "", "default, acceptEdits, plan or bypassPermissions")
+	fl.StringVar(&f.permissionMode, "permission-mode", "", "default, acceptEdits, plan, bypassPermissions or dontAsk (never ask: deny what would ask)")
+	fl.BoolVar(&f.skipPermissions, "dangerously-skip-permissions", false, "the same as --permission-mode bypassPermissions: allow every call no deny rule denies")
 	fl.StringArrayVar(&f.allowed, "allowedTools", nil, "permission `rules` to allow, comma- or space-separated, e.g. \"Bash(npm test:*) Edit\" (also --allowed-tools)")
 	fl.StringArrayVar(&f.disallowed, "disallowedTools", nil, "permission `rules` to deny, as --allowedTools (also --disallowed-tools)")
 	root.Args = args(cobra.ArbitraryArgs)
@@ -77,6 +80,12 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 		if _, err := uuid.Parse(f.sessionID); err != nil {
 			return usagef("--session-id %q is not a UUID", f.sessionID)
 		}
+	}
+	if f.skipPermissions {
+		if f.permissionMode != "" && f.permissionMode != string(permission.ModeBypass) {
+			return usagef("--dangerously-skip-permissions is --permission-mode bypassPermissions; it cannot go with --permission-mode %s", f.permissionMode)
+		}
+		f.permissionMode = string(permission.ModeBypass)
 	}
 	if f.permissionMode != "" {
 		if _, err := permission.ParseMode(f.permissionMode); err != nil {

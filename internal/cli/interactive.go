@@ -137,8 +137,8 @@ type askingGate struct {
 func (g *askingGate) gate(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict {
 	v := g.inner(ctx, t, call)
 	rec, ok := v.Record.(permission.Record)
-	if v.Allow || !ok || (rec.Decision != permission.Ask && rec.By != "headless") {
-		return v
+	if v.Allow || !ok || (rec.Decision != permission.Ask && rec.By != "headless") || g.checker.Mode() == permission.ModeDontAsk {
+		return v // dontAsk mode never asks: what would ask stays denied
 	}
 	mode := g.checker.Mode()
 	asked := permission.Decision{Behavior: permission.Ask, Reason: rec.Reason, Rule: rec.Rule}

@@ -114,3 +114,21 @@ func TestDontAskAgainCompound(t *testing.T) {
 		t.Errorf("permissions check: exit %d, %s%s", code, out.String(), errb.String())
 	}
 }
+
+// TestDontAskModeNeverAsks: in the terminal UI too, dontAsk mode denies
+// what would ask, without a question.
+func TestDontAskModeNeverAsks(t *testing.T) {
+	project := t.TempDir()
+	checker, err := permission.New(permission.Options{CairnHome: t.TempDir(), ProjectDir: project, Cwd: project, Mode: permission.ModeDontAsk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	ask := func(context.Context, tui.Question) tui.Answer { asked++; return tui.Answer{Allow: true} }
+	g := &askingGate{inner: gateWith(checker, &denials{}), checker: checker, ask: ask, project: project}
+	in, _ := json.Marshal(map[string]string{"command": "make build"})
+	v := g.gate(context.Background(), tools.Core()[0], model.Block{Type: model.BlockToolUse, ID: "t", Name: "Bash", Input: in})
+	if v.Allow || asked != 0 || !strings.Contains(v.Reason, "dontAsk") {
+		t.Errorf("verdict %+v after %d questions", v, asked)
+	}
+}

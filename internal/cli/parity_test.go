@@ -244,7 +244,10 @@ func TestClaudeCodeFlagForms(t *testing.T) {
 		{name: "--model without a value", args: []string{"-p", "hi", "--model"}, code: 2, stderr: "needs an argument"},
 		{name: "--permission-mode acceptEdits", args: []string{"--permission-mode", "acceptEdits", "-p", "go"}, replies: writeA, check: touched("a.txt")},
 		{name: "--permission-mode=default", args: []string{"--permission-mode=default", "-p", "go"}, replies: writeA, check: touched()},
-		{name: "--permission-mode bad", args: []string{"--permission-mode", "yolo", "-p", "go"}, code: 2, stderr: "yolo"},
+		{name: "--permission-mode dontAsk", args: []string{"--permission-mode", "dontAsk", "-p", "go", "--allowedTools", "Bash(touch b.txt)"}, replies: touchAB, check: touched("b.txt")},
+		{name: "--dangerously-skip-permissions", args: []string{"--dangerously-skip-permissions", "-p", "go"}, replies: touchAB, check: touched("a.txt", "b.txt")},
+		{name: "--dangerously-skip-permissions with another mode", args: []string{"--dangerously-skip-permissions", "--permission-mode", "plan", "-p", "go"}, code: 2, stderr: "cannot go with --permission-mode plan"},
+		{name: "--permission-mode bad", args: []string{"--permission-mode", "yolo", "-p", "go"}, code: 2, stderr: "bypassPermissions, dontAsk"},
 		{name: "--append-system-prompt", args: []string{"--append-system-prompt", "Answer in French.", "-p", "hi"}, check: systemEndsWith("Answer in French.")},
 		{name: "--append-system-prompt with a dash value", args: []string{"-p", "hi", "--append-system-prompt", "-r"}, check: all(fresh("hi"), systemEndsWith("-r"))},
 		{name: "--output-format stream-json --verbose", args: []string{"-p", "hi", "--output-format", "stream-json", "--verbose"}, check: func(t *testing.T, r parityRun) {
