@@ -155,6 +155,8 @@ type Agent struct {
 	from, fromID string
 	// Warnings from loading the transcript, for the user to read.
 	Warnings []string
+	// discarded is set when Close removed the empty transcript.
+	discarded bool
 }
 
 // Open picks the session, loads it if it exists, and gets it ready to run.
@@ -184,6 +186,12 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 	switch {
 	case o.Continue || o.Resume != "":
 		path, err := a.pick(ctx)
+		if o.Continue && errors.Is(err, session.ErrNoSessions) {
+			// Nothing to continue here: start a session, as Claude Code does.
+			a.id = a.newID()
+			a.path = o.Home.Store(o.Cwd).Path(a.id)
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -541,5 +549,29 @@ func (a *Agent) Close() error {
 	a.collapse.Close() // a fold under way is dropped
 	a.sc.close()
 	a.history.Close() // the shadow copy of the project; backups stay
-	return a.writer.Close()
+	err := a.writer.Close()
+	if err == nil && !a.resumed {
+		a.discardEmpty()
+	}
+	return err
 }
+
+// discardEmpty removes the transcript of a new session that holds nothing
+// (no prompt was ever written: the UI opened and closed, `cairn -p
+// /bogus`), and the folders it left empty, so that no empty session is
+// listed or continued.
+func (a *Agent) discardEmpty() {
+	if st, err := os.Stat(a.path); err != nil || st.Size() > 0 {
+		return
+	}
+	if os.Remove(a.path) == nil {
+		a.discarded = true
+	}
+	for _, dir := range []string{trimExt(a.path), a.opts.Home.FileHistory(a.id)} {
+		_ = os.Remove(dir) // only if empty
+	}
+}
+
+// Discarded reports whether Close removed the session's transcript
+// because nothing was ever written to it: there is nothing to resume.
+func (a *Agent) Discarded() bool { return a.discarded }
