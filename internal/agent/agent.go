@@ -132,11 +132,15 @@ type Options struct {
 
 // Agent is an open session, holding its transcript's lock until Close.
 type Agent struct {
-	opts     Options
-	id       string
-	path     string
-	resumed  bool
-	writer   *transcript.Writer
+	opts    Options
+	id      string
+	path    string
+	resumed bool
+	writer  *transcript.Writer
+	// held is the lock on the transcript taken before reading it, while
+	// the writer has not taken it over (a resumed file named other than
+	// its session).
+	held     transcript.Appender
 	recorder *session.Recorder
 	engine   *engine.Session
 	prompts  *prompt.Builder
@@ -187,7 +191,17 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !o.Fork {
+			// Take the session before reading it, and keep it: a run still
+			// writing it refuses this one here, and one that has finished
+			// is read whole. Reading first and locking after would resume
+			// from a view taken before the other run's last lines.
+			if a.held, err = lockFile(ctx, path); err != nil {
+				return nil, err
+			}
+		}
 		if conv, err = load(ctx, path, o.NewUUID, o.Now); err != nil {
+			a.release()
 			return nil, err
 		}
 		a.Warnings = conv.Warnings
@@ -214,9 +228,24 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		}
 	}
 	if err := a.start(ctx, conv); err != nil {
+		a.release()
 		return nil, err
 	}
 	return a, nil
+}
+
+// lockFile opens the transcript at path for appending, holding its lock.
+func lockFile(ctx context.Context, path string) (transcript.Appender, error) {
+	return transcript.NewFileStore(filepath.Dir(path)).OpenAppender(ctx, trimExt(filepath.Base(path)))
+}
+
+// release lets go of a lock taken before reading that the writer did not
+// take over.
+func (a *Agent) release() {
+	if a.held != nil {
+		a.held.Close()
+		a.held = nil
+	}
 }
 
 func (a *Agent) newID() string {
@@ -257,8 +286,10 @@ func trimExt(name string) string { return name[:len(name)-len(filepath.Ext(name)
 func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error {
 	o := a.opts
 	store := transcript.NewFileStore(filepath.Dir(a.path))
-	app, err := store.OpenAppender(ctx, a.id)
-	if err != nil {
+	app, err := a.held, error(nil)
+	if app != nil && store.Path(a.id) == a.path {
+		a.held = nil // the writer takes over the lock taken before reading
+	} else if app, err = store.OpenAppender(ctx, a.id); err != nil {
 		return err
 	}
 	var known []string
@@ -541,5 +572,7 @@ func (a *Agent) Close() error {
 	a.collapse.Close() // a fold under way is dropped
 	a.sc.close()
 	a.history.Close() // the shadow copy of the project; backups stay
-	return a.writer.Close()
+	err := a.writer.Close()
+	a.release()
+	return err
 }
