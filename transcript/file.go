@@ -107,7 +107,7 @@ func (a *fileAppender) Append(ctx context.Context, entries []Entry, durable bool
 	a.needNewline = false
 	if durable {
 		if err := a.f.Sync(); err != nil {
-			return fmt.Errorf("sync transcript: %w", err)
+			return fmt.Errorf("sync transcript: %w: %w", ErrNotSynced, err)
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -140,7 +141,11 @@ type Agent struct {
 	// held is the lock on the transcript taken before reading it, while
 	// the writer has not taken it over (a resumed file named other than
 	// its session).
-	held     transcript.Appender
+	held transcript.Appender
+	// saveLast is the last save failure told, so a retry failing the same
+	// way is not told again.
+	saveMu   sync.Mutex
+	saveLast string
 	recorder *session.Recorder
 	engine   *engine.Session
 	prompts  *prompt.Builder
@@ -234,6 +239,23 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 	return a, nil
 }
 
+// saveFailed tells the person, once per failure, that the transcript is
+// not being saved: a write of the model's reply or a tool's result failed
+// while the turn goes on (the turn stops at its next record).
+func (a *Agent) saveFailed(err error) {
+	if a.opts.Warn == nil {
+		return
+	}
+	msg := err.Error()
+	a.saveMu.Lock()
+	repeat := msg == a.saveLast
+	a.saveLast = msg
+	a.saveMu.Unlock()
+	if !repeat {
+		a.opts.Warn(msg)
+	}
+}
+
 // lockFile opens the transcript at path for appending, holding its lock.
 func lockFile(ctx context.Context, path string) (transcript.Appender, error) {
 	return transcript.NewFileStore(filepath.Dir(path)).OpenAppender(ctx, trimExt(filepath.Base(path)))
@@ -303,7 +325,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 			}
 		}
 	}
-	a.writer = transcript.NewWriter(app, transcript.WriterOptions{Known: known, Eager: o.Eager})
+	a.writer = transcript.NewWriter(app, transcript.WriterOptions{Known: known, Eager: o.Eager, Now: o.Now, OnError: a.saveFailed})
 	if a.history, err = a.openHistory(ctx); err != nil {
 		a.writer.Close()
 		return err
