@@ -45,10 +45,15 @@ func (e *SaveError) Error() string {
 		lost = "what was written after %s may not be on disk"
 	}
 	msg := "the session could not be saved: " + cause + "; " + fmt.Sprintf(lost, e.Since.Format("15:04:05")) + ". "
-	if advice != "" {
-		msg += strings.ToUpper(advice[:1]) + advice[1:] + ", then "
+	switch {
+	case errors.Is(e.Err, fsfault.ErrReplaced):
+		msg += strings.ToUpper(advice[:1]) + advice[1:] + " "
+	case advice != "":
+		msg += strings.ToUpper(advice[:1]) + advice[1:] + ", then --resume continues from what was saved "
+	default:
+		msg += "--resume continues from what was saved "
 	}
-	return msg + "--resume continues from what was saved (" + e.Err.Error() + ")"
+	return msg + "(" + e.Err.Error() + ")"
 }
 
 func (e *SaveError) Unwrap() error { return e.Err }
@@ -205,7 +210,14 @@ func (w *Writer) Flush(ctx context.Context) error {
 		})
 	}
 	for w.written < target && ctx.Err() == nil {
-		if w.err != nil && !w.closed && len(w.queue) > 0 {
+		if w.closed && !w.busy {
+			// Closed with entries it could not write: no one will.
+			if w.err == nil {
+				w.err = errWriterClosed
+			}
+			break
+		}
+		if w.err != nil && len(w.queue) > 0 {
 			// The last batch failed and was put back: retry now.
 			select {
 			case w.wake <- struct{}{}:

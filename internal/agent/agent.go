@@ -21,6 +21,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/filehistory"
+	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/instructions"
 	"github.com/cairn-dev/cairn/internal/prompt"
@@ -258,7 +259,22 @@ func (a *Agent) saveFailed(err error) {
 
 // lockFile opens the transcript at path for appending, holding its lock.
 func lockFile(ctx context.Context, path string) (transcript.Appender, error) {
-	return transcript.NewFileStore(filepath.Dir(path)).OpenAppender(ctx, trimExt(filepath.Base(path)))
+	app, err := transcript.NewFileStore(filepath.Dir(path)).OpenAppender(ctx, trimExt(filepath.Base(path)))
+	return app, unsaveable(err)
+}
+
+// unsaveable says plainly why a transcript could not be opened for
+// writing: the session is then not started, and no request is made.
+func unsaveable(err error) error {
+	if err == nil || errors.Is(err, transcript.ErrLocked) {
+		return err
+	}
+	cause, advice := fsfault.Describe(err)
+	msg := "the session cannot be saved, so it was not started: " + cause
+	if advice != "" {
+		msg += "; " + advice + " and run again"
+	}
+	return fmt.Errorf("%s (%w)", msg, err)
 }
 
 // release lets go of a lock taken before reading that the writer did not
@@ -312,7 +328,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	if app != nil && store.Path(a.id) == a.path {
 		a.held = nil // the writer takes over the lock taken before reading
 	} else if app, err = store.OpenAppender(ctx, a.id); err != nil {
-		return err
+		return unsaveable(err)
 	}
 	var known []string
 	var onDisk, repairs []transcript.Entry

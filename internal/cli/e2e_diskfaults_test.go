@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -243,4 +244,59 @@ func resumeAfter(t *testing.T, p *project, id string) {
 		t.Errorf("the transcript loads with warnings %q", conv.Warnings)
 	}
 	unanswered(t, conv)
+}
+
+// TestReadOnlyHome runs cairn with its home on a read-only mount (bwrap):
+// a new session and a resume are both refused plainly before any request,
+// and the saved session is untouched and resumes once the home is
+// writable again.
+func TestReadOnlyHome(t *testing.T) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Skip("bwrap is not installed: this test mounts cairn's home read-only with it (apt-get install bubblewrap)")
+	}
+	if out, err := exec.Command(bwrap, "--bind", "/", "/", "true").CombinedOutput(); err != nil {
+		t.Skipf("bwrap cannot make a mount namespace here: %v: %s", err, out)
+	}
+	p := newProject(t)
+	id := "1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b"
+	p.srv.Enqueue(modeltest.Text("the first answer"))
+	if code, _, e := p.cairn(t, "-p", "one", "--session-id", id); code != 0 {
+		t.Fatal(e)
+	}
+	path := session.Home{Dir: p.home}.Store(p.dir).Path(id)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readOnly := func(args ...string) (int, string) {
+		cmd := exec.Command(bwrap, append([]string{"--bind", "/", "/", "--ro-bind", p.home, p.home, binary}, args...)...)
+		cmd.Dir = p.dir
+		cmd.Env = []string{"CAIRN_HOME=" + p.home, "ANTHROPIC_BASE_URL=" + p.srv.URL, "ANTHROPIC_API_KEY=test-key", "HOME=" + p.home, "PATH=" + os.Getenv("PATH")}
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), errb.String()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, errb.String()
+	}
+	sent := len(p.srv.Requests())
+	for _, args := range [][]string{{"-p", "a new one"}, {"-r", id, "-p", "two"}} {
+		code, errOut := readOnly(args...)
+		if code != 1 || !strings.Contains(errOut, "the session cannot be saved, so it was not started: the file system is read-only") {
+			t.Errorf("%v on a read-only home: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	if n := len(p.srv.Requests()) - sent; n != 0 {
+		t.Errorf("%d model requests from runs that could not save", n)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("the saved session changed")
+	}
+	resumeAfter(t, p, id)
 }

@@ -10,10 +10,18 @@ import (
 	"syscall"
 )
 
+// ErrReplaced is wrapped by the error of a write refused because the file
+// open for it was deleted, or replaced by another, since it was opened:
+// writing on would put the lines where no one will read them, or into a
+// file cairn did not open.
+var ErrReplaced = errors.New("the file was deleted or replaced since it was opened")
+
 // Describe returns the cause of err in a few plain words and what to do
 // next. An error it does not recognise is its own cause, with no advice.
 func Describe(err error) (cause, advice string) {
 	switch {
+	case errors.Is(err, ErrReplaced):
+		return "the transcript was deleted or replaced while the session ran", "nothing more is written into it; start a new session, or resume the file now in its place"
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return "disk full", "free some space"
 	case errors.Is(err, syscall.EIO):
