@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,6 +21,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/filehistory"
+	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/instructions"
 	"github.com/cairn-dev/cairn/internal/prompt"
@@ -132,11 +134,19 @@ type Options struct {
 
 // Agent is an open session, holding its transcript's lock until Close.
 type Agent struct {
-	opts     Options
-	id       string
-	path     string
-	resumed  bool
-	writer   *transcript.Writer
+	opts    Options
+	id      string
+	path    string
+	resumed bool
+	writer  *transcript.Writer
+	// held is the lock on the transcript taken before reading it, while
+	// the writer has not taken it over (a resumed file named other than
+	// its session).
+	held transcript.Appender
+	// saveLast is the last save failure told, so a retry failing the same
+	// way is not told again.
+	saveMu   sync.Mutex
+	saveLast string
 	recorder *session.Recorder
 	engine   *engine.Session
 	prompts  *prompt.Builder
@@ -195,7 +205,17 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !o.Fork {
+			// Take the session before reading it, and keep it: a run still
+			// writing it refuses this one here, and one that has finished
+			// is read whole. Reading first and locking after would resume
+			// from a view taken before the other run's last lines.
+			if a.held, err = lockFile(ctx, path); err != nil {
+				return nil, err
+			}
+		}
 		if conv, err = load(ctx, path, o.NewUUID, o.Now); err != nil {
+			a.release()
 			return nil, err
 		}
 		a.Warnings = conv.Warnings
@@ -222,9 +242,56 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		}
 	}
 	if err := a.start(ctx, conv); err != nil {
+		a.release()
 		return nil, err
 	}
 	return a, nil
+}
+
+// saveFailed tells the person, once per failure, that the transcript is
+// not being saved: a write of the model's reply or a tool's result failed
+// while the turn goes on (the turn stops at its next record).
+func (a *Agent) saveFailed(err error) {
+	if a.opts.Warn == nil {
+		return
+	}
+	msg := err.Error()
+	a.saveMu.Lock()
+	repeat := msg == a.saveLast
+	a.saveLast = msg
+	a.saveMu.Unlock()
+	if !repeat {
+		a.opts.Warn(msg)
+	}
+}
+
+// lockFile opens the transcript at path for appending, holding its lock.
+func lockFile(ctx context.Context, path string) (transcript.Appender, error) {
+	app, err := transcript.NewFileStore(filepath.Dir(path)).OpenAppender(ctx, trimExt(filepath.Base(path)))
+	return app, unsaveable(err)
+}
+
+// unsaveable says plainly why a transcript could not be opened for
+// writing: the session is then not started, and no request is made.
+func unsaveable(err error) error {
+	if err == nil || errors.Is(err, transcript.ErrLocked) {
+		return err
+	}
+	cause, advice := fsfault.Describe(err)
+	msg := "the session cannot be saved, so it was not started: " + cause
+	if advice != "" {
+		msg += "; " + advice + " and run again"
+	}
+	return fmt.Errorf("%s (%w)", msg, err)
+}
+
+// release lets go of a lock taken before reading that the writer did not
+// take over.
+func (a *Agent) release() {
+	if a.held != nil {
+		a.held.Close()
+		a.held = nil
+	}
 }
 
 func (a *Agent) newID() string {
@@ -265,9 +332,11 @@ func trimExt(name string) string { return name[:len(name)-len(filepath.Ext(name)
 func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error {
 	o := a.opts
 	store := transcript.NewFileStore(filepath.Dir(a.path))
-	app, err := store.OpenAppender(ctx, a.id)
-	if err != nil {
-		return err
+	app, err := a.held, error(nil)
+	if app != nil && store.Path(a.id) == a.path {
+		a.held = nil // the writer takes over the lock taken before reading
+	} else if app, err = store.OpenAppender(ctx, a.id); err != nil {
+		return unsaveable(err)
 	}
 	var known []string
 	var onDisk, repairs []transcript.Entry
@@ -280,7 +349,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 			}
 		}
 	}
-	a.writer = transcript.NewWriter(app, transcript.WriterOptions{Known: known, Eager: o.Eager})
+	a.writer = transcript.NewWriter(app, transcript.WriterOptions{Known: known, Eager: o.Eager, Now: o.Now, OnError: a.saveFailed})
 	if a.history, err = a.openHistory(ctx); err != nil {
 		a.writer.Close()
 		return err
@@ -553,6 +622,7 @@ func (a *Agent) Close() error {
 	if err == nil && !a.resumed {
 		a.discardEmpty()
 	}
+	a.release()
 	return err
 }
 
