@@ -17,13 +17,16 @@ import (
 // in the usage it is charged and in the applied_edits it is told about.
 //
 // Only clear_tool_uses_20250919 is known. When the prompt is over the
-// edit's trigger (input_tokens, 100,000 when left out), the results of
+// edit's trigger (input_tokens, 100,000 when left out, or a count of
+// tool_uses), the results of
 // every tool use but the newest keep (tool_uses, 3 when left out) are
 // replaced by ServerClearedText, oldest first, except tools named in
 // exclude_tools; clear_tool_inputs (true, or a list of tool names) empties
 // the calls' inputs too. An edit that would free fewer than clear_at_least
 // input tokens is not applied. Each request is edited afresh: the client
-// keeps sending its history whole.
+// keeps sending its history whole. The edited prompt is what is counted,
+// cached (so the cached prefix ends at the first cleared block) and held
+// against the window, and what Request.Seen records as the model's view.
 
 // ContextManagementBeta is the anthropic-beta value that enables
 // context_management.
@@ -45,7 +48,9 @@ const clearToolUses = "clear_tool_uses_20250919"
 
 // clearEdit is a clear_tool_uses_20250919 edit, defaults filled in.
 type clearEdit struct {
+	// trigger is in input tokens, or in tool uses when byUses.
 	trigger, keep, atLeast int64
+	byUses                 bool
 	exclude                map[string]bool
 	inputsAll              bool
 	inputsOf               map[string]bool
@@ -56,6 +61,7 @@ type clearEdit struct {
 // req.ContextEdits (an empty list when nothing was).
 func editContext(req *Request, pr prompt, ttl time.Duration) (prompt, error) {
 	p := req.Params
+	req.Seen = p.Messages
 	if len(p.ContextManagement) == 0 || isNull(p.ContextManagement) {
 		return pr, nil
 	}
@@ -69,7 +75,7 @@ func editContext(req *Request, pr prompt, ttl time.Duration) (prompt, error) {
 	req.ContextEdits = []AppliedEdit{}
 	msgs := p.Messages
 	for _, e := range edits {
-		if pr.total <= e.trigger {
+		if !e.triggered(msgs, pr.total) {
 			continue
 		}
 		edited, n := e.apply(msgs)
@@ -89,6 +95,7 @@ func editContext(req *Request, pr prompt, ttl time.Duration) (prompt, error) {
 		req.ContextEdits = append(req.ContextEdits, AppliedEdit{Type: clearToolUses, ClearedToolUses: n, ClearedInputTokens: cleared})
 		msgs, pr = edited, epr
 	}
+	req.Seen = msgs
 	return pr, nil
 }
 
@@ -119,10 +126,14 @@ func parseEdits(raw json.RawMessage) ([]clearEdit, error) {
 				Type  string `json:"type"`
 				Value int64  `json:"value"`
 			}
-			if err := json.Unmarshal(raw, &v); err != nil || v.Type != t.unit || v.Value < 0 {
+			err := json.Unmarshal(raw, &v)
+			// The trigger may also count tool uses.
+			byUses := t.key == "trigger" && v.Type == "tool_uses"
+			if err != nil || (v.Type != t.unit && !byUses) || v.Value < 0 {
 				return nil, fmt.Errorf("context_management.edits.%d.%s: want {\"type\": %q, \"value\": n} with n ≥ 0", i, t.key, t.unit)
 			}
 			*t.dst = v.Value
+			e.byUses = e.byUses || byUses
 		}
 		if raw, ok := f["exclude_tools"]; ok && !isNull(raw) {
 			var names []string
@@ -143,6 +154,24 @@ func parseEdits(raw json.RawMessage) ([]clearEdit, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// triggered reports whether the edit applies to a prompt of total tokens
+// holding msgs: over the trigger's input tokens, or over its count of tool
+// uses.
+func (e clearEdit) triggered(msgs []model.Message, total int64) bool {
+	if !e.byUses {
+		return total > e.trigger
+	}
+	var n int64
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			if b.Type == model.BlockToolUse {
+				n++
+			}
+		}
+	}
+	return n > e.trigger
 }
 
 func setOf(names []string) map[string]bool {
