@@ -16,7 +16,9 @@ import (
 // before it is counted and cached, so a test sees what the server cleared
 // in the usage it is charged and in the applied_edits it is told about.
 //
-// Only clear_tool_uses_20250919 is known. When the prompt is over the
+// clear_thinking_20251015 removes the thinking blocks of all but the
+// newest keep assistant turns (thinking_turns, 1 when left out; "all"
+// keeps every one). For clear_tool_uses_20250919: When the prompt is over the
 // edit's trigger (input_tokens, 100,000 when left out, or a count of
 // tool_uses), the results of
 // every tool use but the newest keep (tool_uses, 3 when left out) are
@@ -39,15 +41,23 @@ const ServerClearedText = "[tool result cleared by context management]"
 // AppliedEdit is one edit the server applied to a request's prompt, as the
 // response's context_management.applied_edits reports it.
 type AppliedEdit struct {
-	Type               string `json:"type"`
-	ClearedToolUses    int    `json:"cleared_tool_uses"`
-	ClearedInputTokens int64  `json:"cleared_input_tokens"`
+	Type            string `json:"type"`
+	ClearedToolUses int    `json:"cleared_tool_uses,omitempty"`
+	// ClearedThinkingTurns is clear_thinking_20251015's count.
+	ClearedThinkingTurns int   `json:"cleared_thinking_turns,omitempty"`
+	ClearedInputTokens   int64 `json:"cleared_input_tokens"`
 }
 
-const clearToolUses = "clear_tool_uses_20250919"
+const (
+	clearToolUses = "clear_tool_uses_20250919"
+	clearThinking = "clear_thinking_20251015"
+)
 
 // clearEdit is a clear_tool_uses_20250919 edit, defaults filled in.
 type clearEdit struct {
+	// thinking marks a clear_thinking_20251015 edit: thinking blocks of
+	// all but the newest keep assistant turns are removed (keepAll: none).
+	thinking, keepAll bool
 	// trigger is in input tokens, or in tool uses when byUses.
 	trigger, keep, atLeast int64
 	byUses                 bool
@@ -75,6 +85,20 @@ func editContext(req *Request, pr prompt, ttl time.Duration) (prompt, error) {
 	req.ContextEdits = []AppliedEdit{}
 	msgs := p.Messages
 	for _, e := range edits {
+		if e.thinking {
+			edited, n := e.clearThinking(msgs)
+			if n > 0 {
+				q := *p
+				q.Messages = edited
+				epr, err := promptOf(&q, ttl)
+				if err != nil {
+					return pr, err
+				}
+				req.ContextEdits = append(req.ContextEdits, AppliedEdit{Type: clearThinking, ClearedThinkingTurns: n, ClearedInputTokens: pr.total - epr.total})
+				msgs, pr = edited, epr
+			}
+			continue
+		}
 		if !e.triggered(msgs, pr.total) {
 			continue
 		}
@@ -110,8 +134,28 @@ func parseEdits(raw json.RawMessage) ([]clearEdit, error) {
 	for i, f := range cm.Edits {
 		var typ string
 		_ = json.Unmarshal(f["type"], &typ)
+		if typ == clearThinking {
+			e := clearEdit{thinking: true, keep: 1}
+			if raw, ok := f["keep"]; ok && !isNull(raw) {
+				var all string
+				var v struct {
+					Type  string `json:"type"`
+					Value int64  `json:"value"`
+				}
+				switch {
+				case json.Unmarshal(raw, &all) == nil && all == "all":
+					e.keepAll = true
+				case json.Unmarshal(raw, &v) == nil && v.Type == "thinking_turns" && v.Value >= 0:
+					e.keep = v.Value
+				default:
+					return nil, fmt.Errorf("context_management.edits.%d.keep: want \"all\" or {\"type\": \"thinking_turns\", \"value\": n}", i)
+				}
+			}
+			out = append(out, e)
+			continue
+		}
 		if typ != clearToolUses {
-			return nil, fmt.Errorf("context_management.edits.%d.type: %q is not supported by this server; use %q", i, typ, clearToolUses)
+			return nil, fmt.Errorf("context_management.edits.%d.type: %q is not supported by this server; use %q or %q", i, typ, clearToolUses, clearThinking)
 		}
 		e := clearEdit{trigger: 100_000, keep: 3}
 		for _, t := range []struct {
@@ -229,6 +273,42 @@ func (e clearEdit) apply(msgs []model.Message) ([]model.Message, int) {
 		if e.inputsAll || e.inputsOf[name[call.ID]] {
 			edit(u).Input = json.RawMessage("{}")
 		}
+		n++
+	}
+	return out, n
+}
+
+// clearThinking removes the thinking blocks of every assistant turn but
+// the newest keep, returning the edited copy and how many turns lost some.
+func (e clearEdit) clearThinking(msgs []model.Message) ([]model.Message, int) {
+	if e.keepAll {
+		return msgs, 0
+	}
+	var turns []int
+	for i, m := range msgs {
+		if m.Role == model.RoleAssistant {
+			turns = append(turns, i)
+		}
+	}
+	if int64(len(turns)) <= e.keep {
+		return msgs, 0
+	}
+	out := msgs
+	n := 0
+	for _, i := range turns[:int64(len(turns))-e.keep] {
+		var kept []model.Block
+		for _, b := range msgs[i].Content {
+			if b.Type != model.BlockThinking && b.Type != "redacted_thinking" {
+				kept = append(kept, b)
+			}
+		}
+		if len(kept) == len(msgs[i].Content) {
+			continue
+		}
+		if n == 0 {
+			out = slices.Clone(msgs)
+		}
+		out[i].Content = kept
 		n++
 	}
 	return out, n

@@ -125,9 +125,13 @@ type Request struct {
 
 // SeenJSON is the model's view of the request's messages (Seen) encoded
 // as the API would carry it, for searching.
+// (without HTML escaping, so text reads as it was written).
 func (r *Request) SeenJSON() []byte {
-	b, _ := json.Marshal(r.Seen)
-	return b
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(r.Seen)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // Params is the decoded body of a Messages request. System is decoded into
