@@ -186,7 +186,7 @@ var notesPathRE = regexp.MustCompile(`Update the notes file (\S+) so`)
 func (p *player) notes(r *modeltest.Request) modeltest.Reply {
 	last := r.Params.Messages[len(r.Params.Messages)-1]
 	for _, b := range last.Content {
-		if b.Type == model.BlockToolResult {
+		if b.Type == model.BlockToolResult && strings.HasPrefix(b.ToolUseID, "toolu_notes_") {
 			return modeltest.Text("The notes are up to date.")
 		}
 	}

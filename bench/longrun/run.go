@@ -113,6 +113,9 @@ func Run(ctx context.Context, w *Workload, prog Program, dir string) (*Report, e
 	rep.Seconds = time.Since(start).Seconds()
 	rep.Completed = pl.done() && turn == len(w.Turns)
 	rep.measure(w, srv.Requests(), pl)
+	if err := writeLog(filepath.Join(dir, "requests.tsv"), srv.Requests(), pl); err != nil {
+		return rep, err
+	}
 	if runErr != nil {
 		return rep, runErr
 	}
@@ -186,3 +189,19 @@ func tail(s string, n int) string {
 
 // ErrNoClaude is returned when Claude Code's binary is not installed.
 var ErrNoClaude = errors.New("Claude Code is not installed: npm install @anthropic-ai/claude-code@2.1.332 (ORACLE.md), or pass its path")
+
+// writeLog writes one line a request: kind, status, usage, what the
+// server cleared, and the facts the model saw, for looking into a run.
+func writeLog(path string, reqs []*modeltest.Request, pl *player) error {
+	var b strings.Builder
+	b.WriteString("id\tkind\tstatus\ttokens\tinput\tcache_read\tcache_write\tcleared\tfacts_seen\n")
+	for _, q := range reqs {
+		cleared := 0
+		for _, e := range q.ContextEdits {
+			cleared += e.ClearedToolUses
+		}
+		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", q.ID, pl.kind(q.ID), q.Status, q.Tokens,
+			q.Usage.InputTokens, q.Usage.CacheReadInputTokens, q.Usage.CacheCreationInputTokens, cleared, len(seenFacts(q)))
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}

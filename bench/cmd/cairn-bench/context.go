@@ -107,7 +107,11 @@ func runOne(ctx context.Context, w *longrun.Workload, prog longrun.Program) (*lo
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	if os.Getenv("CAIRN_BENCH_KEEP") != "" {
+		fmt.Fprintln(os.Stderr, "the run is kept in", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	return longrun.Run(ctx, w, prog, filepath.Join(dir, "run"))
 }
 
