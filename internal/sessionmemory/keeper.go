@@ -97,8 +97,8 @@ type Keeper struct {
 	// spent is set once the batch update (Thresholds.At) of the current
 	// context ran; a compaction or a failure clears it.
 	spent bool
-	stats   Stats
-	wg      sync.WaitGroup
+	stats Stats
+	wg    sync.WaitGroup
 }
 
 // exchange is a request of the main conversation and its response, as the
