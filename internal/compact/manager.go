@@ -103,6 +103,8 @@ type Manager struct {
 	spent model.Usage
 	// lastFreed is what the lighter layers took off the last request.
 	lastFreed int64
+	// inEarly is set while an early compaction (Config.EarlyAt) writes.
+	inEarly bool
 }
 
 // New returns a Manager.
@@ -327,7 +329,7 @@ var errNotesBehind = errors.New("the session notes do not cover enough of the co
 
 // compactEarly compacts history to the notes and the messages they do not
 // cover (Config.EarlyAt). It returns errNotesBehind, writing nothing, when
-// the notes are empty, cover an unknown point, or leave more than half of
+// the notes are empty, cover an unknown point, or leave more than 70% of
 // EarlyAt uncovered.
 func (m *Manager) compactEarly(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec, used int64) (*result, error) {
 	start := m.cfg.Now()
@@ -348,7 +350,9 @@ func (m *Manager) compactEarly(ctx context.Context, history []model.Message, sys
 	if m.cfg.PostCompact != nil {
 		after = m.cfg.PostCompact(ctx, TriggerAuto, summary)
 	}
+	m.inEarly = true
 	res, err := m.write(ctx, history, keep, summary, TriggerAuto, used, start, after, system, tools)
+	m.inEarly = false
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"github.com/cairn-dev/cairn/engine"
 	"strings"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestLatestRequestsCarryOver(t *testing.T) {
 		msg("user", []string{"c"}, model.TextBlock("[Request interrupted by user]")),
 		msg("user", []string{"d"}, model.TextBlock("second request")),
 	}
-	a, ok := latestRequests(history)
+	a, ok := latestRequests(history, len(history))
 	if !ok {
 		t.Fatal("no requests found")
 	}
@@ -77,13 +78,24 @@ func TestLatestRequestsCarryOver(t *testing.T) {
 		msg("user", []string{"y"}, model.TextBlock("third request")),
 		msg("user", []string{"z"}, model.TextBlock("fourth request")),
 	}
-	b, _ := latestRequests(later)
-	var got []string
-	for _, blk := range b.Rendered {
-		got = append(got, strings.TrimSuffix(strings.TrimPrefix(blk.Text, requestHeader), "\n</system-reminder>"))
+	texts := func(a engine.Attachment) []string {
+		var got []string
+		for _, blk := range a.Rendered {
+			got = append(got, strings.TrimSuffix(strings.TrimPrefix(blk.Text, requestHeader), "\n</system-reminder>"))
+		}
+		return got
 	}
-	if diff := cmp.Diff([]string{"second request", "third request", "fourth request"}, got); diff != "" {
+	// The first request (the task) and the last three survive.
+	later = append(later, msg("user", []string{"v"}, model.TextBlock("fifth request")))
+	b, _ := latestRequests(later, len(later))
+	if diff := cmp.Diff([]string{"first request", "third request", "fourth request", "fifth request"}, texts(b)); diff != "" {
 		t.Errorf("carried requests (-want +got):\n%s", diff)
+	}
+	// A request the kept tail holds is not carried as well: it would be
+	// sent twice.
+	c, _ := latestRequests(later, len(later)-2)
+	if diff := cmp.Diff([]string{"first request", "second request", "third request"}, texts(c)); diff != "" {
+		t.Errorf("carried requests with the last two kept (-want +got):\n%s", diff)
 	}
 }
 

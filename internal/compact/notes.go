@@ -66,7 +66,7 @@ func (m *Manager) fromNotes(ctx context.Context, history []model.Message, keep i
 // fromNotesEarly is fromNotes for a compaction below the threshold
 // (Config.EarlyAt): the notes must say what they cover, and the tail kept
 // is exactly what they do not cover (at least the newest tool call and
-// its results), which must stay under half of EarlyAt.
+// its results), which must stay under 70% of EarlyAt.
 func (m *Manager) fromNotesEarly(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec) (string, int, bool) {
 	summary, covered, err := m.cfg.Notes.Summary(ctx)
 	if err != nil || summary == "" || covered == "" {
@@ -93,7 +93,7 @@ func (m *Manager) fromNotesEarly(ctx context.Context, history []model.Message, s
 			return "", 0, false
 		}
 	}
-	if post := tokens.EstimateRequest(system, tools, history[k:]) + tokens.Estimate(summary); post > m.cfg.EarlyAt/2 {
+	if post := tokens.EstimateRequest(system, tools, history[k:]) + tokens.Estimate(summary); post > m.cfg.EarlyAt*7/10 {
 		return "", 0, false
 	}
 	return summary, k, true

@@ -179,10 +179,15 @@ func (m *Manager) truncate(ctx context.Context, history []model.Message, system 
 // (instruction files, pins, todos, plan, hook output).
 func (m *Manager) survivors(ctx context.Context, history []model.Message, keep int, after []engine.Attachment) []engine.Attachment {
 	var out []engine.Attachment
-	if a, ok := latestRequests(history); ok {
+	if a, ok := latestRequests(history, keep); ok {
 		out = append(out, a)
 	}
-	out = append(out, recentFiles(history[:keep], m.cfg.CWD)...)
+	if !m.inEarly {
+		// An early compaction keeps the newest results verbatim and its
+		// notes hold what the older ones said: re-reading files would
+		// only write them to the cache again.
+		out = append(out, recentFiles(history[:keep], m.cfg.CWD)...)
+	}
 	if m.cfg.Survivors != nil {
 		out = append(out, m.cfg.Survivors(ctx)...)
 	}
@@ -213,7 +218,8 @@ func carried(survivors []engine.Attachment, kept []model.Message) []engine.Attac
 	return out
 }
 
-// maxRequests is how many of the user's latest requests survive verbatim.
+// maxRequests is how many of the user's latest requests survive verbatim,
+// besides the first (the task, which every compaction keeps word for word).
 const maxRequests = 3
 
 // requestHeader starts the reminder that carries one of the user's requests
@@ -221,20 +227,36 @@ const maxRequests = 3
 const requestHeader = "<system-reminder>\nA request the user made earlier, in their own words:\n"
 
 // latestRequests keeps the user's own words across any number of
-// compactions: the last few prompts they typed — typed since the last
-// compaction, or carried through it — oldest first.
-func latestRequests(history []model.Message) (engine.Attachment, bool) {
+// compactions: the first prompt of the session (the task) and the last
+// few — typed since the last compaction, or carried through it — oldest
+// first, leaving out those the kept tail (history[keep:]) holds already,
+// which the model reads there.
+func latestRequests(history []model.Message, keep int) (engine.Attachment, bool) {
+	var all []string
+	seen := map[string]bool{}
+	for _, m := range history[:keep] {
+		for _, r := range requestsIn(m) {
+			if !seen[r] {
+				seen[r] = true
+				all = append(all, r)
+			}
+		}
+	}
+	kept := map[string]bool{}
+	for _, m := range history[keep:] {
+		for _, r := range requestsIn(m) {
+			kept[r] = true
+		}
+	}
 	var prompts []string
-	for i := len(history) - 1; i >= 0 && len(prompts) < maxRequests; i-- {
-		found := requestsIn(history[i])
-		for j := len(found) - 1; j >= 0 && len(prompts) < maxRequests; j-- {
-			prompts = append(prompts, found[j])
+	for i, r := range all {
+		if (i == 0 || i >= len(all)-maxRequests) && !kept[r] {
+			prompts = append(prompts, r)
 		}
 	}
 	if len(prompts) == 0 {
 		return engine.Attachment{}, false
 	}
-	slices.Reverse(prompts)
 	a := engine.Attachment{Type: "cairn_user_requests", Data: map[string]any{"requests": prompts}}
 	for _, p := range prompts {
 		a.Rendered = append(a.Rendered, model.TextBlock(requestHeader+p+"\n</system-reminder>"))

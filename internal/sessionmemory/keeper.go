@@ -26,8 +26,10 @@ type Thresholds struct {
 	// due (3); a response that calls no tool, a natural pause, does too.
 	ToolCalls int
 	// At, when positive, replaces the three above with batches: one
-	// update is due when the context reaches At tokens, and the next only
-	// after the context shrank (a compaction) or the update failed. An
+	// update is due when the context reaches At tokens, and the next
+	// after the context shrank (a compaction), the update failed, or the
+	// context grew by another quarter of At (the compaction it was for
+	// did not happen). An
 	// update reads the whole context, so one per compaction costs a
 	// fraction of one every few thousand tokens.
 	At int64
@@ -212,7 +214,7 @@ func (k *Keeper) AfterResponse(ctx context.Context, req *model.Request, resp *mo
 func (k *Keeper) due(size int64, calls int) bool {
 	th := k.cfg.Thresholds
 	if th.At > 0 {
-		if k.spent || size < th.At {
+		if size < th.At || (k.spent && size-k.base < th.At/4) {
 			return false
 		}
 		k.spent = true
