@@ -220,7 +220,7 @@ func TestBatchThreshold(t *testing.T) {
 		want int // updates so far
 	}{
 		{10_000, 0}, {30_000, 0}, // every 5,000 tokens no longer matters
-		{41_000, 1}, // the batch
+		{41_000, 1},              // the batch
 		{45_000, 1}, {50_000, 1}, // once
 		{12_000, 1}, // compacted
 		{39_000, 1},
