@@ -1,14 +1,18 @@
 package compact
 
 import (
-	"github.com/cairn-dev/cairn/engine"
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 func msg(role string, ids []string, blocks ...model.Block) model.Message {
@@ -145,3 +149,43 @@ func TestTrimKeepsTheNewestResults(t *testing.T) {
 		t.Errorf("cleared %d of 6 (want the 3 oldest), and the input must not change", cleared)
 	}
 }
+
+// TestTruncateNeverCutsTheNewest: the last resort drops the oldest
+// history but keeps the newest call with its results, and a newest
+// message that cannot fit at all is an error, not a silent cut.
+func TestTruncateNeverCutsTheNewest(t *testing.T) {
+	w := tokens.Window{Size: 8_192, MaxOutput: 4_096}
+	call := model.Block{Type: model.BlockToolUse, ID: "t", Name: "Bash", Input: []byte(`{}`)}
+	huge := strings.Repeat("x", 4*10_000)
+	m := New(Config{Window: w, Transcript: &countTranscript{}})
+	_, err := m.truncate(t.Context(), []model.Message{msg("user", []string{"a"}, model.TextBlock(huge))}, nil, nil, 10_000)
+	if !errors.Is(err, ErrDoesNotFit) {
+		t.Errorf("a 10,000-token prompt in an 8K window: %v, want ErrDoesNotFit", err)
+	}
+	history := []model.Message{
+		msg("user", []string{"a"}, model.TextBlock("the task")),
+		msg("assistant", []string{"b"}, call),
+		msg("user", []string{"c"}, model.ToolResultBlock("t", strings.Repeat("y", 4*4_000), false)),
+	}
+	res, err := m.truncate(t.Context(), history, nil, nil, 4_100)
+	if err != nil {
+		t.Fatalf("a 4,000-token result fits the 6,144-token effective window, yet: %v", err)
+	}
+	// Over half the window, the result would once have been dropped with
+	// its call; now only the task is.
+	if want := "dropped the oldest 1 messages"; !strings.Contains(res.report.Summary, want) {
+		t.Errorf("truncate: %q, want %q", res.report.Summary, want)
+	}
+}
+
+// countTranscript is a Transcript that keeps nothing.
+type countTranscript struct{ n int }
+
+func (c *countTranscript) Leaf() string { return "root" }
+func (c *countTranscript) NewEntry(typ, parent string) transcript.Entry {
+	c.n++
+	return transcript.Entry{Type: typ, ParentUUID: parent, UUID: fmt.Sprint("e", c.n)}
+}
+func (c *countTranscript) Append(context.Context, ...transcript.Entry) error { return nil }
+func (c *countTranscript) Reload(context.Context) ([]model.Message, error)   { return nil, nil }
+func (c *countTranscript) Path() string                                      { return "" }

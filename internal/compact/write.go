@@ -3,6 +3,7 @@ package compact
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -146,6 +147,10 @@ func (m *Manager) write(ctx context.Context, history []model.Message, keep int, 
 	}}, nil
 }
 
+// ErrDoesNotFit is returned when the newest message alone does not fit in
+// the context window: it is neither cut nor dropped.
+var ErrDoesNotFit = errors.New("the request cannot fit in the context window")
+
 // truncate is the last resort when a request does not fit and cannot be
 // summarised: the oldest history is dropped, keeping the newest messages
 // that fit in half the window, and the boundary says so.
@@ -164,6 +169,17 @@ func (m *Manager) truncate(ctx context.Context, history []model.Message, system 
 	}
 	for k < len(history) && (startsWithResults(history[k]) || len(history[k].IDs) == 0) {
 		k++
+	}
+	// Keep at least the newest prompt, or the newest call with its
+	// results: dropping them would have the model start its step again,
+	// forever. When even that cannot fit, say so rather than cut it.
+	least := len(history) - 1
+	if least >= 1 && startsWithResults(history[least]) {
+		least--
+	}
+	k = max(0, min(k, least))
+	if need := tokens.EstimateRequest(system, tools, history[least:]); need > m.cfg.Window.Effective() {
+		return nil, fmt.Errorf("%w: the newest message needs about %d tokens and the context window holds %d; shorten the prompt, or read less at once (a smaller file, a range of lines)", ErrDoesNotFit, need, m.cfg.Window.Effective())
 	}
 	note := "[The earlier part of this conversation could not be summarised and was left out to fit the context window.]"
 	res, err := m.write(ctx, history, k, note, TriggerAuto, pre, start, nil, system, tools)
