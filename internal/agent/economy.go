@@ -20,7 +20,7 @@ import (
 const (
 	// earlyShare is where the early compaction happens, in percent of the
 	// auto-compaction threshold.
-	earlyShare = 30
+	earlyShare = 20
 	// notesLead is where the notes are brought up to date, in percent of
 	// the early compaction's size: what they do not cover yet is kept
 	// verbatim, so the lead bounds the tail a compaction keeps.

@@ -356,7 +356,7 @@ func (m *Manager) compactEarly(ctx context.Context, history []model.Message, sys
 	if err != nil {
 		return nil, err
 	}
-	res.report.Summary += " (early, from the session notes: no summary request)"
+	res.report.Summary += " (early: the session notes were the summary, no summary request)"
 	return res, nil
 }
 
