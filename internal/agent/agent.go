@@ -106,6 +106,10 @@ type Options struct {
 	// works.
 	SessionMemory        sessionmemory.Config
 	DisableSessionMemory bool
+	// EarlyCompactAt is where the session compacts to its notes, with no
+	// summary request, before the auto-compaction threshold (see
+	// economy.go): 0 is a share of the threshold, negative is never.
+	EarlyCompactAt int64
 
 	// Instructions are the session's instruction files (CLAUDE.md and
 	// kin); nil loads none. Memory turns on long-term memory; nil has none.
@@ -414,7 +418,9 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	env.Now = o.Now
 	env.SessionDir = filepath.Join(filepath.Dir(a.path), a.id)
 	env.BeforeChange = a.history.BeforeChange
+	early := earlyCompactAt(o)
 	sm := o.SessionMemory
+	sm.Thresholds = notesThresholds(sm.Thresholds, early)
 	sm.Path, sm.Model, sm.ModelName, sm.MaxTokens, sm.Lookup, sm.Cwd, sm.Warn = sessionmemory.Path(env.SessionDir), o.Model, o.ModelName, o.MaxTokens, reg.Lookup, o.Cwd, o.Warn
 	if o.Home.Dir != "" {
 		sm.ConfigDir = filepath.Join(o.Home.Dir, "session-memory")
@@ -428,11 +434,11 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	a.compact = compact.New(compact.Config{
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
 		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors),
-		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.sc.compactGuidance,
+		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.sc.compactGuidance, EarlyAt: early,
 		Cleanup: func() { a.prompts.Forget(prompt.MemoryKey) }, // the memory index as it stands now
 	})
-	micro := o.MicroCompact
-	micro.ServerSide, micro.Transcript = o.ContextManagement, transcriptOf{a}
+	micro := microFor(o.MicroCompact, early)
+	micro.ServerSide, micro.Transcript = o.ContextManagement && early == 0, transcriptOf{a}
 	if conv != nil {
 		micro.Cleared, micro.Since = conv.Cleared, conv.LastAssistantTime()
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -561,6 +562,28 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 // MANAGEMENT=1 turns it off for compatible servers that lack the beta.
 func contextManagement(env Env, c *modelChoice) bool {
 	return c.Provider == "anthropic" && !truthy(env.Getenv("CAIRN_DISABLE_CONTEXT_MANAGEMENT"))
+}
+
+// earlyCompactAt reads CAIRN_EARLY_COMPACT_AT: the context size, in
+// tokens, at which the session compacts to its notes before the
+// auto-compaction threshold; "off" (or 0, or a negative number) never
+// does; unset or unreadable is cairn's default.
+func earlyCompactAt(env Env) int64 {
+	v := strings.TrimSpace(env.Getenv("CAIRN_EARLY_COMPACT_AT"))
+	if v == "" {
+		return 0
+	}
+	if strings.EqualFold(v, "off") {
+		return -1
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0
+	}
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
 
 // truthy reads an environment flag: 1, true, yes or on.
