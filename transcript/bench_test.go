@@ -25,7 +25,7 @@ func TestLoadGenerated(t *testing.T) {
 	}{
 		{"compacting", gen.Options{Size: 600 << 10, Seed: 21, CompactEvery: 120 << 10}},
 		{"compacting, other seed", gen.Options{Size: 600 << 10, Seed: 22, CompactEvery: 90 << 10}},
-		{"no compaction", gen.Options{Size: 300 << 10, Seed: 23, NoCompact: true}},
+		{"no compaction", gen.Options{Size: 300 << 10, Seed: 23}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.jsonl")
@@ -55,7 +55,7 @@ func TestLoadGenerated(t *testing.T) {
 			if err := checkAPIValid(conv.Messages()); err != nil {
 				t.Errorf("Messages: %v", err)
 			}
-			if tc.opts.NoCompact && conv.BytesRead != st.Bytes {
+			if !tc.opts.Compact && tc.opts.CompactEvery == 0 && conv.BytesRead != st.Bytes {
 				t.Errorf("BytesRead = %d, want the whole file (%d) without compactions", conv.BytesRead, st.Bytes)
 			}
 			if need := st.Bytes - firstOffset(t, path, st.Resume); conv.BytesRead > need+readSlack {
@@ -124,7 +124,7 @@ func benchmarkLoad(b *testing.B, size int64) {
 		}
 		b.Run(name, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "s.jsonl")
-			st := generateFile(b, path, gen.Options{Size: size, Seed: 1, NoCompact: flat})
+			st := generateFile(b, path, gen.Options{Size: size, Seed: 1, Compact: !flat})
 			b.SetBytes(st.Bytes)
 			b.ReportAllocs()
 			var read int64

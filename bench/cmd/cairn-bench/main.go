@@ -1,10 +1,10 @@
 // Command cairn-bench measures cairn's transcript store on synthetic Claude
 // Code sessions:
 //
-//	cairn-bench gen -size 100MB -out FILE [-seed N] [-no-compact]
+//	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact]
 //	cairn-bench resume [-tsv] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
-//	cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]
+//	cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
 //	cairn-bench workload [-turns 5] [-steps 32] [-window 200000] …
 //
 // gen writes a session with bench/gen; resume loads a session the way a
@@ -53,10 +53,10 @@ func main() {
 }
 
 const usageText = `usage:
-  cairn-bench gen -size 100MB -out FILE [-seed N] [-no-compact] [-compact-every 1.5MB]
+  cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]]
   cairn-bench resume [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
-  cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]
+  cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
   cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]`
 
 // usageError is a command-line mistake.
@@ -103,10 +103,10 @@ func parseFlags(fs *flag.FlagSet, args []string, operands int) error {
 func genCmd(args []string, stdout io.Writer) error {
 	fs := newFlags("gen")
 	size := fs.String("size", "10MB", "size to reach (B, KB, MB, GB; binary units)")
-	every := fs.String("compact-every", "1.5MB", "transcript written between compactions")
+	every := fs.String("compact-every", "1.5MB", "with -compact: transcript written between compactions")
 	out := fs.String("out", "", "file to write")
 	seed := fs.Uint64("seed", 1, "chooses the session")
-	noCompact := fs.Bool("no-compact", false, "write one unbroken chain, with no compaction")
+	compact := fs.Bool("compact", false, "compact about every -compact-every bytes (default: one unbroken chain, no compaction)")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
@@ -121,6 +121,9 @@ func genCmd(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageError{"gen: -compact-every: " + err.Error()}
 	}
+	if !*compact {
+		e = 0
+	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		return err
 	}
@@ -129,7 +132,7 @@ func genCmd(args []string, stdout io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	st, err := gen.Generate(f, gen.Options{Size: n, Seed: *seed, NoCompact: *noCompact, CompactEvery: e})
+	st, err := gen.Generate(f, gen.Options{Size: n, Seed: *seed, Compact: *compact, CompactEvery: e})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
