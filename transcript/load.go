@@ -32,6 +32,10 @@ type LoadOptions struct {
 	// time.Now when nil.
 	NewUUID func() string
 	Now     func() time.Time
+	// Cache, when set, holds entries decoded by earlier loads of the same
+	// file and keeps those of this one: lines it holds are not decoded
+	// again.
+	Cache *LineCache
 }
 
 // Conversation is a session rebuilt from its transcript.
@@ -83,6 +87,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		byAnchor:    make(map[string]*boundaryInfo),
 		byPreserved: make(map[string]*boundaryInfo),
 		history:     opts.History,
+		cache:       opts.Cache,
 		conv:        &Conversation{},
 	}
 	l.sc = jsonl.NewBackward(src, src.Size(), 0, 0, func(s string) { l.warnf("%s", s) })
@@ -138,6 +143,7 @@ type loader struct {
 	sc      *jsonl.Backward
 	bof     bool
 	history bool
+	cache   *LineCache
 
 	byUUID      map[string]*Entry
 	order       []*Entry // chain entries in the order read (newest first)
@@ -215,7 +221,15 @@ func (l *loader) readLine() (bool, error) {
 		l.bof = true
 		return false, nil
 	}
+	if l.cache != nil {
+		if e := l.cache.lookup(line.Offset, line.Bytes); e != nil {
+			l.index(e)
+			return true, nil
+		}
+	}
+	warned := false
 	e, ok := decodeLine(line, func(format string, args ...any) {
+		warned = true
 		if line.No == 0 {
 			l.lineWarnings = append(l.lineWarnings, lineWarning{len(l.conv.Warnings), line.Offset})
 		}
@@ -223,6 +237,9 @@ func (l *loader) readLine() (bool, error) {
 	})
 	if ok {
 		e.offset = line.Offset
+		if l.cache != nil && !warned {
+			l.cache.store(line.Offset, e)
+		}
 		l.index(e)
 	}
 	return true, nil

@@ -60,13 +60,9 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		if id, err = sessionIDOf(*resume); err != nil {
 			return err
 		}
-		st, err := os.Stat(*resume)
-		if err != nil {
-			return err
-		}
 		// Claude Code may send small requests of its own first; the one
 		// that counts carries the conversation.
-		minBody = st.Size() / 20
+		minBody = 200 << 10
 	}
 	front := newTimingFront(minBody)
 	defer front.Close()

@@ -2,7 +2,7 @@
 // Code sessions:
 //
 //	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact]
-//	cairn-bench resume [-tsv] FILE
+//	cairn-bench resume [-tsv] [-cpuprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
 //	cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
 //	cairn-bench workload [-turns 5] [-steps 32] [-window 200000] …
@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +55,7 @@ func main() {
 
 const usageText = `usage:
   cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]]
-  cairn-bench resume [-tsv] FILE
+  cairn-bench resume [-tsv] [-cpuprofile FILE] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
   cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
   cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]`
@@ -169,8 +170,20 @@ func parseSize(s string) (int64, error) {
 func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("resume")
 	tsv := fs.Bool("tsv", false, "print one tab-separated line: size, read, entries, messages, warnings, seconds, peak RSS bytes, CPU seconds")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the resume to this file")
 	if err := parseFlags(fs, args, 1); err != nil {
 		return err
+	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
 	}
 	path := fs.Arg(0)
 	start := time.Now()
