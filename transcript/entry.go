@@ -530,7 +530,9 @@ func (e *Entry) Unknown() map[string]json.RawMessage {
 		return nil
 	}
 	var all map[string]json.RawMessage
-	err := jsonscan.Members(e.raw, func(key []byte, f jsonscan.Flags, val []byte) error {
+	// raw is the line DecodeEntry checked: find its members without
+	// checking them again.
+	err := jsonscan.TrustedMembers(e.raw, func(key []byte, f jsonscan.Flags, val []byte) error {
 		if name, _ := fieldName(key, f); name != "" {
 			// Keys match fields without regard to case, so a key like
 			// "Type" already went into a typed field.

@@ -1,7 +1,7 @@
 // Command cairn-bench measures cairn's transcript store on synthetic Claude
 // Code sessions:
 //
-//	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact]
+//	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage]
 //	cairn-bench resume [-tsv] [-cpuprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
 //	cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
@@ -54,7 +54,7 @@ func main() {
 }
 
 const usageText = `usage:
-  cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]]
+  cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage]
   cairn-bench resume [-tsv] [-cpuprofile FILE] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
   cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
@@ -107,6 +107,7 @@ func genCmd(args []string, stdout io.Writer) error {
 	every := fs.String("compact-every", "1.5MB", "with -compact: transcript written between compactions")
 	out := fs.String("out", "", "file to write")
 	seed := fs.Uint64("seed", 1, "chooses the session")
+	damage := fs.Bool("damage", false, "then damage the file as gen.Damage does: garbage in the middle, a 20 MB line that is no entry, a torn last line")
 	compact := fs.Bool("compact", false, "compact about every -compact-every bytes (default: one unbroken chain, no compaction)")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
@@ -139,6 +140,15 @@ func genCmd(args []string, stdout io.Writer) error {
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", *out, err)
+	}
+	if *damage {
+		b, err := os.ReadFile(*out)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*out, gen.Damage(b), 0o600); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "wrote %s: %s, %d lines, %d turns, %d tool calls, %d compactions, %d entries to resume, in %s\n",
 		*out, mb(st.Bytes), st.Lines, st.Turns, st.ToolCalls, st.Compactions, len(st.Resume), time.Since(start).Round(time.Millisecond))
