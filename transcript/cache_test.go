@@ -61,18 +61,25 @@ func TestLineCache(t *testing.T) {
 	appendLine(`{"parentUuid":"` + st.Leaf + `","isSidechain":false,"type":"user","message":{"role":"user","content":"and one more thing"},"uuid":"11111111-1111-4111-8111-111111111111","timestamp":"2026-01-12T12:00:00.000Z","sessionId":"` + st.SessionID + `"}`)
 	appendLine(`{"type":"user","uuid":`)
 	check("after a turn and a damaged line")
-	// The same offsets with other bytes: the cache must not answer.
+	// Only the bytes appended since the last load are read again.
+	appendLine(`{"type":"last-prompt","lastPrompt":"and one more thing","leafUuid":"11111111-1111-4111-8111-111111111111","sessionId":"` + st.SessionID + `"}`)
+	if after, fresh := load(cache), load(nil); after.BytesRead > 200 || fresh.BytesRead < 200<<10 {
+		t.Errorf("a load after one appended line of 158 bytes read %d bytes (%d without the cache): the cached prefix was not used", after.BytesRead, fresh.BytesRead)
+	}
+	check("after a last-prompt record")
+	// Another file in its place (shorter, its last line another): the
+	// cache must not answer.
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(b), "and one more thing", "and one MORE thing")), 0o600); err != nil {
+	cut := strings.Index(string(b), "and one more thing")
+	rewritten := strings.ReplaceAll(string(b[:cut]), `"content":"`, `"content":"X`)
+	rewritten = rewritten[:strings.LastIndex(rewritten, "\n")+1]
+	if err := os.WriteFile(path, []byte(rewritten), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	check("after the file was rewritten")
-	if got := summary(load(cache)); !strings.Contains(strings.Join(got, "\n"), "and one MORE thing") {
-		t.Error("the cached load still has the old text of a rewritten line")
-	}
+	check("after the file was replaced")
 }
 
 func textsOf(m transcript.APIMessage) []string {
