@@ -190,3 +190,57 @@ func benchUser(i int, parent string) transcript.Entry {
 		Version: gen.Version, GitBranch: gen.GitBranch,
 	}
 }
+
+// BenchmarkReloadAfterTurn measures what reading a session's transcript
+// back costs once a turn appended to it: Load through the LineCache that
+// loaded it first, against loading it afresh. A resumed session does this
+// each turn (snip, collapse); with the cache it costs the new lines.
+func BenchmarkReloadAfterTurn(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "s.jsonl")
+	st := generateFile(b, path, gen.Options{Size: 10 << 20, Seed: 1})
+	line := fmt.Sprintf(`{"type":"last-prompt","lastPrompt":"again","leafUuid":%q,"sessionId":%q}`+"\n", st.Leaf, st.SessionID)
+	grow := func() {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.WriteString(line); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	load := func(c *transcript.LineCache) *transcript.Conversation {
+		src, err := transcript.OpenFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer src.Close()
+		conv, err := transcript.Load(context.Background(), src, transcript.LoadOptions{NoRepair: true, Cache: c})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return conv
+	}
+	for _, cached := range []bool{true, false} {
+		name := "fresh"
+		if cached {
+			name = "cached"
+		}
+		b.Run(name, func(b *testing.B) {
+			var cache *transcript.LineCache
+			if cached {
+				cache = &transcript.LineCache{}
+				load(cache)
+			}
+			b.ReportAllocs()
+			var read int64
+			for b.Loop() {
+				b.StopTimer()
+				grow()
+				b.StartTimer()
+				read = load(cache).BytesRead
+			}
+			b.ReportMetric(float64(read), "read-B/op")
+		})
+	}
+}
