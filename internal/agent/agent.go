@@ -171,6 +171,9 @@ type Agent struct {
 	Warnings []string
 	// discarded is set when Close removed the empty transcript.
 	discarded bool
+	// lines holds the lines of the session's transcript decoded so far,
+	// so reading it back decodes only what was appended since.
+	lines *transcript.LineCache
 }
 
 // Open picks the session, loads it if it exists, and gets it ready to run.
@@ -195,7 +198,7 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 	if o.Continue && o.Resume != "" {
 		return nil, errors.New("--continue and --resume pick different sessions; give one of them")
 	}
-	a := &Agent{opts: o}
+	a := &Agent{opts: o, lines: &transcript.LineCache{}}
 	var conv *transcript.Conversation
 	switch {
 	case o.Continue || o.Resume != "":
@@ -218,7 +221,13 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 				return nil, err
 			}
 		}
-		if conv, err = load(ctx, path, o.NewUUID, o.Now); err != nil {
+		// When the session goes on in this file, what is decoded now serves
+		// the reads of it the turns make.
+		cache := a.lines
+		if o.Fork {
+			cache = nil
+		}
+		if conv, err = load(ctx, path, o.NewUUID, o.Now, cache); err != nil {
 			a.release()
 			return nil, err
 		}
@@ -317,13 +326,13 @@ func (a *Agent) pick(ctx context.Context) (string, error) {
 	return a.opts.Home.Find(a.opts.Cwd, a.opts.Resume)
 }
 
-func load(ctx context.Context, path string, newUUID func() string, now func() time.Time) (*transcript.Conversation, error) {
+func load(ctx context.Context, path string, newUUID func() string, now func() time.Time, cache *transcript.LineCache) (*transcript.Conversation, error) {
 	src, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now})
+	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache})
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
@@ -488,7 +497,7 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 	if _, err := os.Stat(a.path); err != nil {
 		return &transcript.Conversation{SessionID: a.id}, nil
 	}
-	conv, err := load(ctx, a.path, a.opts.NewUUID, a.opts.Now)
+	conv, err := load(ctx, a.path, a.opts.NewUUID, a.opts.Now, a.lines)
 	if err != nil {
 		return nil, err
 	}
@@ -601,11 +610,11 @@ func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
 // live reads the session's transcript back as written so far, without the
 // repairs a resume adds.
 func (a *Agent) live(ctx context.Context) (*transcript.Conversation, error) {
-	return written(ctx, a.writer, a.path)
+	return written(ctx, a.writer, a.path, a.lines)
 }
 
 // written flushes w and reads its file at path back, without repairs.
-func written(ctx context.Context, w *transcript.Writer, path string) (*transcript.Conversation, error) {
+func written(ctx context.Context, w *transcript.Writer, path string, cache *transcript.LineCache) (*transcript.Conversation, error) {
 	if err := w.Flush(ctx); err != nil {
 		return nil, err
 	}
@@ -614,7 +623,7 @@ func written(ctx context.Context, w *transcript.Writer, path string) (*transcrip
 		return nil, err
 	}
 	defer src.Close()
-	return transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true})
+	return transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true, Cache: cache})
 }
 
 // Close waits for the transcript to be written and releases the session.
