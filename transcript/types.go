@@ -21,6 +21,7 @@ var sideRecordTypes = map[string]bool{
 	TypeQueueOp:             true,
 	TypeCustomTitle:         true,
 	TypeFileHistorySnapshot: true,
+	"progress":              true, // hook and tool progress
 	"mode":                  true,
 	"permission-mode":       true,
 	"tag":                   true,
