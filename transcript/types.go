@@ -48,10 +48,10 @@ func KnownLineType(typ string) bool {
 }
 
 // leadsTurn reports whether an attachment line is placed before the typed
-// text of its turn when the conversation is sent. Claude Code versions
-// that record what they sent (renderedRole, 2.1.332) send a turn's
-// attachments first, then the prompt; 2.1.197 and cairn send the prompt
-// first. Each line follows its writer, so a resume sends what was sent.
+// text of its turn when the conversation is sent. Claude Code 2.1.332
+// (which records what it sent: renderedRole) sends a turn's attachments
+// first, then the prompt; 2.1.197 and cairn send the prompt first
+// (versions between are not observed and read as 2.1.197). Each line follows its writer, so a resume sends what was sent.
 func leadsTurn(e *Entry) bool {
 	_, ok := recordedRole(e)
 	return ok
@@ -66,11 +66,11 @@ func foldsIntoResult(e *Entry) bool {
 	return ok && role == "system"
 }
 
-// recordedRole returns the renderedRole of an attachment line written by a
-// Claude Code that records it; ok is false for other writers (cairn writes
-// renderedRole too, but sends its attachments its own way).
+// recordedRole returns the renderedRole of an attachment line written by
+// Claude Code 2.1.332 or later; ok is false for other writers (cairn
+// writes renderedRole too, but sends its attachments its own way).
 func recordedRole(e *Entry) (role string, ok bool) {
-	if strings.HasPrefix(e.Version, "cairn") {
+	if !versionAtLeast(e.Version, 2, 1, 332) {
 		return "", false
 	}
 	raw, ok := e.Unknown()["renderedRole"]
