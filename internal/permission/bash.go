@@ -23,6 +23,11 @@ type bashCheck struct {
 	byRule map[*shellsafe.Command]Rule
 	used   []string // the allow rules that allowed commands
 	wrote  bool     // acceptEdits allowed a write inside the project
+	// dirsOf are the directories each command may run in; cwdUnknown is
+	// set when the line may end up somewhere only known at run time.
+	dirsOf     map[*shellsafe.Command]dirs
+	cwdUnknown bool
+	parent     map[*shellsafe.Command]*shellsafe.Command // wrappers of commands they run
 }
 
 func decideBash(req Request, p place) (Decision, hint) {
@@ -35,7 +40,13 @@ func decideBash(req Request, p place) (Decision, hint) {
 	}
 	b := &bashCheck{req: req, p: p, line: in.Command, script: shellsafe.Parse(in.Command), byRule: map[*shellsafe.Command]Rule{}}
 	b.all = b.script.All()
-	b.cwds = b.dirs()
+	b.parent = make(map[*shellsafe.Command]*shellsafe.Command)
+	for _, c := range b.all {
+		for _, ic := range c.Inner {
+			b.parent[ic] = c
+		}
+	}
+	b.trackDirs()
 	return b.decide()
 }
 
@@ -52,6 +63,14 @@ func (b *bashCheck) decide() (Decision, hint) {
 	}
 	if b.req.Mode == ModeBypass {
 		return Decision{Allow, "bypassPermissions mode allows every command that no deny rule denies.", ""}, h
+	}
+	// Path constraints come before allow rules (SPEC G7).
+	if pc, why := b.pathProblem(); pc != nil {
+		if pc.AllowWith != "" {
+			h.rule = pc.AllowWith
+		}
+		h.path = pc
+		return ask("%s", why), h
 	}
 	if r, ok := wholeTool(b.req.Rules.Allow); ok {
 		return Decision{Allow, fmt.Sprintf("Allowed by the rule %s%s.", r, from(r)), r.String()}, h
@@ -395,9 +414,9 @@ func isCd(c *shellsafe.Command) bool {
 	return false
 }
 
-// cdTargets returns where a cd may go from each directory the line may
-// run in ("" when unknown).
-func (b *bashCheck) cdTargets(c *shellsafe.Command) []string {
+// cdTargetsFrom returns where a cd may go from each of the directories
+// from ("" when unknown: cd -, cd $VAR, pushd +N).
+func (b *bashCheck) cdTargetsFrom(c *shellsafe.Command, from []string) []string {
 	var ops []shellsafe.Word
 	for _, a := range c.Args[1:] {
 		if a.Value == "-" || !strings.HasPrefix(a.Value, "-") || a.Dynamic {
@@ -408,37 +427,29 @@ func (b *bashCheck) cdTargets(c *shellsafe.Command) []string {
 		return []string{b.p.home}
 	}
 	t := ops[0]
-	if t.Dynamic || t.Glob || t.Value == "-" {
+	if t.Glob || t.Value == "-" || (isCd(c) && path.Base(c.Name()) != "cd" && strings.HasPrefix(t.Value, "+")) {
 		return []string{""}
 	}
 	var out []string
-	for _, dir := range b.cwdsBefore() {
-		out = append(out, b.p.abs(t.Value, dir))
+	for _, dir := range from {
+		v, ok := shellsafe.Expand(t, b.lookup(dir))
+		if !ok {
+			return []string{""}
+		}
+		out = append(out, b.p.absLogical(v, dir)) // cd -L, bash's default
 	}
 	return out
 }
 
-func (b *bashCheck) cwdsBefore() []string {
-	if b.cwds == nil {
-		return []string{b.p.cwd}
+// cdTargets returns where a cd may go from the directories it may run in.
+func (b *bashCheck) cdTargets(c *shellsafe.Command) []string {
+	ds, ok := b.dirsOf[c]
+	if !ok || len(ds.list) == 0 {
+		return b.cdTargetsFrom(c, []string{b.p.cwd})
 	}
-	return b.cwds
-}
-
-// dirs returns the directories commands of the line may run in: the
-// working directory and every literal cd target (from any of those), so a
-// relative path is checked from all of them.
-func (b *bashCheck) dirs() []string {
-	out := []string{b.p.cwd}
-	for _, c := range b.all {
-		if !isCd(c) {
-			continue
-		}
-		for _, t := range b.cdTargets(c) {
-			if t != "" && !contains(out, t) && len(out) < maxDirs {
-				out = append(out, t)
-			}
-		}
+	out := b.cdTargetsFrom(c, ds.list)
+	if ds.unknown {
+		out = append(out, "")
 	}
 	return out
 }

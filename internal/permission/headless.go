@@ -8,9 +8,10 @@ import (
 // hint is what would let a call that asks run without asking: the action
 // in words, the rule to add, the mode to use.
 type hint struct {
-	action string // "run `rm -rf build`"
-	rule   string // "Bash(rm -rf build)"
-	mode   Mode   // "" when no mode short of bypass helps
+	action string     // "run `rm -rf build`"
+	rule   string     // "Bash(rm -rf build)"
+	mode   Mode       // "" when no mode short of bypass helps
+	path   *PathCheck // the path constraint that decided, if one did
 }
 
 // finish turns an ask into a deny when no one can answer (headless, or

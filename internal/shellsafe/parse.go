@@ -56,6 +56,13 @@ type Command struct {
 	// InSubst is set on a command that runs inside a substitution
 	// ($(…), `…`, <(…), >(…)).
 	InSubst bool
+	// After is the simple command that must have succeeded for this one
+	// to run (the one before "&&" in "cd src && make"), when there is one.
+	After *Command
+	// Repeats is set on a command that may run more than once, or at a
+	// place other than where it is written: in a loop body or a function
+	// body.
+	Repeats bool
 	// Dynamic is set when what the command does cannot be known: its name
 	// is not fixed, or it runs text that is not fixed (eval, sh -c).
 	// Reason says why. A dynamic argument is marked on the Word alone.
