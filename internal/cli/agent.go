@@ -40,6 +40,7 @@ type agentFlags struct {
 	permissionMode string
 	allowed        []string
 	disallowed     []string
+	addDirs        []string
 }
 
 func addAgentFlags(root *cobra.Command, env Env) {
@@ -60,6 +61,7 @@ func addAgentFlags(root *cobra.Command, env Env) {
 	fl.StringVar(&f.permissionMode, "permission-mode", "", "default, acceptEdits, plan or bypassPermissions")
 	fl.StringSliceVar(&f.allowed, "allowedTools", nil, `permission rules to allow, e.g. "Bash(npm test:*)" Edit`)
 	fl.StringSliceVar(&f.disallowed, "disallowedTools", nil, "permission rules to deny")
+	fl.StringArrayVar(&f.addDirs, "add-dir", nil, "another directory the session may work in, as the project (repeatable)")
 	root.Args = args(cobra.ArbitraryArgs)
 	root.RunE = func(cmd *cobra.Command, a []string) error { return runAgent(cmd.Context(), env, f, a) }
 }

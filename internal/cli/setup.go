@@ -63,10 +63,13 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	userHome, _ := os.UserHomeDir()
 	instr, mem, memRules, ctxWarnings := sessionContextOptions(env, home, userHome, st, s.choice)
 	allowed := append(append(memRules, sessionReadRules(home, env.Cwd)...), f.allowed...)
+	if err := checkDirs(env.Cwd, f.addDirs); err != nil {
+		return nil, err
+	}
 	s.checker, err = permission.New(permission.Options{
 		CairnHome: home.Dir, UserHome: userHome, ProjectDir: env.Cwd, Cwd: env.Cwd,
 		Mode: permission.Mode(f.permissionMode), AllowedTools: allowed, DisallowedTools: f.disallowed,
-		Headless: headless,
+		AdditionalDirectories: f.addDirs, Headless: headless,
 	})
 	if err != nil {
 		return nil, err

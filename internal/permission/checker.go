@@ -221,3 +221,9 @@ func (c *Checker) Request(tool string, input json.RawMessage, readOnly, destruct
 func (c *Checker) Check(ctx context.Context, tool string, input json.RawMessage, readOnly, destructive bool) Decision {
 	return Decide(ctx, c.Request(tool, input, readOnly, destructive))
 }
+
+// Explain decides one call as Check does and, when a path constraint
+// decided, says which path fell outside which folders (see Explain).
+func (c *Checker) Explain(ctx context.Context, tool string, input json.RawMessage, readOnly, destructive bool) (Decision, *PathCheck) {
+	return Explain(ctx, c.Request(tool, input, readOnly, destructive))
+}
