@@ -51,7 +51,7 @@ func decideBash(req Request, p place) (Decision, hint) {
 }
 
 func (b *bashCheck) decide() (Decision, hint) {
-	h := hint{action: "run `" + b.line + "`", rule: "Bash(" + b.line + ")"}
+	h := hint{action: "run `" + clip(b.line) + "`", rule: b.lineRule()}
 	if d, ok := b.denied(); ok {
 		return d, h
 	}
@@ -85,7 +85,7 @@ func (b *bashCheck) decide() (Decision, hint) {
 		return ask("%s", why), h
 	}
 	if b.req.Destructive && len(b.used) == 0 {
-		return ask("Running `%s` needs confirmation: the Bash tool reports it as destructive.", b.line), h
+		return ask("Running `%s` needs confirmation: the Bash tool reports it as destructive.", clip(b.line)), h
 	}
 	if len(b.used) == 0 && b.wrote {
 		return Decision{Allow, "Every command of the line is read-only, and acceptEdits mode allows its writes inside the project.", ""}, h
@@ -125,7 +125,7 @@ func (b *bashCheck) denied() (Decision, bool) {
 }
 
 func (b *bashCheck) deny(r Rule, what string) Decision {
-	return Decision{Deny, fmt.Sprintf("Permission to run `%s` is denied: the rule %s%s matches %s.", b.line, r, from(r), what), r.String()}
+	return Decision{Deny, fmt.Sprintf("Permission to run `%s` is denied: the rule %s%s matches %s.", clip(b.line), r, from(r), what), r.String()}
 }
 
 // asked applies the ask rules, and asks when a deny rule might match a
@@ -166,10 +166,10 @@ func (b *bashCheck) readOnly() bool {
 // allowed without asking, and the command it is in (nil for the line).
 func (b *bashCheck) firstProblem() (*shellsafe.Command, string) {
 	if len(b.script.Whole) > 0 {
-		return nil, fmt.Sprintf("`%s` needs confirmation: %s.", b.line, b.script.Whole[0])
+		return nil, fmt.Sprintf("`%s` needs confirmation: %s.", clip(b.line), b.script.Whole[0])
 	}
 	if len(b.script.Commands) == 0 && len(b.script.Redirects) == 0 {
-		return nil, fmt.Sprintf("`%s` runs no command cairn can check; it needs confirmation.", b.line)
+		return nil, fmt.Sprintf("`%s` runs no command cairn can check; it needs confirmation.", clip(b.line))
 	}
 	for _, c := range b.script.Commands {
 		if bad, why := b.command(c); why != "" {
@@ -344,7 +344,7 @@ func (b *bashCheck) redirect(r shellsafe.Redirect, byRule bool) string {
 		return ""
 	}
 	if r.Dynamic {
-		return fmt.Sprintf("`%s` needs confirmation: the redirection target %s is only known when it runs.", b.line, r.Target)
+		return fmt.Sprintf("`%s` needs confirmation: the redirection target %s is only known when it runs.", clip(b.line), r.Target)
 	}
 	p := b.p.abs(r.Target, b.p.cwd)
 	for _, dir := range b.cwds {
@@ -353,23 +353,23 @@ func (b *bashCheck) redirect(r shellsafe.Redirect, byRule bool) string {
 		}
 	}
 	if p == "" {
-		return fmt.Sprintf("`%s` needs confirmation: it redirects to %s.", b.line, r.Target)
+		return fmt.Sprintf("`%s` needs confirmation: it redirects to %s.", clip(b.line), r.Target)
 	}
 	inside := b.p.inside(p)
 	if !r.Write {
 		if inside || b.allowedPath("Read", p) {
 			return ""
 		}
-		return fmt.Sprintf("`%s` needs permission: it reads %s, outside the project %s.", b.line, p, b.p.project)
+		return fmt.Sprintf("`%s` needs permission: it reads %s, outside the project %s.", clip(b.line), p, b.p.project)
 	}
 	editRule := b.allowedPath("Edit", p)
 	switch {
 	case !inside && !editRule:
-		return fmt.Sprintf("`%s` needs permission: it writes %s, outside the project %s. Allow it with a rule such as %s.", b.line, p, b.p.project, suggestPath("Edit", b.p, p))
+		return fmt.Sprintf("`%s` needs permission: it writes %s, outside the project %s. Allow it with a rule such as %s.", clip(b.line), p, b.p.project, suggestPath("Edit", b.p, p))
 	case r.Truncate && exists(p) && !byRule && !editRule:
-		return fmt.Sprintf("`%s` needs confirmation: '%s' overwrites the existing file %s.", b.line, r.Op, p)
+		return fmt.Sprintf("`%s` needs confirmation: '%s' overwrites the existing file %s.", clip(b.line), r.Op, p)
 	case inside && !byRule && !editRule && b.req.Mode != ModeAcceptEdits:
-		return fmt.Sprintf("`%s` needs permission: it writes %s.", b.line, p)
+		return fmt.Sprintf("`%s` needs permission: it writes %s.", clip(b.line), p)
 	case !byRule && !editRule:
 		b.wrote = true
 	}

@@ -1,9 +1,11 @@
 package permission
 
 import (
+	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/shellsafe"
 )
@@ -150,6 +152,11 @@ func (b *bashCheck) lookup(dir string) func(string) (string, bool) {
 // pathProblem applies the path constraints to the whole line. It returns
 // the first path that falls outside, with the reason, or nil.
 func (b *bashCheck) pathProblem() (*PathCheck, string) {
+	if len(b.script.Whole) > 0 {
+		// What cannot be read cannot be followed: no rule allows it.
+		return &PathCheck{Access: "write", Command: clip(b.line), AllowWith: b.lineRule()},
+			fmt.Sprintf("`%s` needs confirmation: %s, so cairn cannot tell which files it writes.", clip(b.line), b.script.Whole[0])
+	}
 	for _, c := range b.all {
 		if pc, why := b.commandPaths(c); pc != nil {
 			return pc, why
@@ -169,9 +176,9 @@ func (b *bashCheck) commandPaths(c *shellsafe.Command) (*PathCheck, string) {
 	if len(ds.list) == 0 {
 		ds.list = []string{b.p.cwd} // only absolute paths are known; unknown says so
 	}
-	src := strings.TrimSpace(c.Source)
+	src := clip(strings.TrimSpace(c.Source))
 	if src == "" {
-		src = c.Text()
+		src = clip(c.Text())
 	}
 	for _, r := range c.Redirects {
 		if pc, why := b.redirectPath(c, r, ds); pc != nil {
@@ -312,9 +319,9 @@ func (b *bashCheck) redirectPath(c *shellsafe.Command, r shellsafe.Redirect, ds 
 	if r.Target == "" || (r.Write && isDevice(r.Target)) {
 		return nil, ""
 	}
-	src := b.line
+	src := clip(b.line)
 	if c != nil {
-		src = strings.TrimSpace(c.Source)
+		src = clip(strings.TrimSpace(c.Source))
 	}
 	role := roleRead
 	if r.Write {
@@ -329,18 +336,18 @@ func (b *bashCheck) redirectPath(c *shellsafe.Command, r shellsafe.Redirect, ds 
 				if !r.Write {
 					continue
 				}
-				return &PathCheck{Access: "write", Command: src, AllowWith: "Bash(" + b.line + ")"},
+				return &PathCheck{Access: "write", Command: src, AllowWith: b.lineRule()},
 					"`" + src + "` needs confirmation: the redirection target " + r.Target + " is only known when it runs."
 			}
 			v = x
 		}
 		if r.Write && !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") && ds.unknown {
-			return &PathCheck{Access: "write", Command: src, AllowWith: "Bash(" + b.line + ")"},
+			return &PathCheck{Access: "write", Command: src, AllowWith: b.lineRule()},
 				"`" + src + "` needs confirmation: it writes " + v + " relative to a directory only known when it runs (after cd - or cd to a variable)."
 		}
 		p := b.p.abs(v, dir)
 		if p == "" {
-			return &PathCheck{Path: v, Access: access(role), Command: src, AllowWith: "Bash(" + b.line + ")"},
+			return &PathCheck{Path: v, Access: access(role), Command: src, AllowWith: b.lineRule()},
 				"`" + src + "` needs confirmation: cairn cannot tell where " + v + " is."
 		}
 		if !r.Write {
@@ -941,4 +948,27 @@ func findPaths(args []shellsafe.Word) []pathArg {
 		out = append(out, pathArg{word: w, role: r})
 	}
 	return out
+}
+
+// lineRule is the rule that would allow exactly this line; "" for a line
+// too long to make a rule of.
+func (b *bashCheck) lineRule() string {
+	if len(b.line) > 1000 || strings.IndexByte(b.line, 0) >= 0 {
+		return ""
+	}
+	return "Bash(" + b.line + ")"
+}
+
+// clip shortens a command line for a message.
+func clip(line string) string {
+	const max = 200
+	line = strings.ReplaceAll(line, "\x00", `\0`)
+	if len(line) <= max {
+		return line
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(line[cut]) {
+		cut--
+	}
+	return line[:cut] + "…"
 }

@@ -23,6 +23,11 @@ type walker struct {
 
 func (w *walker) stmts(sts []*syntax.Stmt) {
 	for _, st := range sts {
+		if len(w.s.Commands) >= maxCommands {
+			// Not followed further: the line asks as a whole.
+			w.s.addReason("the command line runs more than %d commands", maxCommands)
+			return
+		}
 		w.stmt(st)
 	}
 }
