@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/permission"
+	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tools"
 )
 
@@ -122,6 +123,13 @@ func newChecker(env Env, mode permission.Mode, allowed, disallowed []string, hea
 		AdditionalDirectories: dirs, Headless: headless,
 	})
 	if err != nil {
+		return nil, fmt.Errorf("cannot check permissions: %w", err)
+	}
+	st, err := settings.Load(home.Dir, env.Cwd)
+	if err != nil {
+		return nil, fmt.Errorf("cannot check permissions: %w", err)
+	}
+	if _, _, err := newSandbox(st, chk, userHome); err != nil {
 		return nil, fmt.Errorf("cannot check permissions: %w", err)
 	}
 	return chk, nil

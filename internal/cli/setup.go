@@ -74,6 +74,11 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	if err != nil {
 		return nil, err
 	}
+	sb, sw, err := newSandbox(st, s.checker, userHome)
+	if err != nil {
+		return nil, err
+	}
+	s.warnings = append(s.warnings, sw...)
 	var hw []string
 	s.hooks, hw = hook.Load(st.Files)
 	s.warnings = append(append(append(s.warnings, s.checker.Warnings()...), ctxWarnings...), hw...)
@@ -91,7 +96,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	s.opts = agent.Options{
 		Home: home, Cwd: env.Cwd,
 		Model: s.choice.Model, ModelName: s.choice.Name, MaxTokens: s.choice.MaxTokens, Window: s.choice.Window,
-		Tools:    tools.Core(),
+		Tools:    withSandbox(tools.Core(), sb),
 		Gate:     gateWith(s.checker, s.refused),
 		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
 		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
@@ -121,7 +126,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	s.opts.Tools = append(s.opts.Tools, servers.Tools()...)
 	s.opts.MCPInstructions = servers.Instructions()
 	stop := s.stop
-	s.stop = func() { stop(); servers.Close() }
+	s.stop = func() { stop(); servers.Close(); _ = sb.Close() }
 	ok = true
 	return s, nil
 }

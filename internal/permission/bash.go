@@ -25,20 +25,23 @@ type bashCheck struct {
 	wrote  bool     // acceptEdits allowed a write inside the project
 	// dirsOf are the directories each command may run in; cwdUnknown is
 	// set when the line may end up somewhere only known at run time.
-	dirsOf     map[*shellsafe.Command]dirs
-	cwdUnknown bool
-	parent     map[*shellsafe.Command]*shellsafe.Command // wrappers of commands they run
+	unsandboxed bool // the call asks to run outside the sandbox
+	dirsOf      map[*shellsafe.Command]dirs
+	cwdUnknown  bool
+	parent      map[*shellsafe.Command]*shellsafe.Command // wrappers of commands they run
 }
 
 func decideBash(req Request, p place) (Decision, hint) {
 	var in struct {
-		Command string `json:"command"`
+		Command        string `json:"command"`
+		DisableSandbox bool   `json:"dangerouslyDisableSandbox"`
 	}
 	if json.Unmarshal(req.Input, &in) != nil || strings.TrimSpace(in.Command) == "" {
 		d := ask("The Bash call has no command to check; its input must be a JSON object with a \"command\" string.")
 		return d, hint{action: "run Bash", rule: "Bash"}
 	}
 	b := &bashCheck{req: req, p: p, line: in.Command, script: shellsafe.Parse(in.Command), byRule: map[*shellsafe.Command]Rule{}}
+	b.unsandboxed = in.DisableSandbox
 	b.all = b.script.All()
 	b.parent = make(map[*shellsafe.Command]*shellsafe.Command)
 	for _, c := range b.all {
@@ -55,11 +58,20 @@ func (b *bashCheck) decide() (Decision, hint) {
 	if d, ok := b.denied(); ok {
 		return d, h
 	}
+	sb := b.req.Sandbox
+	if sb.Active() && b.unsandboxed {
+		// In every mode: the sandbox holds under bypassPermissions too.
+		h.rule = ""
+		return ask("`%s` asks to run outside the sandbox (dangerouslyDisableSandbox): that needs the person's approval, in every permission mode.", clip(b.line)), h
+	}
 	if b.req.Mode == ModePlan && !b.readOnly() {
 		return planDenied(h.action), h
 	}
 	if d, ok := b.asked(); ok {
 		return d, h
+	}
+	if sb.AutoAllow() && !sb.Excluded(b.line) {
+		return Decision{Allow, "The command runs in " + sb.Describe() + "; autoAllowBashIfSandboxed lets sandboxed commands run without asking.", ""}, h
 	}
 	if b.req.Mode == ModeBypass {
 		return Decision{Allow, "bypassPermissions mode allows every command that no deny rule denies.", ""}, h

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/sandbox"
 	"github.com/cairn-dev/cairn/internal/shellsafe"
 )
 
@@ -452,19 +453,10 @@ func (p place) secret(path string) bool {
 	return false
 }
 
-// SecretDirs are the folders below the home folder that hold credentials;
-// the sandbox hides them too.
-var SecretDirs = []string{
-	".ssh", ".aws", ".gnupg", ".config/gcloud", ".azure", ".kube", ".docker",
-	".password-store", ".local/share/keyrings", "Library/Keychains", ".config/gh",
-	".netrc", ".git-credentials", ".npmrc", ".pypirc", ".cargo/credentials.toml",
-	".config/op", ".vault-token",
-}
-
 func isSecret(p, home string) bool {
 	if home != "" {
 		if rel, ok := below(p, home); ok && rel != "" {
-			for _, d := range SecretDirs {
+			for _, d := range sandbox.Hidden {
 				if rel == d || strings.HasPrefix(rel, d+"/") {
 					return true
 				}

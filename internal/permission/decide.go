@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/sandbox"
 )
 
 // Behavior is what happens to a call.
@@ -40,6 +42,9 @@ type Request struct {
 	// Headless is set when no one can answer a question: what would ask
 	// is denied, with a reason the model can act on.
 	Headless bool
+	// Sandbox is the sandbox Bash commands run in; nil or inactive when
+	// they run without one.
+	Sandbox *sandbox.Sandbox
 
 	// resolvedRoots are ProjectDir and AdditionalDirectories, absolute,
 	// paired with their symbolic links resolved; Checker resolves them
