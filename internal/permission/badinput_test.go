@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -76,9 +77,14 @@ func FuzzDecideBash(f *testing.F) {
 		if strings.TrimSpace(line) == "" {
 			return
 		}
-		unreadable := len(shellsafe.Parse(line).Whole) > 0
+		// The line as the check gets it, through JSON (which replaces
+		// invalid UTF-8).
+		in := bashInput(line)
+		var sent struct{ Command string }
+		_ = json.Unmarshal(in, &sent)
+		unreadable := len(shellsafe.Parse(sent.Command).Whole) > 0
 		for _, rs := range sets {
-			d, _ := decideIn(proj, home, rs, ModeDefault, false, nil, "Bash", bashInput(line))
+			d, _ := decideIn(proj, home, rs, ModeDefault, false, nil, "Bash", in)
 			if d.Reason == "" {
 				t.Fatalf("%q: %s without a reason", line, d.Behavior)
 			}
