@@ -61,7 +61,7 @@ func (b *bashCheck) decide() (Decision, hint) {
 	sb := b.req.Sandbox
 	if sb.Active() && b.unsandboxed {
 		// In every mode: the sandbox holds under bypassPermissions too.
-		h.rule = ""
+		h.rule, h.fix = "", "No rule allows it: run the command inside the sandbox, or have the person run it."
 		return ask("`%s` asks to run outside the sandbox (dangerouslyDisableSandbox): that needs the person's approval, in every permission mode.", clip(b.line)), h
 	}
 	if b.req.Mode == ModePlan && !b.readOnly() {

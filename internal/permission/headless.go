@@ -12,6 +12,7 @@ type hint struct {
 	rule   string     // "Bash(rm -rf build)"
 	mode   Mode       // "" when no mode short of bypass helps
 	path   *PathCheck // the path constraint that decided, if one did
+	fix    string     // what to do instead, when no rule or mode helps
 }
 
 // finish turns an ask into a deny when no one can answer (headless, or
@@ -30,6 +31,8 @@ func finish(req Request, d Decision, h hint) Decision {
 		b.WriteString(".")
 	}
 	switch {
+	case h.fix != "":
+		b.WriteString(" " + h.fix)
 	case h.rule != "" && h.mode != "":
 		fmt.Fprintf(&b, " Add %s to permissions.allow in .cairn/settings.json or rerun with --permission-mode %s.", h.rule, h.mode)
 	case h.rule != "":

@@ -228,3 +228,22 @@ func TestSandboxPermissions(t *testing.T) {
 		t.Errorf("dangerouslyDisableSandbox did not run outside: %s", text(t, res))
 	}
 }
+
+// TestSandboxTimeoutAndCwd: a sandboxed command that runs too long is
+// stopped with everything it started, and a cd carries over as without
+// the sandbox.
+func TestSandboxTimeoutAndCwd(t *testing.T) {
+	r := newSandboxRig(t, sandbox.Config{})
+	bash := Bash{Sandbox: r.sb, KillGrace: time.Second}
+	res := call(t, bash, r.env, map[string]any{"command": "sleep 60 & sleep 60", "timeout": 500})
+	if out := text(t, res); !res.IsError || !strings.Contains(out, "timed out") {
+		t.Errorf("timeout: %s", out)
+	}
+	if err := os.Mkdir(filepath.Join(r.env.ProjectDir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res = call(t, bash, r.env, map[string]any{"command": "cd sub && pwd"})
+	if want := filepath.Join(r.env.ProjectDir, "sub"); res.IsError || r.env.Cwd() != want {
+		t.Errorf("cd sub: cwd %s, want %s (%s)", r.env.Cwd(), want, text(t, res))
+	}
+}
