@@ -246,15 +246,14 @@ func (b *bashCheck) cwdOutside(c *shellsafe.Command, ds dirs, src string) (*Path
 // argPath checks one path a command names.
 func (b *bashCheck) argPath(c *shellsafe.Command, a pathArg, ds dirs, src string) (*PathCheck, string) {
 	v := a.word.Value
-	if strings.HasPrefix(v, "-") && a.role == roleMaybe {
-		if _, val, ok := strings.Cut(v, "="); ok {
-			v = val
-		} else {
+	if strings.HasPrefix(v, "-") && (a.role == roleMaybe || a.role == roleRead) {
+		// An option: only a value after = may be a path.
+		_, val, ok := strings.Cut(v, "=")
+		if !ok || a.role == roleMaybe && !pathLike(val) {
 			return nil, ""
 		}
-		if !pathLike(v) {
-			return nil, ""
-		}
+		v = val
+		a.word = shellsafe.Word{Value: val, Dynamic: a.word.Dynamic, Glob: a.word.Glob}
 	}
 	for _, dir := range ds.list {
 		w := a.word
