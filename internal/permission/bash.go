@@ -14,21 +14,21 @@ import (
 // and the line's redirections and cd targets must stay where the mode and
 // rules allow.
 type bashCheck struct {
-	req    Request
-	p      place
-	line   string
-	script *shellsafe.Script
-	all    []*shellsafe.Command
-	cwds   []string // the directories commands may run in: cwd and every cd target
-	byRule map[*shellsafe.Command]Rule
-	used   []string // the allow rules that allowed commands
-	wrote  bool     // acceptEdits allowed a write inside the project
+	req         Request
+	p           place
+	line        string
+	script      *shellsafe.Script
+	all         []*shellsafe.Command
+	cwds        []string // the directories commands may run in: cwd and every cd target
+	byRule      map[*shellsafe.Command]Rule
+	used        []string // the allow rules that allowed commands
+	wrote       bool     // acceptEdits allowed a write inside the project
+	unsandboxed bool     // the call asks to run outside the sandbox
 	// dirsOf are the directories each command may run in; cwdUnknown is
 	// set when the line may end up somewhere only known at run time.
-	unsandboxed bool // the call asks to run outside the sandbox
-	dirsOf      map[*shellsafe.Command]dirs
-	cwdUnknown  bool
-	parent      map[*shellsafe.Command]*shellsafe.Command // wrappers of commands they run
+	dirsOf     map[*shellsafe.Command]dirs
+	cwdUnknown bool
+	parent     map[*shellsafe.Command]*shellsafe.Command // wrappers of commands they run
 }
 
 func decideBash(req Request, p place) (Decision, hint) {
@@ -439,7 +439,7 @@ func (b *bashCheck) cdTargetsFrom(c *shellsafe.Command, from []string) []string 
 		return []string{b.p.home}
 	}
 	t := ops[0]
-	if t.Glob || t.Value == "-" || (isCd(c) && path.Base(c.Name()) != "cd" && strings.HasPrefix(t.Value, "+")) {
+	if t.Glob || t.Value == "-" || path.Base(c.Name()) == "pushd" && strings.HasPrefix(t.Value, "+") {
 		return []string{""}
 	}
 	var out []string

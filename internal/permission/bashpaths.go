@@ -88,14 +88,13 @@ func (b *bashCheck) trackDirs() {
 			continue
 		}
 		repeats = repeats || c.Repeats
-		to := b.applyCd(c, dirs{list: here.list, unknown: here.unknown})
-		landed[c] = dirs{list: to.list[len(here.list):], unknown: to.unknown}
-		if len(landed[c].list) == 0 && !to.unknown {
-			landed[c] = here // cd to where it already is
-		}
+		to := b.applyCd(c, dirs{unknown: here.unknown}, here.list)
+		landed[c] = to
 		for _, d := range to.list {
 			if !contains(cur.list, d) && len(cur.list) < maxDirs {
 				cur.list = append(cur.list, d)
+			} else if !contains(cur.list, d) {
+				cur.unknown = true // too many to follow
 			}
 		}
 		cur.unknown = cur.unknown || to.unknown
@@ -105,7 +104,7 @@ func (b *bashCheck) trackDirs() {
 			n, unknown := len(cur.list), cur.unknown
 			for _, c := range b.all {
 				if isCd(c) {
-					cur = b.applyCd(c, cur)
+					cur = b.applyCd(c, cur, cur.list)
 				}
 			}
 			if len(cur.list) == n && cur.unknown == unknown {
@@ -120,10 +119,10 @@ func (b *bashCheck) trackDirs() {
 	b.cwdUnknown = cur.unknown
 }
 
-// applyCd adds where a cd may lead from ds.
-func (b *bashCheck) applyCd(c *shellsafe.Command, ds dirs) dirs {
+// applyCd adds to ds where a cd may lead from the directories from.
+func (b *bashCheck) applyCd(c *shellsafe.Command, ds dirs, from []string) dirs {
 	out := dirs{list: append([]string(nil), ds.list...), unknown: ds.unknown}
-	for _, t := range b.cdTargetsFrom(c, ds.list) {
+	for _, t := range b.cdTargetsFrom(c, from) {
 		switch {
 		case t == "":
 			out.unknown = true
