@@ -288,7 +288,7 @@ func (b *bashCheck) argPath(c *shellsafe.Command, a pathArg, ds dirs, src string
 		}
 		switch a.role {
 		case roleRead:
-			if b.secret(p) && !b.allowedPath("Read", p) && !b.named(c, a.word) {
+			if b.secret(p) && !b.allowedPathRule("Read", p) && !b.named(c, a.word) {
 				pc := b.outsideCheck(p, "read", src, c)
 				pc.AllowWith = suggestPath("Read", b.p, p)
 				return pc, "`" + src + "` needs permission: it reads " + p + ", which may hold secrets (credentials, keys or .env files outside the project). Allow it with a rule such as " + pc.AllowWith + " or Bash(" + c.Text() + ")."
@@ -350,7 +350,7 @@ func (b *bashCheck) redirectPath(c *shellsafe.Command, r shellsafe.Redirect, ds 
 				"`" + src + "` needs confirmation: cairn cannot tell where " + v + " is."
 		}
 		if !r.Write {
-			if b.secret(p) && !b.allowedPath("Read", p) {
+			if b.secret(p) && !b.allowedPathRule("Read", p) {
 				pc := b.outsideCheck(p, "read", src, c)
 				pc.AllowWith = suggestPath("Read", b.p, p)
 				return pc, "`" + src + "` needs permission: it reads " + p + ", which may hold secrets. Allow it with a rule such as " + pc.AllowWith + "."

@@ -319,6 +319,8 @@ func TestPathNamedRules(t *testing.T) {
 		{[]string{"Bash(tee:*)", "Edit(~/.bashrc)"}, nil, "tee ~/.profile < README.md", Ask},
 		{[]string{"Bash(cp README.md ~/backup/:*)"}, nil, "cp README.md ~/backup/", Allow},
 		{[]string{"Bash(cat:*)", "Read(~/.ssh/**)"}, nil, "cat ~/.ssh/id_rsa", Allow},
+		{[]string{"Bash(cat:*)", "Read"}, nil, "cat ~/.ssh/id_rsa", Ask}, // Read for the whole tool names no place
+		{[]string{"Bash(cat:*)", "Read"}, nil, "cat < ~/.ssh/id_rsa", Ask},
 		{[]string{"Bash(touch:*)"}, []string{extra}, "touch ../extra/x", Allow},
 		{[]string{"Bash(touch:*)"}, []string{extra}, "cd ../extra && touch x", Allow},
 		{[]string{"Bash(cp:*)"}, []string{extra}, "cp -r src " + extra, Allow},
