@@ -89,6 +89,10 @@ func (b *bashCheck) trackDirs() {
 		}
 		repeats = repeats || c.Repeats
 		to := b.applyCd(c, dirs{unknown: here.unknown}, here.list)
+		if prev := c.After; prev != nil && isCd(prev) && backCd(c) {
+			// "cd x && cd -" goes back to where the cd x ran.
+			to = b.dirsOf[prev]
+		}
 		landed[c] = to
 		for _, d := range to.list {
 			if !contains(cur.list, d) && len(cur.list) < maxDirs {
@@ -117,6 +121,19 @@ func (b *bashCheck) trackDirs() {
 	}
 	b.cwds = cur.list
 	b.cwdUnknown = cur.unknown
+}
+
+// backCd reports whether a cd goes back to the previous directory: cd -,
+// cd $OLDPWD.
+func backCd(c *shellsafe.Command) bool {
+	if path.Base(c.Name()) != "cd" || len(c.Args) != 2 {
+		return false
+	}
+	switch v := c.Args[1].Value; v {
+	case "-", "$OLDPWD", `"$OLDPWD"`, "${OLDPWD}", `"${OLDPWD}"`:
+		return v == "-" || c.Args[1].Dynamic
+	}
+	return false
 }
 
 // applyCd adds to ds where a cd may lead from the directories from.

@@ -51,6 +51,9 @@ var pathCorpus = []struct {
 	{"cd ${HOME}/.config && mkdir autostart", "aaaaaa"},
 	{"cd $OLDPWD && touch x", "aaaaaa"},
 	{"cd - && touch x", "aaaaaa"},
+	{"cd /tmp; cd - && touch x", "aaaaaa"}, // the first cd may fail: then - is wherever OLDPWD was
+	{"cd /tmp && cd - && touch x", "aaaaay"},
+	{"cd src && cd $OLDPWD && touch x", "aaaaay"}, // without Bash(cd:*), a cd to a variable asks
 	{"cd src/../.. && touch x", "aaaaaa"},
 	{"cd src && cd ../.. && touch x", "aaaaaa"},
 	{"cd src; cd ..; cd ..; touch x", "aaaaaa"},
