@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/shellsafe"
@@ -42,6 +43,10 @@ func decideBash(req Request, p place) (Decision, hint) {
 	}
 	b := &bashCheck{req: req, p: p, line: in.Command, script: shellsafe.Parse(in.Command), byRule: map[*shellsafe.Command]Rule{}}
 	b.unsandboxed = in.DisableSandbox
+	if sb := req.Sandbox; sb.Active() && !b.unsandboxed && !sb.Excluded(in.Command) {
+		// In the sandbox /tmp is the session's own.
+		b.p.roots = append(slices.Clip(b.p.roots), "/tmp")
+	}
 	b.all = b.script.All()
 	b.parent = make(map[*shellsafe.Command]*shellsafe.Command)
 	for _, c := range b.all {

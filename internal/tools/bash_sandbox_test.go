@@ -247,3 +247,22 @@ func TestSandboxTimeoutAndCwd(t *testing.T) {
 		t.Errorf("cd sub: cwd %s, want %s (%s)", r.env.Cwd(), want, text(t, res))
 	}
 }
+
+// TestSandboxWithoutAutoAllow: without autoAllowBashIfSandboxed the rules
+// decide, and /tmp, the sandbox's own, is not outside the project.
+func TestSandboxWithoutAutoAllow(t *testing.T) {
+	no := false
+	strict := newSandboxRig(t, sandbox.Config{AutoAllowBashIfSandboxed: &no})
+	if d := strict.decide(t, permission.ModeDefault, false, map[string]any{"command": "make"}); d.Behavior != permission.Ask {
+		t.Errorf("make without auto-allow: %s (%s)", d.Behavior, d.Reason)
+	}
+	chk, _ := permission.FromSettings(&settings.Permissions{Allow: []settings.Sourced{{Value: "Bash(touch:*)"}}}, permission.Options{
+		ProjectDir: strict.env.ProjectDir, UserHome: strict.home, Sandbox: strict.sb,
+	})
+	for cmd, want := range map[string]permission.Behavior{"touch /tmp/x": permission.Allow, "touch ~/.profile": permission.Ask} {
+		in, _ := json.Marshal(map[string]any{"command": cmd})
+		if d := chk.Check(context.Background(), "Bash", in, false, false); d.Behavior != want {
+			t.Errorf("%s with Bash(touch:*) in the sandbox: %s, want %s (%s)", cmd, d.Behavior, want, d.Reason)
+		}
+	}
+}
