@@ -68,7 +68,7 @@ var pathCorpus = []struct {
 	{"cd $SOMEWHERE && touch x", "aaaaaa"},
 	{"cd link_out && touch pwned.txt", "aaaaaa"},
 	{"cd ..; cd .. && touch x", "aaaaaa"},
-	{"cd src; cd src && touch x", "yaaaay"}, // the first cd may fail: src/src or src, both inside
+	{"cd src; cd src && touch x", "yaaaay"},   // the first cd may fail: src/src or src, both inside
 	{"cd .. && cd proj && touch x", "aaaaay"}, // back inside; cd .. itself needs Bash(cd:*)
 	{`cd "$PWD/.." && touch x`, "aaaaaa"},
 	// Writers naming outside paths.
