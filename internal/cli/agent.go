@@ -44,6 +44,7 @@ type agentFlags struct {
 	skipPermissions bool
 	allowed         []string
 	disallowed      []string
+	addDirs         []string
 }
 
 func addAgentFlags(root *cobra.Command, env Env) {
@@ -64,6 +65,7 @@ func addAgentFlags(root *cobra.Command, env Env) {
 	fl.BoolVar(&f.skipPermissions, "dangerously-skip-permissions", false, "the same as --permission-mode bypassPermissions: allow every call no deny rule denies")
 	fl.StringArrayVar(&f.allowed, "allowedTools", nil, "permission `rules` to allow, comma- or space-separated, e.g. \"Bash(npm test:*) Edit\" (also --allowed-tools)")
 	fl.StringArrayVar(&f.disallowed, "disallowedTools", nil, "permission `rules` to deny, as --allowedTools (also --disallowed-tools)")
+	fl.StringArrayVar(&f.addDirs, "add-dir", nil, "another directory the session may work in, as the project (repeatable)")
 	root.Args = args(cobra.ArbitraryArgs)
 	root.RunE = func(cmd *cobra.Command, a []string) error {
 		f.pick = cmd.Flags().Changed("resume") && f.resume == ""

@@ -63,14 +63,22 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	userHome, _ := os.UserHomeDir()
 	instr, mem, memRules, ctxWarnings := sessionContextOptions(env, home, userHome, st, s.choice)
 	allowed := append(append(memRules, sessionReadRules(home, env.Cwd)...), f.allowed...)
+	if err := checkDirs(env.Cwd, f.addDirs); err != nil {
+		return nil, err
+	}
 	s.checker, err = permission.New(permission.Options{
 		CairnHome: home.Dir, UserHome: userHome, ProjectDir: env.Cwd, Cwd: env.Cwd,
 		Mode: permission.Mode(f.permissionMode), AllowedTools: allowed, DisallowedTools: f.disallowed,
-		Headless: headless,
+		AdditionalDirectories: f.addDirs, Headless: headless,
 	})
 	if err != nil {
 		return nil, err
 	}
+	sb, sw, err := newSandbox(st, s.checker, userHome)
+	if err != nil {
+		return nil, err
+	}
+	s.warnings = append(s.warnings, sw...)
 	var hw []string
 	s.hooks, hw = hook.Load(st.Files)
 	s.warnings = append(append(append(s.warnings, s.checker.Warnings()...), ctxWarnings...), hw...)
@@ -88,7 +96,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	s.opts = agent.Options{
 		Home: home, Cwd: env.Cwd,
 		Model: s.choice.Model, ModelName: s.choice.Name, MaxTokens: s.choice.MaxTokens, Window: s.choice.Window,
-		Tools:    tools.Core(),
+		Tools:    withSandbox(tools.Core(), sb),
 		Gate:     gateWith(s.checker, s.refused),
 		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
 		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
@@ -119,7 +127,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	s.opts.Tools = append(s.opts.Tools, servers.Tools()...)
 	s.opts.MCPInstructions = servers.Instructions()
 	stop := s.stop
-	s.stop = func() { stop(); servers.Close() }
+	s.stop = func() { stop(); servers.Close(); _ = sb.Close() }
 	ok = true
 	return s, nil
 }
