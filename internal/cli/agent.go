@@ -131,7 +131,7 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	if runErr == nil {
 		out := newPrinter(env, f.outputFormat, f.verbose, ag, s.choice, s.refused)
 		out.init(s.checker)
-		if name, rest, ok := slashCommand(prompt); ok {
+		if name, rest, ok := slashCommand(prompt); ok && !isExtension(ag, name) {
 			runErr = runSlash(ctx, env, out, ag, name, rest)
 		} else {
 			runErr = out.run(ctx, prompt)
@@ -523,7 +523,7 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 		}
 		return out.finishText(notes)
 	}
-	return usagef("unknown command /%s; headless runs know /context, /compact, /pin and /summary", name)
+	return usagef("unknown command /%s; headless runs know /context, /compact, /pin, /summary and the custom commands and skills of .claude/commands, .claude/skills and their kin (cairn memory explain lists them)", name)
 }
 
 // contextManagement reports whether requests may ask the server to clear

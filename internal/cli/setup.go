@@ -62,7 +62,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	}
 	userHome, _ := os.UserHomeDir()
 	instr, mem, memRules, ctxWarnings := sessionContextOptions(env, home, userHome, st, s.choice)
-	allowed := append(append(memRules, sessionReadRules(home, env.Cwd)...), f.allowed...)
+	allowed := append(append(append(memRules, sessionReadRules(home, env.Cwd)...), skillReadRules(home)...), f.allowed...)
 	s.checker, err = permission.New(permission.Options{
 		CairnHome: home.Dir, UserHome: userHome, ProjectDir: env.Cwd, Cwd: env.Cwd,
 		Mode: permission.Mode(f.permissionMode), AllowedTools: allowed, DisallowedTools: f.disallowed,
@@ -100,6 +100,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		Now:                env.Now,
 		Instructions:       instr, Memory: mem,
 	}
+	s.loadExtensions(env)
 	var aw []string
 	s.opts.Tools, aw = withTask(s.opts.Tools, home, env.Cwd)
 	s.warnings = append(s.warnings, aw...)

@@ -44,17 +44,31 @@ type Options struct {
 	// MCPInstructions is the section of the MCP servers' instructions
 	// (SPEC G5), fixed for the session; "" leaves it out.
 	MCPInstructions string
+	// Skills is the section listing the session's skills (fixed for the
+	// session); "" leaves it out.
+	Skills string
+	// OutputStyle is the text of the output style in force ("" for the
+	// default); DropCodingRules leaves cairn's working rules out, for a
+	// style that replaces them.
+	OutputStyle     string
+	DropCodingRules bool
 }
 
 // Cairn returns the sections of cairn's system prompt.
 func Cairn(o Options) []Section {
+	rules := workingRules
+	if o.DropCodingRules {
+		rules = ""
+	}
 	return []Section{
 		Fixed("identity", true, identity),
-		Fixed("rules", true, workingRules),
+		Fixed("rules", true, rules),
+		Fixed("output_style", false, o.OutputStyle),
 		{Key: "environment", Text: func(context.Context) (string, error) { return environment(o), nil }},
 		MemorySection(o.Memory),
 		TokenBudgetSection(o.TokenBudgets),
 		Fixed("mcp_instructions", false, o.MCPInstructions),
+		Fixed("skills", false, o.Skills),
 		Fixed("append", false, o.AppendText),
 	}
 }
