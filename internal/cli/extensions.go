@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tools"
+	"github.com/cairn-dev/cairn/internal/tui"
 	"github.com/cairn-dev/cairn/session"
 )
 
@@ -105,4 +106,21 @@ func skillReadRules(home session.Home) []string {
 func isExtension(ag *agent.Agent, name string) bool {
 	set := ag.Extensions()
 	return set.Command(name) != nil || set.Skill(name) != nil
+}
+
+// uiCommands are the session's commands and skills as the terminal UI
+// lists them.
+func uiCommands(ag *agent.Agent) []tui.Command {
+	set := ag.Extensions()
+	if set == nil {
+		return nil
+	}
+	var out []tui.Command
+	for _, c := range set.Commands {
+		out = append(out, tui.Command{Name: c.Name, Args: c.ArgumentHint, Help: c.Description})
+	}
+	for _, k := range set.Skills {
+		out = append(out, tui.Command{Name: k.Name, Help: k.Description, Skill: true})
+	}
+	return out
 }

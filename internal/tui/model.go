@@ -249,6 +249,10 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+end":
 		m.tr.end()
 		return nil
+	case "tab":
+		if m.complete() {
+			return nil
+		}
 	case "enter":
 		if m.prompt.empty() {
 			return nil

@@ -53,6 +53,7 @@ func (m *Model) chrome() []string {
 		out = append(out, rule)
 		out = append(out, strings.Split(m.prompt.view(), "\n")...)
 		out = append(out, rule)
+		out = append(out, m.completionLines()...)
 	}
 	return append(out, m.footer())
 }
