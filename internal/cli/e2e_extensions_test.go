@@ -222,3 +222,37 @@ func slicesContain(list []string, s string) bool {
 	}
 	return false
 }
+
+// The output style the settings name reaches the system prompt: a
+// built-in one beside cairn's working rules, a file's own without them
+// unless it keeps them; an unknown name is a warning.
+func TestOutputStyles(t *testing.T) {
+	p := newProject(t)
+	put(t, filepath.Join(p.dir, ".claude/settings.json"), `{"outputStyle": "explanatory"}`)
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "hi"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	sys := systemText(p.srv.Last())
+	if !strings.Contains(sys, "# Output style: explanatory") || !strings.Contains(sys, "# How to work") {
+		t.Errorf("explanatory: system prompt lacks the style or the working rules:\n%s", sys)
+	}
+
+	put(t, filepath.Join(p.dir, ".claude/output-styles/pirate.md"), "---\nname: Pirate\ndescription: talks like a pirate\n---\nAnswer as a pirate would.\n")
+	put(t, filepath.Join(p.dir, ".claude/settings.json"), `{"outputStyle": "Pirate"}`)
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "hi"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	sys = systemText(p.srv.Last())
+	if !strings.Contains(sys, "Answer as a pirate would.") || strings.Contains(sys, "# How to work") {
+		t.Errorf("pirate: want the style without the working rules:\n%s", sys)
+	}
+
+	put(t, filepath.Join(p.dir, ".claude/settings.json"), `{"outputStyle": "nautical"}`)
+	p.srv.Enqueue(modeltest.Text("ok"))
+	code, _, errOut := p.cairn(t, "-p", "hi")
+	if code != 0 || !strings.Contains(errOut, `outputStyle names "nautical"`) {
+		t.Errorf("exit %d, stderr %q: want a warning about the unknown style", code, errOut)
+	}
+}
