@@ -80,6 +80,9 @@ type Options struct {
 
 	MaxTurns           int
 	AppendSystemPrompt string
+	// SystemPrompt, when set, replaces cairn's own instructions in the
+	// system prompt (--system-prompt).
+	SystemPrompt string
 	// DisableAutoCompact turns auto-compaction off
 	// (CAIRN_DISABLE_AUTO_COMPACT); /compact still works.
 	DisableAutoCompact bool
@@ -323,7 +326,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	po := prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
 		Memory: a.sc.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
-		Skills: a.ext.listing(),
+		Skills: a.ext.listing(), SystemPrompt: o.SystemPrompt,
 	}
 	if st := o.OutputStyle; st != nil && st.Text != "" {
 		po.OutputStyle, po.DropCodingRules = st.Text, !st.KeepCodingInstructions

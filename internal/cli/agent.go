@@ -40,6 +40,8 @@ type agentFlags struct {
 	permissionMode string
 	allowed        []string
 	disallowed     []string
+	// ext are the headless hosts' flags (headless.go).
+	ext extFlags
 }
 
 func addAgentFlags(root *cobra.Command, env Env) {
@@ -60,6 +62,7 @@ func addAgentFlags(root *cobra.Command, env Env) {
 	fl.StringVar(&f.permissionMode, "permission-mode", "", "default, acceptEdits, plan or bypassPermissions")
 	fl.StringSliceVar(&f.allowed, "allowedTools", nil, `permission rules to allow, e.g. "Bash(npm test:*)" Edit`)
 	fl.StringSliceVar(&f.disallowed, "disallowedTools", nil, "permission rules to deny")
+	addExtensionFlags(fl, &f.ext)
 	root.Args = args(cobra.ArbitraryArgs)
 	root.RunE = func(cmd *cobra.Command, a []string) error { return runAgent(cmd.Context(), env, f, a) }
 }
@@ -84,6 +87,9 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	if f.fork && !f.cont && f.resume == "" {
 		return usagef("--fork-session needs --continue or --resume: it copies an existing session")
 	}
+	if err := f.ext.check(f); err != nil {
+		return err
+	}
 	prompt := strings.Join(a, " ")
 	if !f.print && interactive(env) {
 		return runInteractive(ctx, env, f, prompt)
@@ -94,7 +100,7 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	if f.resume == pickSession {
 		return usagef("--resume without a session id opens the session picker, which needs a terminal; give the id (cairn sessions list shows them)")
 	}
-	if prompt == "" && env.Stdin != nil {
+	if prompt == "" && env.Stdin != nil && !f.ext.streamInput() {
 		if file, ok := env.Stdin.(*os.File); !ok || !isTerminal(file) {
 			b, err := io.ReadAll(env.Stdin)
 			if err != nil {
@@ -103,7 +109,7 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 			prompt = strings.TrimSpace(string(b))
 		}
 	}
-	if prompt == "" {
+	if prompt == "" && !f.ext.streamInput() {
 		return usagef("no prompt: give it as an argument (cairn -p \"fix the failing test\") or on stdin")
 	}
 
@@ -130,11 +136,21 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	runErr := s.sessionStart(ctx, f, ag)
 	if runErr == nil {
 		out := newPrinter(env, f.outputFormat, f.verbose, ag, s.choice, s.refused)
+		out.budget, out.structured = f.ext.maxBudgetUSD, s.structured
 		out.init(s.checker)
-		if name, rest, ok := slashCommand(prompt); ok && !isExtension(ag, name) {
-			runErr = runSlash(ctx, env, out, ag, name, rest)
+		turn := func(ctx context.Context, prompt string) error {
+			if name, rest, ok := slashCommand(prompt); ok && !isExtension(ag, name) {
+				return runSlash(ctx, env, out, ag, name, rest)
+			}
+			return out.run(ctx, prompt)
+		}
+		if f.ext.streamInput() {
+			runErr = runStream(ctx, env, out, ag, turn)
+			if prompt != "" {
+				fmt.Fprintln(env.Stderr, "warning: with --input-format stream-json the prompts come from stdin; the prompt argument is ignored")
+			}
 		} else {
-			runErr = out.run(ctx, prompt)
+			runErr = turn(ctx, prompt)
 		}
 	}
 	var stopped hookStopped

@@ -52,16 +52,24 @@ type Options struct {
 	// style that replaces them.
 	OutputStyle     string
 	DropCodingRules bool
+	// SystemPrompt, when set, replaces cairn's own identity, working
+	// rules and output style (--system-prompt); the facts of the session
+	// (environment, memory, MCP servers, skills) stay.
+	SystemPrompt string
 }
 
 // Cairn returns the sections of cairn's system prompt.
 func Cairn(o Options) []Section {
-	rules := workingRules
+	ident, rules := identity, workingRules
 	if o.DropCodingRules {
 		rules = ""
 	}
+	if o.SystemPrompt != "" {
+		ident, rules, o.OutputStyle = "", "", ""
+	}
 	return []Section{
-		Fixed("identity", true, identity),
+		Fixed("custom", false, o.SystemPrompt),
+		Fixed("identity", true, ident),
 		Fixed("rules", true, rules),
 		Fixed("output_style", false, o.OutputStyle),
 		{Key: "environment", Text: func(context.Context) (string, error) { return environment(o), nil }},
