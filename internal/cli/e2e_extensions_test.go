@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -254,5 +255,50 @@ func TestOutputStyles(t *testing.T) {
 	code, _, errOut := p.cairn(t, "-p", "hi")
 	if code != 0 || !strings.Contains(errOut, `outputStyle names "nautical"`) {
 		t.Errorf("exit %d, stderr %q: want a warning about the unknown style", code, errOut)
+	}
+}
+
+// cairn memory explain lists the commands, skills and styles, where each
+// came from, and which won a name two share.
+func TestMemoryExplainExtensions(t *testing.T) {
+	p := newProject(t)
+	put(t, filepath.Join(p.dir, ".claude/commands/review.md"), "project review\n")
+	put(t, filepath.Join(p.home, "commands/review.md"), "user review\n")
+	put(t, filepath.Join(p.dir, ".cairn/skills/lint/SKILL.md"), "---\nname: lint\ndescription: lints\n---\nbody\n")
+	put(t, filepath.Join(p.dir, ".claude/settings.json"), `{"outputStyle": "learning"}`)
+	code, out, errOut := p.cairn(t, "memory", "explain", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Extensions struct {
+			Entries []struct {
+				Kind, Name, Path, Scope, WonBy string
+				Used                           bool
+			}
+			OutputStyle     string
+			OutputStyleFrom string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var got []string
+	for _, e := range rep.Extensions.Entries {
+		if e.Kind == "output style" {
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s %s %s used=%v", e.Kind, e.Name, e.Scope, e.Used))
+	}
+	want := []string{"command review project (.claude) used=false", "command review user used=true", "skill lint project (.cairn) used=true"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+	if rep.Extensions.OutputStyle != "learning" || rep.Extensions.OutputStyleFrom != filepath.Join(p.dir, ".claude/settings.json") {
+		t.Errorf("style %q from %q", rep.Extensions.OutputStyle, rep.Extensions.OutputStyleFrom)
+	}
+	_, text, _ := p.cairn(t, "memory", "explain")
+	if !strings.Contains(text, "/review  "+filepath.Join(p.dir, ".claude/commands/review.md")+" [project (.claude)] — not used: "+filepath.Join(p.home, "commands/review.md")+" wins") {
+		t.Errorf("text report:\n%s", text)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -123,4 +124,80 @@ func uiCommands(ag *agent.Agent) []tui.Command {
 		out = append(out, tui.Command{Name: k.Name, Help: k.Description, Skill: true})
 	}
 	return out
+}
+
+// extensionNames are the names of the session's commands and skills, as
+// stream-json's init event lists them.
+func extensionNames(ag *agent.Agent) []string {
+	var out []string
+	for _, c := range uiCommands(ag) {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// explainExtensions is what `cairn memory explain` says of the commands,
+// skills and output styles: each definition found, where, and which won
+// a name two share.
+type explainExtensions struct {
+	Entries []extension.Entry `json:"entries"`
+	// Style is the output style in force; StyleFrom the setting's file.
+	Style     string   `json:"outputStyle"`
+	StyleFrom string   `json:"outputStyleFrom,omitempty"`
+	Warnings  []string `json:"warnings"`
+}
+
+func buildExtensionsExplain(env Env, home session.Home, st *settings.Settings) explainExtensions {
+	set := extension.Load(extension.Options{ProjectDir: env.Cwd, CairnHome: home.Dir})
+	x := explainExtensions{Entries: set.Entries, Style: "default", Warnings: set.Warnings}
+	if x.Entries == nil {
+		x.Entries = []extension.Entry{}
+	}
+	if x.Warnings == nil {
+		x.Warnings = []string{}
+	}
+	style, w := outputStyle(set, st)
+	if w != "" {
+		x.Warnings = append(x.Warnings, w)
+	}
+	if style != nil {
+		x.Style, x.StyleFrom = style.Name, st.Source["outputStyle"]
+	}
+	return x
+}
+
+func printExtensionsExplain(w io.Writer, x explainExtensions) {
+	for _, kind := range []extension.Kind{extension.KindCommand, extension.KindSkill, extension.KindStyle} {
+		var lines []string
+		for _, e := range x.Entries {
+			if e.Kind != kind {
+				continue
+			}
+			where := e.Scope
+			if e.Path != "" {
+				where = e.Path + " [" + e.Scope + "]"
+			}
+			state := ""
+			if !e.Used {
+				state = " — not used: " + e.WonBy + " wins"
+			}
+			name := e.Name
+			if kind != extension.KindStyle {
+				name = "/" + name
+			}
+			lines = append(lines, fmt.Sprintf("  %s  %s%s", name, where, state))
+		}
+		if len(lines) == 0 && kind != extension.KindStyle {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n%s\n", map[extension.Kind]string{extension.KindCommand: "Custom commands", extension.KindSkill: "Skills (names and descriptions load with every session; a body when used)", extension.KindStyle: "Output styles"}[kind], strings.Join(lines, "\n"))
+	}
+	from := ""
+	if x.StyleFrom != "" {
+		from = " (outputStyle in " + x.StyleFrom + ")"
+	}
+	fmt.Fprintf(w, "  in force: %s%s\n", x.Style, from)
+	for _, warning := range x.Warnings {
+		fmt.Fprintln(w, "  warning:", warning)
+	}
 }

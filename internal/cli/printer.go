@@ -59,7 +59,7 @@ func (p *printer) init(checker *permission.Checker) {
 	p.line(map[string]any{
 		"type": "system", "subtype": "init", "cwd": p.env.Cwd, "session_id": p.ag.ID(),
 		"tools": names, "mcp_servers": []any{}, "model": p.choice.Name,
-		"permissionMode": string(checker.Mode()), "slash_commands": []string{"compact", "context", "summary"},
+		"permissionMode": string(checker.Mode()), "slash_commands": append([]string{"compact", "context", "summary"}, extensionNames(p.ag)...),
 		"apiKeySource": p.keySource(), "output_style": "default", "uuid": uuid.NewString(),
 	})
 }
