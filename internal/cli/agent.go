@@ -157,6 +157,7 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	if errors.As(context.Cause(ctx), &stopped) {
 		runErr = stopped
 	}
+	s.gov.sessionEnd(ctx, hook.EndOther)
 	if err := ag.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("finish writing the transcript %s: %w", ag.Path(), err)
 	}

@@ -302,3 +302,53 @@ func TestMemoryExplainExtensions(t *testing.T) {
 		t.Errorf("text report:\n%s", text)
 	}
 }
+
+// SessionEnd hooks run when a headless run ends (reason "other"), and
+// `cairn hooks list` shows every hook with its event, matcher and file.
+func TestSessionEndHookAndHooksList(t *testing.T) {
+	p := newProject(t)
+	out := filepath.Join(p.dir, "ended.json")
+	settingsFile := filepath.Join(p.dir, ".claude/settings.json")
+	put(t, settingsFile, `{"hooks": {
+		"SessionEnd": [{"hooks": [{"type": "command", "command": "cat > `+out+`"}]}],
+		"Notification": [{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": "true", "timeout": 3}]}],
+		"PreCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "echo keep the API notes"}]}]
+	}}`)
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "hi"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("the SessionEnd hook did not run: %v", err)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	if in["hook_event_name"] != "SessionEnd" || in["reason"] != "other" || in["session_id"] == "" {
+		t.Errorf("SessionEnd input %s", b)
+	}
+
+	code, js, errOut := p.cairn(t, "hooks", "list", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Hooks []struct{ Event, Matcher, Command, File string }
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatalf("%v: %s", err, js)
+	}
+	var got []string
+	for _, h := range rep.Hooks {
+		got = append(got, h.Event+" ["+h.Matcher+"] "+h.Command+" "+filepath.Base(filepath.Dir(h.File)))
+	}
+	want := []string{"Notification [permission_prompt] true .claude", "PreCompact [manual] echo keep the API notes .claude", "SessionEnd [] cat > " + out + " .claude"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("hooks list (-want +got):\n%s", diff)
+	}
+	if _, text, _ := p.cairn(t, "hooks", "list"); !strings.Contains(text, "Notification\n  [permission_prompt] true\n      from "+settingsFile+", timeout 3s") {
+		t.Errorf("text listing:\n%s", text)
+	}
+}
