@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/extension"
@@ -199,5 +203,32 @@ func printExtensionsExplain(w io.Writer, x explainExtensions) {
 	fmt.Fprintf(w, "  in force: %s%s\n", x.Style, from)
 	for _, warning := range x.Warnings {
 		fmt.Fprintln(w, "  warning:", warning)
+	}
+}
+
+// statusLineOf is the settings' statusLine as the UI runs it: the
+// command with the session's JSON on stdin, in the project; nil when
+// none is set or its kind is not "command" (a warning then).
+func statusLineOf(st *settings.Settings, dir string, warn io.Writer) tui.StatusLine {
+	raw, ok := st.Raw["statusLine"]
+	if !ok || settings.IsNull(raw) {
+		return nil
+	}
+	var sl struct {
+		Type    string `json:"type"`
+		Command string `json:"command"`
+	}
+	if err := json.Unmarshal(raw, &sl); err != nil || sl.Type != "command" || strings.TrimSpace(sl.Command) == "" {
+		fmt.Fprintf(warn, "warning: the setting statusLine in %s must be {\"type\": \"command\", \"command\": \"…\"}; no status line is shown\n", st.Source["statusLine"])
+		return nil
+	}
+	return func(ctx context.Context, input []byte) (string, error) {
+		cmd := exec.CommandContext(ctx, "bash", "-c", sl.Command)
+		cmd.Dir, cmd.Stdin = dir, bytes.NewReader(input)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = time.Second
+		out, err := cmd.Output()
+		return string(out), err
 	}
 }

@@ -99,7 +99,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	defer hist.Close()
 	last, runErr := tui.Run(ctx, tui.Options{
 		Session: ag, Open: open, Home: home, Cwd: env.Cwd, History: hist,
-		Asker: asker, Notices: notices, Warnings: warnings, Commands: uiCommands(ag),
+		Asker: asker, Notices: notices, Warnings: warnings, Commands: uiCommands(ag), StatusLine: statusLineOf(s.settings, env.Cwd, notices),
 		Context: func(ctx context.Context, s tui.Session) (string, error) {
 			a, ok := s.(*agent.Agent)
 			if !ok {

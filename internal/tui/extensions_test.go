@@ -1,10 +1,13 @@
 package tui_test
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/extension"
@@ -72,4 +75,64 @@ func TestCustomCommandInTheUI(t *testing.T) {
 	d.press("enter")
 	d.waitFor("Custom commands and skills")
 	d.waitFor("/review <file>")
+}
+
+// rawFrame is the screen with its colours.
+func (d *driver) rawFrame() string {
+	p := probe{reply: make(chan string, 1)}
+	d.tm.Send(p)
+	select {
+	case s := <-p.reply:
+		return s
+	case <-time.After(10 * time.Second):
+		d.t.Fatal("the program did not answer")
+		return ""
+	}
+}
+
+// The status line shows the first line of its command's output, colours
+// kept, under the footer; it gets the session's JSON; a command that
+// hangs never holds the UI up.
+func TestStatusLine(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := make(chan []byte, 100)
+	opts := r.options(s)
+	opts.StatusLine = func(ctx context.Context, input []byte) (string, error) {
+		inputs <- input
+		return "\x1b[32mon main\x1b[0m · all good\nsecond line\n", nil
+	}
+	d := start(t, opts)
+	d.waitFor("on main · all good")
+	if f := d.frame(); strings.Contains(f, "second line") {
+		t.Errorf("more than the first line shown:\n%s", f)
+	}
+	if raw := d.rawFrame(); !strings.Contains(raw, "\x1b[32mon main\x1b[0m") {
+		t.Errorf("the colours were not kept: %q", raw)
+	}
+	var in tui.StatusInput
+	if err := json.Unmarshal(<-inputs, &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.SessionID != s.ID() || in.Model.ID != "claude-sonnet-4-5" || in.Workspace.ProjectDir != r.dir {
+		t.Errorf("status line input %+v", in)
+	}
+
+	// A command that hangs: the UI goes on.
+	s2, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts = r.options(s2)
+	opts.StatusLine = func(ctx context.Context, _ []byte) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+	d2 := start(t, opts)
+	d2.waitFor("to auto-compact")
+	d2.typeText("still typing")
+	d2.waitFor("> still typing")
 }

@@ -55,7 +55,7 @@ func (m *Model) chrome() []string {
 		out = append(out, rule)
 		out = append(out, m.completionLines()...)
 	}
-	return append(out, m.footer())
+	return append(append(out, m.footer()), m.statusLines()...)
 }
 
 // status is the spinner line while the session works, else empty.
