@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -350,5 +351,49 @@ func TestSessionEndHookAndHooksList(t *testing.T) {
 	}
 	if _, text, _ := p.cairn(t, "hooks", "list"); !strings.Contains(text, "Notification\n  [permission_prompt] true\n      from "+settingsFile+", timeout 3s") {
 		t.Errorf("text listing:\n%s", text)
+	}
+}
+
+// In the real terminal: the status line of the settings shows its
+// command's first line; a custom command typed with its arguments and a
+// skill typed as /name reach the model expanded; the session's end runs
+// SessionEnd with reason prompt_input_exit.
+func TestExtensionsInTerminalUI(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	p := newProject(t)
+	ended := filepath.Join(p.dir, "ended.json")
+	put(t, filepath.Join(p.dir, ".claude/commands/review.md"), "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $ARGUMENTS now.\n")
+	put(t, filepath.Join(p.dir, ".claude/skills/deploy-check/SKILL.md"), "---\nname: deploy-check\ndescription: Checks a deploy\n---\nRun the deploy checks.\n")
+	put(t, filepath.Join(p.dir, ".claude/settings.json"), `{"statusLine": {"type": "command", "command": "printf 'SL:%s\n' \"$(cat | grep -o '\"model\":{\"id\":\"[^\"]*' | cut -d'\"' -f6)\""},
+		"hooks": {"SessionEnd": [{"matcher": "prompt_input_exit", "hooks": [{"type": "command", "command": "cat > `+ended+`"}]}]}}`)
+	p.srv.Enqueue(modeltest.Text("Reviewed it."), modeltest.Text("Deploy checked."))
+	x := tmux{t: t, name: fmt.Sprintf("cairn-ext-%d", os.Getpid())}
+	env := []string{"CAIRN_HOME=" + p.home, "ANTHROPIC_BASE_URL=" + p.srv.URL, "ANTHROPIC_API_KEY=test-key", "HOME=" + p.home, "TERM=xterm-256color"}
+	script := fmt.Sprintf("cd %q && env -i PATH=%q %s %q; echo cairn-exited-$?; sleep 60", p.dir, os.Getenv("PATH"), strings.Join(quoteAll(env), " "), binary)
+	x.run("new-session", "-d", "-s", x.name, "-x", "100", "-y", "30", script)
+	t.Cleanup(func() { exec.Command("tmux", "-L", x.name, "kill-server").Run() })
+
+	x.waitFor("Welcome to cairn")
+	x.waitFor("SL:claude-")
+	x.run("send-keys", "-t", x.name, "-l", "/review hello.py")
+	x.run("send-keys", "-t", x.name, "Enter")
+	x.waitFor("Reviewed it.")
+	if got := nonReminders(userTexts(p.srv.Last())); len(got) != 2 || got[1] != "Review hello.py now.\n" {
+		t.Errorf("/review sent %q", got)
+	}
+	x.run("send-keys", "-t", x.name, "-l", "/deploy-check")
+	x.run("send-keys", "-t", x.name, "Enter")
+	x.waitFor("Deploy checked.")
+	if got := nonReminders(userTexts(p.srv.Last())); len(got) != 2 || !strings.Contains(got[1], "Run the deploy checks.") {
+		t.Errorf("/deploy-check sent %q", got)
+	}
+	x.run("send-keys", "-t", x.name, "C-c")
+	x.waitFor("Press Ctrl+C again to exit")
+	x.run("send-keys", "-t", x.name, "C-c")
+	x.waitFor("cairn-exited-0")
+	if b, err := os.ReadFile(ended); err != nil || !strings.Contains(string(b), `"reason":"prompt_input_exit"`) {
+		t.Errorf("SessionEnd input %q (%v)", b, err)
 	}
 }
