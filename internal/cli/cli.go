@@ -141,6 +141,7 @@ func newRoot(env Env) *cobra.Command {
 	root.AddCommand(newPermissionsCmd(env))
 	root.AddCommand(newMemoryCmd(env))
 	root.AddCommand(newMCPCmd(env))
+	root.AddCommand(newHooksCmd(env))
 	unknownSubcommands(root)
 	return root
 }
