@@ -54,15 +54,31 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("team store %s: %w", redact(url), err)
+		return nil, storeError(url, err)
 	}
 	db := &DB{pool: pool}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("team store %s: %w", redact(url), err)
+		return nil, storeError(url, err)
 	}
 	return db, nil
 }
+
+// storeError names the store (without its password) and keeps a failed
+// connection's reason to its last line: pgx lists every address it tried.
+func storeError(url string, err error) error {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		msg := strings.TrimSpace(err.Error())
+		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+			msg = strings.TrimSpace(msg[i+1:])
+		}
+		return fmt.Errorf("team store %s: cannot connect: %s: %w", redact(url), msg, errUnavailable)
+	}
+	return fmt.Errorf("team store %s: %w", redact(url), err)
+}
+
+var errUnavailable = errors.New("is the server running and reachable?")
 
 // Close closes every connection.
 func (db *DB) Close() { db.pool.Close() }

@@ -168,13 +168,17 @@ func Fetch(ctx context.Context, remote *Store, sessionID, path string) error {
 // the result of Append: the local guarantees do not change) and then, in
 // order and in the background, to the team store. Before the first new
 // line it pushes what the store lacks of before (the session's bytes as
-// they were when it was opened), so a run after an outage catches up.
+// they were when it was opened; Replicate closes it), so a run after an
+// outage catches up.
 // When the store cannot be reached or refuses, onBehind is called once
 // with the reason and the store is left behind for the rest of the
 // session; `cairn sessions sync` or a later run catches up. Append never
 // waits on the store; Close waits for the queue to drain, at most
 // CloseTimeout.
-func Replicate(local transcript.Appender, remote *Store, sessionID string, before transcript.Source, onBehind func(error)) transcript.Appender {
+//
+// remote is called once, in the background, for the store: connecting
+// never delays the session.
+func Replicate(local transcript.Appender, remote func(context.Context) (*Store, error), sessionID string, before transcript.Source, onBehind func(error)) transcript.Appender {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{local: local, remote: remote, id: sessionID, before: before, onBehind: onBehind, cancel: cancel, done: make(chan struct{})}
 	r.cond = sync.NewCond(&r.mu)
@@ -188,7 +192,7 @@ var CloseTimeout = 10 * time.Second
 
 type replica struct {
 	local    transcript.Appender
-	remote   *Store
+	remote   func(context.Context) (*Store, error)
 	id       string
 	before   transcript.Source
 	onBehind func(error)
@@ -222,11 +226,18 @@ func (r *replica) Append(ctx context.Context, entries []transcript.Entry, durabl
 // queue in order until Close.
 func (r *replica) run(ctx context.Context) {
 	defer close(r.done)
-	a, err := r.remote.OpenAppender(ctx, r.id)
+	var a transcript.Appender
+	s, err := r.remote(ctx)
+	if err == nil {
+		a, err = s.OpenAppender(ctx, r.id)
+	}
 	if err == nil && r.before != nil {
 		if _, err = a.(*appender).catchUp(ctx, r.before); err != nil {
 			a.Close()
 		}
+	}
+	if r.before != nil {
+		r.before.Close()
 	}
 	if err != nil {
 		r.fail(err)
@@ -276,4 +287,60 @@ func (r *replica) Close() error {
 	}
 	r.cancel()
 	return err
+}
+
+// ErrDiverged is returned by Pull when the local transcript and the team
+// store's both hold lines the other lacks: two machines wrote the session
+// while apart. Nothing is changed; the local copy is kept.
+var ErrDiverged = errors.New("the local transcript and the team store's copy have both moved on since they last agreed; the local copy is kept (continue it, or fork the store's with --fork-session on a machine without a local copy)")
+
+// Pull appends to the local transcript what the team store holds beyond
+// it — a session continued on another machine — and returns how many
+// lines it added. The local file must be a prefix of the store's copy
+// (else ErrDiverged); it is written under its lock, durably.
+func Pull(ctx context.Context, remote *Store, sessionID string, local *transcript.FileStore) (int, error) {
+	info, err := remote.Info(ctx, sessionID)
+	if err != nil {
+		return 0, err
+	}
+	app, err := local.OpenAppender(ctx, sessionID)
+	if err != nil {
+		return 0, err
+	}
+	defer app.Close()
+	lsrc, err := local.OpenSource(ctx, sessionID)
+	if err != nil {
+		return 0, err
+	}
+	mine, err := io.ReadAll(io.NewSectionReader(lsrc, 0, lsrc.Size()))
+	lsrc.Close()
+	if err != nil {
+		return 0, err
+	}
+	if info.Bytes <= int64(len(mine)) {
+		return 0, nil // nothing new there (or more here: sync sends it)
+	}
+	rsrc, err := remote.OpenSource(ctx, sessionID)
+	if err != nil {
+		return 0, err
+	}
+	theirs, err := io.ReadAll(io.NewSectionReader(rsrc, 0, rsrc.Size()))
+	if err != nil {
+		return 0, err
+	}
+	if !bytes.HasPrefix(theirs, mine) {
+		return 0, ErrDiverged
+	}
+	var entries []transcript.Entry
+	for _, l := range splitLines(theirs[len(mine):]) {
+		e, err := transcript.DecodeEntry(l)
+		if err != nil {
+			continue // a damaged line stays in the store; the loader would skip it anyway
+		}
+		entries = append(entries, e)
+	}
+	if err := app.Append(ctx, entries, true); err != nil {
+		return 0, fmt.Errorf("write what the team store had: %w", err)
+	}
+	return len(entries), nil
 }

@@ -125,7 +125,7 @@ func TestReplicaKeepsOrderAndCatchesUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := pgstore.Replicate(la, remote, "s1", before, func(err error) { t.Errorf("behind: %v", err) })
+	r := pgstore.Replicate(la, func(context.Context) (*pgstore.Store, error) { return remote, nil }, "s1", before, func(err error) { t.Errorf("behind: %v", err) })
 	for i := 10; i < 40; i += 3 {
 		if err := r.Append(ctx, es[i:min(i+3, 40)], i%2 == 0); err != nil {
 			t.Fatal(err)
@@ -164,7 +164,7 @@ func TestReplicaSaysOnceWhenCut(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var said []error
-	r := pgstore.Replicate(la, remote, "s1", nil, func(err error) { mu.Lock(); said = append(said, err); mu.Unlock() })
+	r := pgstore.Replicate(la, func(context.Context) (*pgstore.Store, error) { return remote, nil }, "s1", nil, func(err error) { mu.Lock(); said = append(said, err); mu.Unlock() })
 	if err := r.Append(ctx, es[:5], true); err != nil {
 		t.Fatal(err)
 	}
