@@ -98,6 +98,7 @@ func newRoot(env Env) *cobra.Command {
 	root.AddCommand(newPermissionsCmd(env))
 	root.AddCommand(newMemoryCmd(env))
 	root.AddCommand(newMCPCmd(env))
+	root.AddCommand(newServeCmd(env))
 	return root
 }
 

@@ -644,3 +644,14 @@ func (db *DB) Exec(ctx context.Context, sql string, args ...any) error {
 func (db *DB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return db.pool.QueryRow(ctx, sql, args...)
 }
+
+// ProjectOf returns the project of a session id (ids are UUIDs, unique
+// across projects); ErrNotFound when no project has it.
+func (db *DB) ProjectOf(ctx context.Context, sessionID string) (string, error) {
+	var p string
+	err := db.pool.QueryRow(ctx, `SELECT project FROM cairn_sessions WHERE session_id = $1 ORDER BY modified DESC LIMIT 1`, sessionID).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("session %s in the team store: %w", sessionID, transcript.ErrNotFound)
+	}
+	return p, err
+}
