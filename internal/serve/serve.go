@@ -193,7 +193,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 		nextp = &next
 	}
 	writeJSON(w, struct {
-		Sessions []Info `json:"sessions"`
+		Sessions []Info  `json:"sessions"`
 		Next     *string `json:"next"`
 	}{page, nextp})
 }
