@@ -158,7 +158,8 @@ function chart(points, compactions) {
   for (const c of compactions) {
     const ln = document.createElementNS(svg.namespaceURI, "line");
     ln.setAttribute("class", "compaction");
-    ln.setAttribute("x1", x(c)); ln.setAttribute("x2", x(c));
+    const cx = x(Math.max(0, c - 0.5)); // between the last request before it and the first after
+    ln.setAttribute("x1", cx); ln.setAttribute("x2", cx);
     ln.setAttribute("y1", P / 2); ln.setAttribute("y2", H - P / 2);
     svg.append(ln);
   }
@@ -182,7 +183,7 @@ function usagePoint(u) {
   return { ctx, cost };
 }
 
-async function showSession(id) {
+async function showSession(id, live) {
   const head = el("div", {}, el("h2", { text: "Session" }), el("div", { class: "id", text: id }));
   const chartBox = el("div");
   const scroll = el("div", { id: "scrollback" });
@@ -209,8 +210,10 @@ async function showSession(id) {
   }
   for (const e of events) { render(e); account(e); }
   chartBox.replaceChildren(chart(points, compactions));
-  // The live tail: new lines as they are written.
+  // The live tail: new lines as they are written (off with ?tail=off, for
+  // a still page to print or capture).
   if (tail) tail.close();
+  if (!live) return;
   tail = new EventSource("/api/sessions/" + encodeURIComponent(id) + "/stream");
   tail.onopen = () => { status.textContent = "live"; };
   tail.onmessage = m => {
@@ -227,7 +230,10 @@ function route() {
   if (tail) { tail.close(); tail = null; status.textContent = ""; }
   const h = location.hash.slice(1) || "/";
   let m;
-  if ((m = h.match(/^\/s\/(.+)$/))) return showSession(decodeURIComponent(m[1])).catch(fail);
+  if ((m = h.match(/^\/s\/([^?]+)(\?.*)?$/))) {
+    const live = new URLSearchParams(m[2] || "").get("tail") !== "off";
+    return showSession(decodeURIComponent(m[1]), live).catch(fail);
+  }
   const q = new URLSearchParams(h.split("?")[1] || "").get("q") || "";
   return showList(q).catch(fail);
 }
