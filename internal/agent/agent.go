@@ -144,6 +144,11 @@ type Options struct {
 	// Warn hears about problems met while the session runs that do not
 	// stop it (a change file history could not back up). May be nil.
 	Warn func(string)
+	// Replicate, when set, wraps the session's transcript appender so its
+	// lines also go elsewhere (the team store), after the local file.
+	// before is the transcript as it was on disk before this run (nil for
+	// a new session), for the copy to catch up on; Replicate closes it.
+	Replicate func(sessionID string, local transcript.Appender, before transcript.Source) transcript.Appender
 
 	Now     func() time.Time
 	NewUUID func() string
@@ -364,6 +369,10 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		a.held = nil // the writer takes over the lock taken before reading
 	} else if app, err = store.OpenAppender(ctx, a.id); err != nil {
 		return unsaveable(err)
+	}
+	if o.Replicate != nil {
+		before, _ := store.OpenSource(ctx, a.id) // nil for a new session
+		app = o.Replicate(a.id, app, before)
 	}
 	var known []string
 	var onDisk, repairs []transcript.Entry

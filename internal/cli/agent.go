@@ -108,7 +108,7 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 		if err != nil {
 			return err
 		}
-		if f.resume, err = home.Find(env.Cwd, f.resume); err != nil {
+		if f.resume, err = findSession(ctx, env, home, f.resume, env.Stderr); err != nil {
 			return err
 		}
 	}

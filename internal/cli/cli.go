@@ -142,6 +142,7 @@ func newRoot(env Env) *cobra.Command {
 	root.AddCommand(newMemoryCmd(env))
 	root.AddCommand(newMCPCmd(env))
 	root.AddCommand(newHooksCmd(env))
+	root.AddCommand(newServeCmd(env))
 	unknownSubcommands(root)
 	return root
 }

@@ -127,6 +127,9 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	if collapseEnabled(env, st) {
 		s.opts.Collapse = &compact.CollapseConfig{}
 	}
+	if err := s.withTeamStore(ctx, env, f, out); err != nil {
+		return nil, err
+	}
 	if !s.hooks.Empty() {
 		s.opts.Gate, s.opts.AfterTool, s.opts.BeforePrompt, s.opts.BeforeStop = s.gov.gate, s.gov.afterTool, s.gov.beforePrompt, s.gov.beforeStop
 		s.opts.PreCompact, s.opts.PostCompact = s.gov.preCompact, s.gov.postCompact
