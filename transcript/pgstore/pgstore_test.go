@@ -12,7 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/transcript/transcripttest"
 )
 
-func open(t *testing.T) *pgstore.DB {
+func open(t testing.TB) *pgstore.DB {
 	t.Helper()
 	db, err := pgstore.Open(context.Background(), pgtest.URL(t))
 	if err != nil {

@@ -253,8 +253,13 @@ func (r *replica) run(ctx context.Context) {
 			r.mu.Unlock()
 			return
 		}
-		batch := r.queue[0]
-		r.queue = r.queue[1:]
+		// Everything queued goes in one transaction: a slow commit makes
+		// the batches bigger, not the queue longer.
+		var batch []transcript.Entry
+		for _, q := range r.queue {
+			batch = append(batch, q...)
+		}
+		r.queue = nil
 		r.mu.Unlock()
 		if err := a.Append(ctx, batch, false); err != nil {
 			r.fail(err)
