@@ -134,19 +134,11 @@ type Options struct {
 
 // Agent is an open session, holding its transcript's lock until Close.
 type Agent struct {
-	opts    Options
-	id      string
-	path    string
-	resumed bool
-	writer  *transcript.Writer
-	// held is the lock on the transcript taken before reading it, while
-	// the writer has not taken it over (a resumed file named other than
-	// its session).
-	held transcript.Appender
-	// saveLast is the last save failure told, so a retry failing the same
-	// way is not told again.
-	saveMu   sync.Mutex
-	saveLast string
+	opts     Options
+	id       string
+	path     string
+	resumed  bool
+	writer   *transcript.Writer
 	recorder *session.Recorder
 	engine   *engine.Session
 	prompts  *prompt.Builder
@@ -165,6 +157,15 @@ type Agent struct {
 	from, fromID string
 	// Warnings from loading the transcript, for the user to read.
 	Warnings []string
+
+	// held is the lock on the transcript taken before reading it, while
+	// the writer has not taken it over (a resumed file named other than
+	// its session).
+	held transcript.Appender
+	// saveLast is the last save failure told, so a retry failing the same
+	// way is not told again.
+	saveMu   sync.Mutex
+	saveLast string
 }
 
 // Open picks the session, loads it if it exists, and gets it ready to run.
