@@ -150,7 +150,6 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	s.opts.SessionMemory.Wait = 3 * time.Second
 	ag, err := agent.Open(ctx, s.opts)
 	if err != nil {
-		printFailure(env, f.outputFormat, chosenID(f), err)
 		return err
 	}
 	for _, w := range ag.Warnings {
@@ -508,18 +507,6 @@ func (d *denials) list() []map[string]any {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]map[string]any{}, d.calls...)
-}
-
-// chosenID is the id of the session the flags name, when they name one by
-// id: the new session's, or the one resumed.
-func chosenID(f *agentFlags) string {
-	switch {
-	case f.sessionID != "":
-		return f.sessionID
-	case f.resume != "" && !f.fork && !strings.ContainsAny(f.resume, `/\.`):
-		return f.resume
-	}
-	return ""
 }
 
 // errReported is returned after the printer has already described the
