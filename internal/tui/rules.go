@@ -16,7 +16,7 @@ import (
 )
 
 // SuggestRule is the allow rule that "Yes, and don't ask again" offers
-// for a call, in Claude Code's syntax: for Bash a rule a command of the
+// for a call, in Claude Code's syntax: for Bash one rule per command of the
 // line (see bashRules), several separated by ", "; the file
 // (project-relative when inside project); the web host; else the tool.
 func SuggestRule(tool string, input json.RawMessage, project string) string {
@@ -38,7 +38,7 @@ func SuggestRule(tool string, input json.RawMessage, project string) string {
 	return tool
 }
 
-// bashRules are the rules that allow a command line again, one a command
+// bashRules are the rules that allow a command line again, one per command,
 // as Claude Code saves them: `go vet ./... && go test ./...` gives
 // "Bash(go vet:*), Bash(go test:*)". A command whose second word names a
 // subcommand and that has more arguments (the part that changes from one
