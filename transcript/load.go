@@ -154,6 +154,9 @@ type loader struct {
 	inChain        map[string]bool
 
 	conv *Conversation
+	// unknownType is the first line type read that cairn does not know;
+	// it is warned about once.
+	unknownType string
 	// lineWarnings are warnings that name a line by byte offset (the
 	// backward scan does not know line numbers); see numberLines.
 	lineWarnings []lineWarning
@@ -267,6 +270,10 @@ func (l *loader) index(e *Entry) {
 		}
 		return
 	case !e.IsChain():
+		if !KnownLineType(e.Type) && l.unknownType == "" {
+			l.unknownType = e.Type
+			l.warnf("lines of type %q are not known to cairn (written by a newer Claude Code?): they stay in the file and out of the conversation", e.Type)
+		}
 		return
 	}
 	if l.conv.SessionID == "" {
@@ -413,8 +420,10 @@ func (l *loader) parentOf(e *Entry) (string, error) {
 		return p, err
 	}
 	if pe.ParentUUID != "" && l.byAnchor[p] == nil {
-		// The boundary that may name pe as its anchor sits just before it.
-		if _, err := l.get(pe.ParentUUID); err != nil {
+		// The boundary that may name pe as its anchor sits before it: just
+		// before, or (an auto-compaction in the middle of a turn, Claude
+		// Code 2.1.332) a few attachment lines before the summary.
+		if err := l.readToBoundary(pe); err != nil {
 			return "", err
 		}
 	}
@@ -430,6 +439,29 @@ func (l *loader) parentOf(e *Entry) (string, error) {
 	}
 	return p, nil
 }
+
+// readToBoundary reads the lines before pe until the compact boundary
+// that may name pe as its anchor is indexed: pe's parent, or, when pe is a
+// compaction summary, the boundary its parents lead back to over the
+// attachments written between the two.
+func (l *loader) readToBoundary(pe *Entry) error {
+	e := pe
+	for range maxSummaryLead {
+		if e.ParentUUID == "" {
+			return nil
+		}
+		parent, err := l.get(e.ParentUUID)
+		if err != nil || parent == nil || parent.IsCompactBoundary() || !pe.IsCompactSummary || parent.Type != TypeAttachment {
+			return err
+		}
+		e = parent
+	}
+	return nil
+}
+
+// maxSummaryLead bounds how many attachment lines between a compact
+// boundary and its summary readToBoundary follows.
+const maxSummaryLead = 64
 
 // segmentWhole reports whether a boundary's preserved messages are all in
 // the file (following parents from tail to head when the boundary does not

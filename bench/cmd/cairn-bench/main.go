@@ -6,6 +6,7 @@
 //	cairn-bench append [-tsv] [-n 10000] DIR
 //	cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]
 //	cairn-bench workload [-turns 5] [-steps 32] [-window 200000] …
+//	cairn-bench context [-workload basic,hard] [-live-claude] …
 //
 // gen writes a session with bench/gen; resume loads a session the way a
 // resumed cairn does (transcript.Load, then Conversation.Messages) and
@@ -57,7 +58,8 @@ const usageText = `usage:
   cairn-bench resume [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
   cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]
-  cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]`
+  cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]
+  cairn-bench context [-workload basic,hard] [-cairn BIN] [-live-claude [-claude BIN] [-only-claude]] [-seed 1] [-steps N] [-env K=V,...] [-json]`
 
 // usageError is a command-line mistake.
 type usageError struct{ msg string }
@@ -79,6 +81,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return firstReqCmd(ctx, rest, stdout)
 	case "workload":
 		return workloadCmd(ctx, rest, stdout)
+	case "context":
+		return contextCmd(ctx, rest, stdout)
 	default:
 		return usageError{fmt.Sprintf("unknown command %q", cmd)}
 	}
