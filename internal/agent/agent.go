@@ -20,6 +20,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/compact"
+	"github.com/cairn-dev/cairn/internal/extension"
 	"github.com/cairn-dev/cairn/internal/filehistory"
 	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
@@ -81,6 +82,9 @@ type Options struct {
 
 	MaxTurns           int
 	AppendSystemPrompt string
+	// SystemPrompt, when set, replaces cairn's own instructions in the
+	// system prompt (--system-prompt).
+	SystemPrompt string
 	// DisableAutoCompact turns auto-compaction off
 	// (CAIRN_DISABLE_AUTO_COMPACT); /compact still works.
 	DisableAutoCompact bool
@@ -116,6 +120,15 @@ type Options struct {
 	Instructions *instructions.Tracker
 	Memory       *MemoryOptions
 
+	// Extensions are the session's custom commands, skills and output
+	// styles (extension.Load); nil has none. AllowShell decides whether a
+	// command's !`…` line may run (see extension.ExpandOptions.Allow);
+	// nil refuses them all. OutputStyle, when set and not "default", is
+	// the style whose text goes into the system prompt.
+	Extensions  *extension.Set
+	AllowShell  func(ctx context.Context, command string, allowedTools []string) error
+	OutputStyle *extension.Style
+
 	PermissionMode string
 	// Mode, when set, is the permission mode as it stands, recorded on
 	// each prompt in place of PermissionMode (plan mode comes and goes).
@@ -131,6 +144,11 @@ type Options struct {
 	// Warn hears about problems met while the session runs that do not
 	// stop it (a change file history could not back up). May be nil.
 	Warn func(string)
+	// Replicate, when set, wraps the session's transcript appender so its
+	// lines also go elsewhere (the team store), after the local file.
+	// before is the transcript as it was on disk before this run (nil for
+	// a new session), for the copy to catch up on; Replicate closes it.
+	Replicate func(sessionID string, local transcript.Appender, before transcript.Source) transcript.Appender
 
 	Now     func() time.Time
 	NewUUID func() string
@@ -163,6 +181,7 @@ type Agent struct {
 	plan     *coretools.Plan
 	notes    *sessionmemory.Keeper
 	sc       *sessionContext // instruction files, long-term memory, token budgets
+	ext      *extensions     // custom commands and skills
 	history  *filehistory.History
 	// from is the transcript a resumed session was read from, and fromID
 	// that session's id (another one's when forking).
@@ -171,6 +190,9 @@ type Agent struct {
 	Warnings []string
 	// discarded is set when Close removed the empty transcript.
 	discarded bool
+	// lines holds the lines of the session's transcript decoded so far,
+	// so reading it back decodes only what was appended since.
+	lines *transcript.LineCache
 }
 
 // Open picks the session, loads it if it exists, and gets it ready to run.
@@ -195,7 +217,7 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 	if o.Continue && o.Resume != "" {
 		return nil, errors.New("--continue and --resume pick different sessions; give one of them")
 	}
-	a := &Agent{opts: o}
+	a := &Agent{opts: o, lines: &transcript.LineCache{}}
 	var conv *transcript.Conversation
 	switch {
 	case o.Continue || o.Resume != "":
@@ -218,7 +240,13 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 				return nil, err
 			}
 		}
-		if conv, err = load(ctx, path, o.NewUUID, o.Now); err != nil {
+		// When the session goes on in this file, what is decoded now serves
+		// the reads of it the turns make.
+		cache := a.lines
+		if o.Fork {
+			cache = nil
+		}
+		if conv, err = load(ctx, path, o.NewUUID, o.Now, cache); err != nil {
 			a.release()
 			return nil, err
 		}
@@ -317,13 +345,13 @@ func (a *Agent) pick(ctx context.Context) (string, error) {
 	return a.opts.Home.Find(a.opts.Cwd, a.opts.Resume)
 }
 
-func load(ctx context.Context, path string, newUUID func() string, now func() time.Time) (*transcript.Conversation, error) {
+func load(ctx context.Context, path string, newUUID func() string, now func() time.Time, cache *transcript.LineCache) (*transcript.Conversation, error) {
 	src, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now})
+	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache})
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
@@ -341,6 +369,10 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		a.held = nil // the writer takes over the lock taken before reading
 	} else if app, err = store.OpenAppender(ctx, a.id); err != nil {
 		return unsaveable(err)
+	}
+	if o.Replicate != nil {
+		before, _ := store.OpenSource(ctx, a.id) // nil for a new session
+		app = o.Replicate(a.id, app, before)
 	}
 	var known []string
 	var onDisk, repairs []transcript.Entry
@@ -389,11 +421,21 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		history = conv.Messages()
 	}
 	a.sc = newSessionContext(a, conv)
-	a.prompts = prompt.NewBuilder(prompt.Cairn(prompt.Options{
+	a.ext = newExtensions(o, conv)
+	po := prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
 		Memory: a.sc.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
-	})...)
+		Skills: a.ext.listing(), SystemPrompt: o.SystemPrompt,
+	}
+	if st := o.OutputStyle; st != nil && st.Text != "" {
+		po.OutputStyle, po.DropCodingRules = st.Text, !st.KeepCodingInstructions
+	}
+	a.prompts = prompt.NewBuilder(prompt.Cairn(po)...)
 	tools := slices.Clone(o.Tools)
+	if po.Skills != "" && !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Spec().Name == "Skill" }) {
+		tools = append(tools, coretools.Skill{})
+	}
+	withSkills(tools, a.ext)
 	for i, t := range tools {
 		if t.Spec().Name == "Bash" {
 			tools[i] = filehistory.TrackShell(t, a.history)
@@ -433,7 +475,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	}
 	a.compact = compact.New(compact.Config{
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
-		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors),
+		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors, a.ext.survivors),
 		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.sc.compactGuidance, EarlyAt: early,
 		Cleanup: func() { a.prompts.Forget(prompt.MemoryKey) }, // the memory index as it stands now
 	})
@@ -488,7 +530,7 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 	if _, err := os.Stat(a.path); err != nil {
 		return &transcript.Conversation{SessionID: a.id}, nil
 	}
-	conv, err := load(ctx, a.path, a.opts.NewUUID, a.opts.Now)
+	conv, err := load(ctx, a.path, a.opts.NewUUID, a.opts.Now, a.lines)
 	if err != nil {
 		return nil, err
 	}
@@ -516,8 +558,18 @@ func (a *Agent) System(ctx context.Context) ([]model.SystemBlock, error) {
 }
 
 // Run sends text as the user's next message and runs the turn.
+//
+// A text "/name args" naming one of the session's custom commands or
+// skills sends the command's (or skill's) text instead; a command that
+// cannot be expanded (a !`…` line the rules refuse) fails the turn
+// before anything is sent or recorded.
 func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, error] {
 	in := engine.Input{Message: model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(text)}}}
+	if x, ok, err := a.ext.expand(ctx, text); err != nil {
+		return failed(err)
+	} else if ok {
+		in = x
+	}
 	if !a.resumed && len(a.engine.History()) == 0 {
 		in.Attachments = append(in.Attachments, a.environment())
 	}
@@ -601,11 +653,11 @@ func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
 // live reads the session's transcript back as written so far, without the
 // repairs a resume adds.
 func (a *Agent) live(ctx context.Context) (*transcript.Conversation, error) {
-	return written(ctx, a.writer, a.path)
+	return written(ctx, a.writer, a.path, a.lines)
 }
 
 // written flushes w and reads its file at path back, without repairs.
-func written(ctx context.Context, w *transcript.Writer, path string) (*transcript.Conversation, error) {
+func written(ctx context.Context, w *transcript.Writer, path string, cache *transcript.LineCache) (*transcript.Conversation, error) {
 	if err := w.Flush(ctx); err != nil {
 		return nil, err
 	}
@@ -614,7 +666,7 @@ func written(ctx context.Context, w *transcript.Writer, path string) (*transcrip
 		return nil, err
 	}
 	defer src.Close()
-	return transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true})
+	return transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true, Cache: cache})
 }
 
 // Close waits for the transcript to be written and releases the session.

@@ -45,6 +45,8 @@ type agentFlags struct {
 	allowed         []string
 	disallowed      []string
 	addDirs         []string
+	// ext are the headless hosts' flags (headless.go).
+	ext extFlags
 }
 
 func addAgentFlags(root *cobra.Command, env Env) {
@@ -65,7 +67,8 @@ func addAgentFlags(root *cobra.Command, env Env) {
 	fl.BoolVar(&f.skipPermissions, "dangerously-skip-permissions", false, "the same as --permission-mode bypassPermissions: allow every call no deny rule denies")
 	fl.StringArrayVar(&f.allowed, "allowedTools", nil, "permission `rules` to allow, comma- or space-separated, e.g. \"Bash(npm test:*) Edit\" (also --allowed-tools)")
 	fl.StringArrayVar(&f.disallowed, "disallowedTools", nil, "permission `rules` to deny, as --allowedTools (also --disallowed-tools)")
-	fl.StringArrayVar(&f.addDirs, "add-dir", nil, "another `directory` the session may work in, as the project (repeatable)")
+	fl.StringArrayVar(&f.addDirs, "add-dir", nil, "another directory the session may work in, as the project (repeatable)")
+	addExtensionFlags(fl, &f.ext)
 	root.Args = args(cobra.ArbitraryArgs)
 	root.RunE = func(cmd *cobra.Command, a []string) error {
 		f.pick = cmd.Flags().Changed("resume") && f.resume == ""
@@ -105,9 +108,12 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 		if err != nil {
 			return err
 		}
-		if f.resume, err = home.Find(env.Cwd, f.resume); err != nil {
+		if f.resume, err = findSession(ctx, env, home, f.resume, env.Stderr); err != nil {
 			return err
 		}
+	}
+	if err := f.ext.check(f); err != nil {
+		return err
 	}
 	prompt := strings.Join(a, " ")
 	if !f.print && interactive(env) {
@@ -119,11 +125,13 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	if f.pick {
 		return usagef("--resume without a session id opens the session picker, which needs a terminal; give the id (cairn sessions list shows them)")
 	}
-	prompt, err := headlessPrompt(env, prompt)
-	if err != nil {
-		return err
+	if !f.ext.streamInput() {
+		var err error
+		if prompt, err = headlessPrompt(env, prompt); err != nil {
+			return err
+		}
 	}
-	if prompt == "" {
+	if prompt == "" && !f.ext.streamInput() {
 		return usagef("no prompt: give it as an argument (cairn -p \"fix the failing test\") or on stdin")
 	}
 
@@ -151,17 +159,28 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	runErr := s.sessionStart(ctx, f, ag)
 	if runErr == nil {
 		out := newPrinter(env, f.outputFormat, f.verbose, ag, s.choice, s.refused)
+		out.budget, out.structured = f.ext.maxBudgetUSD, s.structured
 		out.init(s.checker)
-		if name, rest, ok := slashCommand(prompt); ok {
-			runErr = runSlash(ctx, env, out, ag, name, rest)
+		turn := func(ctx context.Context, prompt string) error {
+			if name, rest, ok := slashCommand(prompt); ok && !isExtension(ag, name) {
+				return runSlash(ctx, env, out, ag, name, rest)
+			}
+			return out.run(ctx, prompt)
+		}
+		if f.ext.streamInput() {
+			runErr = runStream(ctx, env, out, ag, turn)
+			if prompt != "" {
+				fmt.Fprintln(env.Stderr, "warning: with --input-format stream-json the prompts come from stdin; the prompt argument is ignored")
+			}
 		} else {
-			runErr = out.run(ctx, prompt)
+			runErr = turn(ctx, prompt)
 		}
 	}
 	var stopped hookStopped
 	if errors.As(context.Cause(ctx), &stopped) {
 		runErr = stopped
 	}
+	s.gov.sessionEnd(ctx, hook.EndOther)
 	if err := ag.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("finish writing the transcript %s: %w", ag.Path(), err)
 	}
@@ -556,7 +575,7 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 		}
 		return out.finishText(notes)
 	}
-	return usagef("unknown command /%s; headless runs know /context, /compact, /pin and /summary", name)
+	return usagef("unknown command /%s; headless runs know /context, /compact, /pin, /summary and the custom commands and skills of .claude/commands, .claude/skills and their kin (cairn memory explain lists them)", name)
 }
 
 // contextManagement reports whether requests may ask the server to clear

@@ -11,7 +11,7 @@ import (
 )
 
 func newSessionsSearchCmd(env Env) *cobra.Command {
-	var all, asJSON bool
+	var all, asJSON, fromStore bool
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
 		Short: "Search the text of this project's sessions (every project's with --all)",
@@ -24,9 +24,14 @@ func newSessionsSearchCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			matches, err := session.Search(cmd.Context(), home, session.SearchOptions{
-				Query: a[0], Cwd: env.Cwd, All: all, Warn: warner(env),
-			})
+			var matches []session.Match
+			if fromStore {
+				matches, err = storeSearch(cmd.Context(), env, a[0], all)
+			} else {
+				matches, err = session.Search(cmd.Context(), home, session.SearchOptions{
+					Query: a[0], Cwd: env.Cwd, All: all, Warn: warner(env),
+				})
+			}
 			if err != nil {
 				return err
 			}
@@ -55,6 +60,7 @@ func newSessionsSearchCmd(env Env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "search the sessions of every project")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&fromStore, "store", false, "search the team store's sessions of this project (every project's with --all)")
 	return cmd
 }
 

@@ -36,6 +36,9 @@ type Options struct {
 	Headless bool
 	// Sandbox is the sandbox the Bash tool runs commands in (nil: none).
 	Sandbox *sandbox.Sandbox
+	// SettingsFiles are more settings files above the project's
+	// (--settings), in order.
+	SettingsFiles []string
 }
 
 // Checker is the single entry point the agent and `cairn permissions
@@ -60,7 +63,7 @@ type Checker struct {
 // then .cairn/, as settings.Paths lists them) and builds a Checker with
 // the flags in opts. Rules that do not parse are skipped with a warning.
 func New(opts Options) (*Checker, error) {
-	perms, err := settings.LoadPermissions(opts.CairnHome, opts.ProjectDir)
+	perms, err := settings.LoadPermissions(opts.CairnHome, opts.ProjectDir, opts.SettingsFiles...)
 	if err != nil {
 		return nil, err
 	}
