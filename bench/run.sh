@@ -18,8 +18,8 @@ go build -o "$bin" ./bench/cmd/cairn-bench
 
 echo "== generate"
 for mb in 1 10 100; do
-  "$bin" gen -size "${mb}MB" -out "$out/session-${mb}MB.jsonl"
-  "$bin" gen -size "${mb}MB" -no-compact -out "$out/flat-${mb}MB.jsonl"
+  "$bin" gen -size "${mb}MB" -compact -out "$out/session-${mb}MB.jsonl"
+  "$bin" gen -size "${mb}MB" -out "$out/flat-${mb}MB.jsonl"
 done
 
 # resume FILE prints the median run (by wall time) of RUNS fresh-process

@@ -9,9 +9,8 @@ package model
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"slices"
 
+	"github.com/cairn-dev/cairn/internal/jsonscan"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 )
 
@@ -135,49 +134,7 @@ var blockKnown = map[string]bool{
 
 // UnmarshalJSON decodes a block, keeping unknown fields.
 func (b *Block) UnmarshalJSON(data []byte) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return err
-	}
-	*b = Block{}
-	str := func(key string, dst *string) error {
-		if raw, ok := fields[key]; ok && !isNull(raw) {
-			if err := json.Unmarshal(raw, dst); err != nil {
-				return fmt.Errorf("content block field %q: %w", key, err)
-			}
-		}
-		return nil
-	}
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{{"type", &b.Type}, {"text", &b.Text}, {"id", &b.ID}, {"name", &b.Name}, {"tool_use_id", &b.ToolUseID}, {"thinking", &b.Thinking}} {
-		if err := str(f.key, f.dst); err != nil {
-			return err
-		}
-	}
-	if raw, ok := fields["input"]; ok {
-		b.Input = slices.Clone(raw)
-	}
-	if raw, ok := fields["content"]; ok {
-		b.Content = slices.Clone(raw)
-	}
-	if raw, ok := fields["is_error"]; ok && !isNull(raw) {
-		var v bool
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return fmt.Errorf("content block field \"is_error\": %w", err)
-		}
-		b.IsError = &v
-	}
-	for k, v := range fields {
-		if !blockKnown[k] {
-			if b.Extra == nil {
-				b.Extra = make(map[string]json.RawMessage)
-			}
-			b.Extra[k] = slices.Clone(v)
-		}
-	}
-	return nil
+	return b.decode(data, true, jsonscan.Members)
 }
 
 // MarshalJSON encodes a block deterministically: type first, then the typed

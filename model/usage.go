@@ -2,7 +2,6 @@ package model
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/cairn-dev/cairn/internal/jsonw"
 )
@@ -52,28 +51,27 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 // DecodeContent decodes message content given as a string or a block list.
 // An absent or null content is an empty list.
 func DecodeContent(raw json.RawMessage) ([]Block, error) {
-	if len(raw) == 0 || isNull(raw) {
-		return nil, nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("message content: %w", err)
-		}
-		return []Block{TextBlock(s)}, nil
-	}
-	var blocks []Block
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, fmt.Errorf("message content: %w", err)
-	}
-	return blocks, nil
+	return decodeContent(raw, true)
 }
 
 // MarshalJSON encodes a Message with its content as a block list.
 func (m Message) MarshalJSON() ([]byte, error) {
-	content, err := jsonw.Marshal(m.Content)
-	if err != nil {
-		return nil, err
+	// The blocks' own encodings are compact already: splice them in
+	// rather than have encoding/json check and copy each again.
+	content := []byte("null")
+	if m.Content != nil {
+		content = append(content[:0:0], '[')
+		for i, b := range m.Content {
+			if i > 0 {
+				content = append(content, ',')
+			}
+			enc, err := b.MarshalJSON()
+			if err != nil {
+				return nil, err
+			}
+			content = append(content, enc...)
+		}
+		content = append(content, ']')
 	}
 	var w jsonw.Object
 	w.Str("role", m.Role)

@@ -67,7 +67,8 @@ type ListOptions struct {
 
 // List returns the sessions of one project, or of all, newest first by file
 // modification time then by creation time, as Claude Code orders them.
-// Subagent transcripts (whose first lines are a sidechain) are left out.
+// Subagent transcripts (whose first lines are a sidechain) are left out,
+// and so are empty ones (no user or assistant line).
 //
 // Listing reads only the first and last 64 KiB of each transcript. The
 // message count of a bigger file comes from a cache under the home's
@@ -97,7 +98,7 @@ func (l *lister) list(ctx context.Context, opts ListOptions) ([]Info, error) {
 }
 
 // Latest returns the session `cairn --continue` resumes: the one of cwd's
-// project whose transcript was modified last. With no session there it
+// project whose transcript was modified last, empty ones skipped. With no session there it
 // returns an error wrapping ErrNoSessions that names the project folder.
 func Latest(ctx context.Context, home Home, cwd string) (Info, error) {
 	if cwd == "" {
@@ -120,6 +121,9 @@ func Latest(ctx context.Context, home Home, cwd string) (Info, error) {
 			continue
 		}
 		l.fresh[d.key] = d.entry
+		if d.info.Messages == 0 { // nothing to continue
+			continue
+		}
 		l.saveCache(nil, false)
 		return d.info, nil
 	}
@@ -276,7 +280,9 @@ func (l *lister) describeAll(ctx context.Context, files []sessionFile) ([]Info, 
 			l.warn(d.err.Error())
 		case !d.sidechain:
 			l.fresh[d.key] = d.entry
-			infos = append(infos, d.info)
+			if d.info.Messages > 0 { // an empty session is nothing to list
+				infos = append(infos, d.info)
+			}
 		}
 	}
 	return infos, nil

@@ -213,7 +213,7 @@ func TestList(t *testing.T) {
 	side := bytes.ReplaceAll(c.buf.Bytes(), []byte(`"isSidechain":false`), []byte(`"isSidechain":true`))
 	writeFile(t, filepath.Join(dir, sidC+".jsonl"), side, t0.Add(3*time.Hour))
 
-	// Any *.jsonl is listed, even empty and oddly named.
+	// An empty transcript is not listed (there is nothing to resume).
 	writeFile(t, filepath.Join(dir, "notes.jsonl"), nil, t0.Add(30*time.Minute))
 	writeFile(t, filepath.Join(dir, "README.md"), []byte("x"), t0.Add(4*time.Hour))
 
@@ -241,10 +241,6 @@ func TestList(t *testing.T) {
 		Bytes:       sizeOf(filepath.Join(dir, sidA+".jsonl")),
 		FirstPrompt: "fix the greeting in hello.py", LastPrompt: "now write CHANGES.md",
 	}
-	wantNotes := Info{
-		SessionID: "notes", Project: filepath.Base(dir), Path: filepath.Join(dir, "notes.jsonl"),
-		Created: t0.Add(30 * time.Minute), Modified: t0.Add(30 * time.Minute),
-	}
 	wantOther := Info{
 		SessionID: sidC, Project: "/home/user/other",
 		Path:    filepath.Join(home.ProjectDir("/home/user/other"), sidC+".jsonl"),
@@ -258,8 +254,8 @@ func TestList(t *testing.T) {
 		opts ListOptions
 		want []Info
 	}{
-		{"project", ListOptions{Cwd: cwd}, []Info{wantB, wantA, wantNotes}},
-		{"all", ListOptions{All: true}, []Info{wantOther, wantB, wantA, wantNotes}},
+		{"project", ListOptions{Cwd: cwd}, []Info{wantB, wantA}},
+		{"all", ListOptions{All: true}, []Info{wantOther, wantB, wantA}},
 		{"no such project", ListOptions{Cwd: "/nowhere"}, []Info{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 // DefaultMaxSearchLine bounds the memory one transcript line may take while
@@ -239,28 +240,19 @@ func (m *matcher) mayMatch(line []byte) bool {
 	return bytes.Contains(m.scratch, m.raw)
 }
 
-// searchLine is the part of a line search looks at.
-type searchLine struct {
-	Type      string `json:"type"`
-	UUID      string `json:"uuid"`
-	Timestamp string `json:"timestamp"`
-	Message   *struct {
-		Content json.RawMessage `json:"content"`
-	} `json:"message"`
-}
-
 // matchLine decodes a user or assistant line and looks for the query in
-// its texts, tool results and tool inputs, in order.
+// its texts, tool results and tool inputs, in order. It decodes with the
+// transcript loader's scanner, and only lines the raw bytes say may match.
 func (m *matcher) matchLine(line []byte) (Match, bool) {
-	var sl searchLine
-	if json.Unmarshal(line, &sl) != nil || sl.UUID == "" || sl.Message == nil ||
-		(sl.Type != "user" && sl.Type != "assistant") {
+	e, err := transcript.DecodeEntry(line)
+	if err != nil || e.UUID == "" || e.Message == nil || (e.Type != transcript.TypeUser && e.Type != transcript.TypeAssistant) {
 		return Match{}, false
 	}
-	blocks, err := model.DecodeContent(sl.Message.Content)
-	if err != nil {
+	msg, ok, err := e.DecodeMessage()
+	if err != nil || !ok {
 		return Match{}, false
 	}
+	blocks := msg.Content
 	for _, b := range blocks {
 		var text string
 		switch b.Type {
@@ -275,8 +267,8 @@ func (m *matcher) matchLine(line []byte) (Match, bool) {
 		}
 		if start, end, ok := m.find(text); ok {
 			return Match{
-				UUID:      sl.UUID,
-				Timestamp: parseTime(sl.Timestamp).UTC(),
+				UUID:      e.UUID,
+				Timestamp: parseTime(e.Timestamp).UTC(),
 				Snippet:   snippet(text, start, end),
 			}, true
 		}

@@ -25,7 +25,7 @@ func TestLoadGenerated(t *testing.T) {
 	}{
 		{"compacting", gen.Options{Size: 600 << 10, Seed: 21, CompactEvery: 120 << 10}},
 		{"compacting, other seed", gen.Options{Size: 600 << 10, Seed: 22, CompactEvery: 90 << 10}},
-		{"no compaction", gen.Options{Size: 300 << 10, Seed: 23, NoCompact: true}},
+		{"no compaction", gen.Options{Size: 300 << 10, Seed: 23}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.jsonl")
@@ -55,7 +55,7 @@ func TestLoadGenerated(t *testing.T) {
 			if err := checkAPIValid(conv.Messages()); err != nil {
 				t.Errorf("Messages: %v", err)
 			}
-			if tc.opts.NoCompact && conv.BytesRead != st.Bytes {
+			if !tc.opts.Compact && tc.opts.CompactEvery == 0 && conv.BytesRead != st.Bytes {
 				t.Errorf("BytesRead = %d, want the whole file (%d) without compactions", conv.BytesRead, st.Bytes)
 			}
 			if need := st.Bytes - firstOffset(t, path, st.Resume); conv.BytesRead > need+readSlack {
@@ -124,7 +124,7 @@ func benchmarkLoad(b *testing.B, size int64) {
 		}
 		b.Run(name, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "s.jsonl")
-			st := generateFile(b, path, gen.Options{Size: size, Seed: 1, NoCompact: flat})
+			st := generateFile(b, path, gen.Options{Size: size, Seed: 1, Compact: !flat})
 			b.SetBytes(st.Bytes)
 			b.ReportAllocs()
 			var read int64
@@ -188,5 +188,59 @@ func benchUser(i int, parent string) transcript.Entry {
 		Message: msg.Bytes(), Timestamp: transcript.FormatTime(time.Unix(1767225600, 0).Add(time.Duration(i) * time.Second)),
 		SessionID: "bench", UserType: "external", Entrypoint: "cli", CWD: "/home/user/acme-api",
 		Version: gen.Version, GitBranch: gen.GitBranch,
+	}
+}
+
+// BenchmarkReloadAfterTurn measures what reading a session's transcript
+// back costs once a turn appended to it: Load through the LineCache that
+// loaded it first, against loading it afresh. A resumed session does this
+// each turn (snip, collapse); with the cache it costs the new lines.
+func BenchmarkReloadAfterTurn(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "s.jsonl")
+	st := generateFile(b, path, gen.Options{Size: 10 << 20, Seed: 1})
+	line := fmt.Sprintf(`{"type":"last-prompt","lastPrompt":"again","leafUuid":%q,"sessionId":%q}`+"\n", st.Leaf, st.SessionID)
+	grow := func() {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.WriteString(line); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	load := func(c *transcript.LineCache) *transcript.Conversation {
+		src, err := transcript.OpenFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer src.Close()
+		conv, err := transcript.Load(context.Background(), src, transcript.LoadOptions{NoRepair: true, Cache: c})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return conv
+	}
+	for _, cached := range []bool{true, false} {
+		name := "fresh"
+		if cached {
+			name = "cached"
+		}
+		b.Run(name, func(b *testing.B) {
+			var cache *transcript.LineCache
+			if cached {
+				cache = &transcript.LineCache{}
+				load(cache)
+			}
+			b.ReportAllocs()
+			var read int64
+			for b.Loop() {
+				b.StopTimer()
+				grow()
+				b.StartTimer()
+				read = load(cache).BytesRead
+			}
+			b.ReportMetric(float64(read), "read-B/op")
+		})
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
+	"github.com/cairn-dev/cairn/internal/jsonscan"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/model"
 )
@@ -163,27 +165,100 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	if len(e.Message) == 0 || bytes.Equal(e.Message, []byte("null")) {
 		return m, false, nil
 	}
-	var wire struct {
-		ID         string          `json:"id"`
-		Role       string          `json:"role"`
-		Model      string          `json:"model"`
-		Content    json.RawMessage `json:"content"`
-		StopReason *string         `json:"stop_reason"`
-		Usage      *model.Usage    `json:"usage"`
+	fail := func(err error) (APIMessage, bool, error) {
+		return APIMessage{}, false, fmt.Errorf("message of %s entry %s: %w", e.Type, e.UUID, err)
 	}
-	if err := json.Unmarshal(e.Message, &wire); err != nil {
-		return m, false, fmt.Errorf("message of %s entry %s: %w", e.Type, e.UUID, err)
+	// The fields keep encoding/json's rules: keys match without regard to
+	// case, the last repeated key counts, null leaves a field empty.
+	// A message sliced from the line DecodeEntry checked is not checked
+	// again, and its blocks share the line's bytes.
+	trusted := e.cache != nil && within(e.Message, e.raw)
+	members, decode := jsonscan.Members, model.DecodeContent
+	if trusted {
+		members, decode = jsonscan.TrustedMembers, model.DecodeContentShared
 	}
-	blocks, err := model.DecodeContent(wire.Content)
+	var id, role, mdl, content, stop, usage []byte
+	err = members(e.Message, func(key []byte, f jsonscan.Flags, val []byte) error {
+		k := key[1 : len(key)-1]
+		if f != 0 {
+			s, err := jsonscan.Unquote(key, f)
+			if err != nil {
+				return err
+			}
+			k = []byte(s)
+		}
+		switch {
+		case foldIs(k, "id"):
+			id = val
+		case foldIs(k, "role"):
+			role = val
+		case foldIs(k, "model"):
+			mdl = val
+		case foldIs(k, "content"):
+			content = val
+		case foldIs(k, "stop_reason"):
+			stop = val
+		case foldIs(k, "usage"):
+			usage = val
+		}
+		return nil
+	})
 	if err != nil {
-		return m, false, fmt.Errorf("message of %s entry %s: %w", e.Type, e.UUID, err)
+		if err == jsonscan.ErrNotObject {
+			var v struct{}
+			err = json.Unmarshal(e.Message, &v)
+		}
+		return fail(err)
 	}
-	m = APIMessage{ID: wire.ID, Role: wire.Role, Model: wire.Model, Content: blocks, Usage: wire.Usage}
-	if wire.StopReason != nil {
-		m.StopReason = *wire.StopReason
+	for _, f := range []struct {
+		val []byte
+		dst *string
+	}{{id, &m.ID}, {role, &m.Role}, {mdl, &m.Model}, {stop, &m.StopReason}} {
+		if f.val == nil || jsonscan.IsNull(f.val) {
+			continue
+		}
+		if f.val[0] != '"' {
+			var s string
+			return fail(json.Unmarshal(f.val, &s))
+		}
+		if *f.dst, err = jsonscan.Unquote(f.val, jsonscan.StringFlags(f.val)); err != nil {
+			return fail(err)
+		}
 	}
-	m.ContentIsString = len(wire.Content) > 0 && wire.Content[0] == '"'
+	if usage != nil && !jsonscan.IsNull(usage) {
+		m.Usage = new(model.Usage)
+		if err := json.Unmarshal(usage, m.Usage); err != nil {
+			return fail(err)
+		}
+	}
+	if content != nil && jsonscan.IsNull(content) {
+		content = nil
+	}
+	blocks, err := decode(content)
+	if err != nil {
+		return fail(err)
+	}
+	m.Content = blocks
+	m.ContentIsString = len(content) > 0 && content[0] == '"'
 	return m, true, nil
+}
+
+// within reports whether sub is a slice of buf.
+func within(sub, buf []byte) bool {
+	if len(sub) == 0 || len(buf) == 0 {
+		return false
+	}
+	s, b := uintptr(unsafe.Pointer(unsafe.SliceData(sub))), uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	return s >= b && s+uintptr(len(sub)) <= b+uintptr(len(buf))
+}
+
+// foldIs reports whether key equals name (lower-case ASCII) without
+// regard to case, as encoding/json matches keys to fields.
+func foldIs(key []byte, name string) bool {
+	if len(key) == len(name) && string(key) == name {
+		return true
+	}
+	return strings.EqualFold(string(key), name)
 }
 
 // CompactMetadata is the compactMetadata object of a compact boundary.
@@ -225,44 +300,7 @@ func (e *Entry) DecodeCompactMetadata() (*CompactMetadata, error) {
 	return &m, nil
 }
 
-// wireEntry is the decoding shape of a line.
-type wireEntry struct {
-	Type                      string          `json:"type"`
-	Subtype                   string          `json:"subtype"`
-	UUID                      string          `json:"uuid"`
-	ParentUUID                *string         `json:"parentUuid"`
-	LogicalParentUUID         *string         `json:"logicalParentUuid"`
-	IsSidechain               bool            `json:"isSidechain"`
-	IsMeta                    bool            `json:"isMeta"`
-	IsCompactSummary          bool            `json:"isCompactSummary"`
-	IsVisibleInTranscriptOnly bool            `json:"isVisibleInTranscriptOnly"`
-	IsAPIErrorMessage         bool            `json:"isApiErrorMessage"`
-	PromptID                  string          `json:"promptId"`
-	SessionID                 string          `json:"sessionId"`
-	Timestamp                 string          `json:"timestamp"`
-	CWD                       string          `json:"cwd"`
-	Version                   string          `json:"version"`
-	GitBranch                 string          `json:"gitBranch"`
-	UserType                  string          `json:"userType"`
-	Entrypoint                string          `json:"entrypoint"`
-	Slug                      string          `json:"slug"`
-	AgentID                   string          `json:"agentId"`
-	PermissionMode            string          `json:"permissionMode"`
-	PromptSource              string          `json:"promptSource"`
-	Message                   json.RawMessage `json:"message"`
-	RequestID                 string          `json:"requestId"`
-	ToolUseResult             json.RawMessage `json:"toolUseResult"`
-	SourceToolAssistantUUID   string          `json:"sourceToolAssistantUUID"`
-	Attachment                json.RawMessage `json:"attachment"`
-	Content                   json.RawMessage `json:"content"`
-	Level                     string          `json:"level"`
-	CompactMetadata           json.RawMessage `json:"compactMetadata"`
-	SnipMetadata              json.RawMessage `json:"snipMetadata"`
-	LeafUUID                  string          `json:"leafUuid"`
-	LastPrompt                string          `json:"lastPrompt"`
-}
-
-// knownFields are the keys wireEntry decodes.
+// knownFields are the keys DecodeEntry decodes into typed fields.
 var knownFields = map[string]bool{
 	"type": true, "subtype": true, "uuid": true, "parentUuid": true,
 	"logicalParentUuid": true, "isSidechain": true, "isMeta": true,
@@ -278,44 +316,204 @@ var knownFields = map[string]bool{
 }
 
 // DecodeEntry decodes one transcript line. The line must be a JSON object;
-// its bytes are kept so unknown fields survive re-encoding.
+// its bytes are kept so unknown fields survive re-encoding. Keys match
+// fields as encoding/json matches them (exactly, else without regard to
+// case; the last of repeated keys wins), and the raw fields (message,
+// toolUseResult, …) are slices of the kept line, not copies.
 func DecodeEntry(line []byte) (Entry, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return Entry{}, fmt.Errorf("not a JSON object")
 	}
-	var w wireEntry
-	if err := json.Unmarshal(line, &w); err != nil {
+	raw := slices.Clone(line)
+	e := Entry{raw: raw}
+	var parent, logical *string
+	err := jsonscan.Members(raw, func(key []byte, f jsonscan.Flags, val []byte) error {
+		name, err := fieldName(key, f)
+		if err != nil || name == "" {
+			return err
+		}
+		return e.setField(name, val, &parent, &logical)
+	})
+	if err != nil {
 		return Entry{}, err
 	}
-	if w.Type == "" {
+	if e.Type == "" {
 		return Entry{}, fmt.Errorf("no \"type\" field")
 	}
-	e := Entry{
-		Type: w.Type, Subtype: w.Subtype, UUID: w.UUID,
-		IsSidechain: w.IsSidechain, IsMeta: w.IsMeta,
-		IsCompactSummary: w.IsCompactSummary, IsVisibleInTranscriptOnly: w.IsVisibleInTranscriptOnly,
-		IsAPIErrorMessage: w.IsAPIErrorMessage,
-		PromptID:          w.PromptID, SessionID: w.SessionID, Timestamp: w.Timestamp,
-		CWD: w.CWD, Version: w.Version, GitBranch: w.GitBranch, UserType: w.UserType,
-		Entrypoint: w.Entrypoint, Slug: w.Slug, AgentID: w.AgentID, PermissionMode: w.PermissionMode,
-		PromptSource: w.PromptSource, Message: nullToNil(w.Message), RequestID: w.RequestID,
-		ToolUseResult: nullToNil(w.ToolUseResult), SourceToolAssistantUUID: w.SourceToolAssistantUUID,
-		Attachment: nullToNil(w.Attachment), Content: nullToNil(w.Content), Level: w.Level,
-		CompactMetadata: nullToNil(w.CompactMetadata), SnipMetadata: nullToNil(w.SnipMetadata),
-		LeafUUID: w.LeafUUID, LastPrompt: w.LastPrompt,
-		raw: slices.Clone(line),
+	if parent != nil {
+		e.ParentUUID = *parent
 	}
+	if logical != nil {
+		e.LogicalParentUUID = *logical
+	}
+	e.Message, e.ToolUseResult, e.Attachment = nullToNil(e.Message), nullToNil(e.ToolUseResult), nullToNil(e.Attachment)
+	e.Content, e.CompactMetadata, e.SnipMetadata = nullToNil(e.Content), nullToNil(e.CompactMetadata), nullToNil(e.SnipMetadata)
 	if e.Message != nil {
 		e.cache = &msgCache{}
 	}
-	if w.ParentUUID != nil {
-		e.ParentUUID = *w.ParentUUID
-	}
-	if w.LogicalParentUUID != nil {
-		e.LogicalParentUUID = *w.LogicalParentUUID
-	}
 	return e, nil
+}
+
+// fieldName returns the known field a key names, matched as encoding/json
+// matches keys to struct fields; "" for a key Entry has no field for.
+func fieldName(key []byte, f jsonscan.Flags) (string, error) {
+	if f&jsonscan.Escaped == 0 {
+		k := key[1 : len(key)-1]
+		if name, ok := knownIntern[string(k)]; ok { // the conversion does not allocate
+			return name, nil
+		}
+		if f&jsonscan.NonASCII == 0 {
+			var buf [64]byte
+			if len(k) > len(buf) {
+				return "", nil // longer than any known key
+			}
+			for i, c := range k {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				buf[i] = c
+			}
+			return knownLower[string(buf[:len(k)])], nil
+		}
+	}
+	k, err := jsonscan.Unquote(key, f)
+	if err != nil {
+		return "", err
+	}
+	if knownFields[k] {
+		return k, nil
+	}
+	for name := range knownFields {
+		if strings.EqualFold(name, k) {
+			return name, nil
+		}
+	}
+	return "", nil
+}
+
+// knownIntern maps each known key to itself, knownLower each known key in
+// lower case to the key.
+var knownIntern, knownLower = func() (map[string]string, map[string]string) {
+	m := make(map[string]string, len(knownFields))
+	l := make(map[string]string, len(knownFields))
+	for k := range knownFields {
+		m[k] = k
+		l[strings.ToLower(k)] = k
+	}
+	return m, l
+}()
+
+// setField stores one member of a line in e.
+func (e *Entry) setField(name string, val []byte, parent, logical **string) error {
+	str := func(dst *string) error {
+		if jsonscan.IsNull(val) {
+			return nil
+		}
+		if len(val) == 0 || val[0] != '"' {
+			return fmt.Errorf("field %q: want a string, not %.20s", name, val)
+		}
+		_, f, _ := jsonscan.String(val, 0)
+		s, err := jsonscan.Unquote(val, f)
+		if err != nil {
+			return err
+		}
+		*dst = s
+		return nil
+	}
+	boolean := func(dst *bool) error {
+		switch string(val) {
+		case "true":
+			*dst = true
+		case "false":
+			*dst = false
+		case "null":
+		default:
+			return fmt.Errorf("field %q: want true or false, not %.20s", name, val)
+		}
+		return nil
+	}
+	optStr := func(dst **string) error {
+		if jsonscan.IsNull(val) {
+			*dst = nil
+			return nil
+		}
+		var s string
+		if err := str(&s); err != nil {
+			return err
+		}
+		*dst = &s
+		return nil
+	}
+	switch name {
+	case "type":
+		return str(&e.Type)
+	case "subtype":
+		return str(&e.Subtype)
+	case "uuid":
+		return str(&e.UUID)
+	case "parentUuid":
+		return optStr(parent)
+	case "logicalParentUuid":
+		return optStr(logical)
+	case "isSidechain":
+		return boolean(&e.IsSidechain)
+	case "isMeta":
+		return boolean(&e.IsMeta)
+	case "isCompactSummary":
+		return boolean(&e.IsCompactSummary)
+	case "isVisibleInTranscriptOnly":
+		return boolean(&e.IsVisibleInTranscriptOnly)
+	case "isApiErrorMessage":
+		return boolean(&e.IsAPIErrorMessage)
+	case "promptId":
+		return str(&e.PromptID)
+	case "sessionId":
+		return str(&e.SessionID)
+	case "timestamp":
+		return str(&e.Timestamp)
+	case "cwd":
+		return str(&e.CWD)
+	case "version":
+		return str(&e.Version)
+	case "gitBranch":
+		return str(&e.GitBranch)
+	case "userType":
+		return str(&e.UserType)
+	case "entrypoint":
+		return str(&e.Entrypoint)
+	case "slug":
+		return str(&e.Slug)
+	case "agentId":
+		return str(&e.AgentID)
+	case "permissionMode":
+		return str(&e.PermissionMode)
+	case "promptSource":
+		return str(&e.PromptSource)
+	case "requestId":
+		return str(&e.RequestID)
+	case "sourceToolAssistantUUID":
+		return str(&e.SourceToolAssistantUUID)
+	case "level":
+		return str(&e.Level)
+	case "leafUuid":
+		return str(&e.LeafUUID)
+	case "lastPrompt":
+		return str(&e.LastPrompt)
+	case "message":
+		e.Message = val
+	case "toolUseResult":
+		e.ToolUseResult = val
+	case "attachment":
+		e.Attachment = val
+	case "content":
+		e.Content = val
+	case "compactMetadata":
+		e.CompactMetadata = val
+	case "snipMetadata":
+		e.SnipMetadata = val
+	}
+	return nil
 }
 
 func nullToNil(raw json.RawMessage) json.RawMessage {
@@ -332,26 +530,29 @@ func (e *Entry) Unknown() map[string]json.RawMessage {
 		return nil
 	}
 	var all map[string]json.RawMessage
-	if json.Unmarshal(e.raw, &all) != nil {
-		return nil
-	}
-	for k := range all {
-		// encoding/json matches field names without regard to case, so a
-		// key like "Type" already went into a typed field.
-		if knownFields[k] || knownFolded[strings.ToLower(k)] {
-			delete(all, k)
+	// raw is the line DecodeEntry checked: find its members without
+	// checking them again.
+	err := jsonscan.TrustedMembers(e.raw, func(key []byte, f jsonscan.Flags, val []byte) error {
+		if name, _ := fieldName(key, f); name != "" {
+			// Keys match fields without regard to case, so a key like
+			// "Type" already went into a typed field.
+			return nil
 		}
+		k, err := jsonscan.Unquote(key, f)
+		if err != nil {
+			return err
+		}
+		if all == nil {
+			all = make(map[string]json.RawMessage)
+		}
+		all[k] = val
+		return nil
+	})
+	if err != nil {
+		return nil
 	}
 	return all
 }
-
-var knownFolded = func() map[string]bool {
-	m := make(map[string]bool, len(knownFields))
-	for k := range knownFields {
-		m[strings.ToLower(k)] = true
-	}
-	return m
-}()
 
 // MarshalJSON encodes the entry as one transcript line (without the newline),
 // keys in the order Claude Code writes them, then fields it does not know.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/internal/jsonl"
 )
 
@@ -75,13 +76,29 @@ func (s *FileStore) OpenAppender(ctx context.Context, sessionID string) (Appende
 		f.Close()
 		return nil, err
 	}
-	return &fileAppender{f: f, lock: lock, needNewline: torn}, nil
+	return &fileAppender{f: f, path: path, lock: lock, needNewline: torn}, nil
 }
 
 type fileAppender struct {
 	f           *os.File
+	path        string
 	lock        *flock.Flock
 	needNewline bool
+}
+
+// same reports whether the file at the appender's path is still the one it
+// opened: one deleted, or replaced by another (a copy put back, a restore),
+// gets no more lines.
+func (a *fileAppender) same() error {
+	open, err := a.f.Stat()
+	if err != nil {
+		return err
+	}
+	now, err := os.Stat(a.path)
+	if err != nil || !os.SameFile(open, now) {
+		return fmt.Errorf("write transcript %s: %w", a.path, fsfault.ErrReplaced)
+	}
+	return nil
 }
 
 func (a *fileAppender) Append(ctx context.Context, entries []Entry, durable bool) error {
@@ -92,6 +109,9 @@ func (a *fileAppender) Append(ctx context.Context, entries []Entry, durable bool
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := a.same(); err != nil {
 		return err
 	}
 	buf, err := encodeLines(entries, a.needNewline)
@@ -107,7 +127,7 @@ func (a *fileAppender) Append(ctx context.Context, entries []Entry, durable bool
 	a.needNewline = false
 	if durable {
 		if err := a.f.Sync(); err != nil {
-			return fmt.Errorf("sync transcript: %w", err)
+			return fmt.Errorf("sync transcript: %w: %w", ErrNotSynced, err)
 		}
 	}
 	return nil

@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairn-dev/cairn/transcript"
 )
@@ -64,7 +67,39 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("Load failed on bad input: %v", err)
 		}
 		assertValidForAPI(t, c.Messages())
+		// Through a cache, loading the file again, and again after it
+		// grew, gives what loading it afresh gives.
+		cache := &transcript.LineCache{}
+		half := data[:len(data)/2]
+		opts := func(c *transcript.LineCache) transcript.LoadOptions {
+			n := 0
+			return transcript.LoadOptions{
+				Cache:   c,
+				NewUUID: func() string { n++; return fmt.Sprintf("repair-%d", n) },
+				Now:     func() time.Time { return time.Unix(1767225600, 0) },
+			}
+		}
+		for _, d := range [][]byte{half, half, data, data} {
+			want, _ := transcript.Load(context.Background(), transcript.BytesSource(d), opts(nil))
+			got, err := transcript.Load(context.Background(), transcript.BytesSource(d), opts(cache))
+			if err != nil {
+				t.Fatalf("Load with a cache: %v", err)
+			}
+			if diff := cmp.Diff(summarize(want), summarize(got)); diff != "" {
+				t.Fatalf("Load with a cache differs (-fresh +cached):\n%s", diff)
+			}
+		}
 	})
+}
+
+// summarize is what a load gave, for comparing two loads.
+func summarize(c *transcript.Conversation) []string {
+	out := []string{"leaf " + c.Leaf, "session " + c.SessionID, "prompt " + c.LastPrompt, fmt.Sprint("repaired ", c.Repaired)}
+	for _, e := range c.Entries {
+		b, _ := e.MarshalJSON()
+		out = append(out, string(b))
+	}
+	return append(out, c.Warnings...)
 }
 
 // FuzzChain builds transcripts whose parent pointers, boundaries and snips

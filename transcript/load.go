@@ -32,6 +32,10 @@ type LoadOptions struct {
 	// time.Now when nil.
 	NewUUID func() string
 	Now     func() time.Time
+	// Cache, when set, holds entries decoded by earlier loads of the same
+	// file and keeps those of this one: lines it holds are not decoded
+	// again.
+	Cache *LineCache
 }
 
 // Conversation is a session rebuilt from its transcript.
@@ -49,7 +53,8 @@ type Conversation struct {
 	LastPrompt string
 	// Warnings name each line that was skipped or repaired, and why.
 	Warnings []string
-	// BytesRead is how much of the file was read to rebuild the chain.
+	// BytesRead is how much of the file was read to rebuild the chain
+	// (lines LoadOptions.Cache held were not read).
 	BytesRead int64
 	// Repaired counts the entries at the end of Entries that are not in the
 	// file: answers and replies added so the conversation can continue (see
@@ -83,15 +88,30 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		byAnchor:    make(map[string]*boundaryInfo),
 		byPreserved: make(map[string]*boundaryInfo),
 		history:     opts.History,
+		cache:       opts.Cache,
+		tornAt:      -1,
+		replayAt:    -1,
 		conv:        &Conversation{},
 	}
-	l.sc = jsonl.NewBackward(src, src.Size(), 0, 0, func(s string) { l.warnf("%s", s) })
+	size := src.Size()
+	var scanned io.ReaderAt = src
+	if opts.Cache != nil {
+		// Lines a load already read from the start of the file are taken
+		// from the cache; only what was appended since is read.
+		if prefix, lines := opts.Cache.prefixFor(src); prefix > 0 {
+			l.base, l.replay, l.replayAt = prefix, lines, len(lines)-1
+			scanned = io.NewSectionReader(src, prefix, size-prefix)
+		}
+	}
+	l.sc = jsonl.NewBackward(scanned, size-l.base, 0, 0, func(s string) {
+		l.scanWarned = true
+		l.warnf("%s", s)
+	})
 	if err := l.findLeaf(opts.Leaf); err != nil {
 		return nil, err
 	}
 	if l.leaf == nil {
-		l.conv.BytesRead = src.Size() - l.sc.Offset()
-		l.numberLines(src)
+		l.finish(src)
 		return l.conv, nil
 	}
 	if err := l.walk(); err != nil {
@@ -111,9 +131,49 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 	if !opts.History && !opts.NoRepair {
 		l.repair(opts.NewUUID, opts.Now)
 	}
-	l.conv.BytesRead = src.Size() - l.sc.Offset()
-	l.numberLines(src)
+	l.finish(src)
 	return l.conv, nil
+}
+
+// finish notes how much was read, numbers the warnings' lines, and gives
+// the cache the prefix of the file this load read whole.
+func (l *loader) finish(src Source) {
+	size := src.Size()
+	// Lines taken from the cache were not read.
+	l.conv.BytesRead = size - (l.base + l.sc.Offset())
+	l.numberLines(src)
+	if l.cache == nil {
+		return
+	}
+	if !l.bof && l.base+l.sc.Offset() <= drainLimit {
+		// The chain starts just after the file's first lines (the records
+		// before the first prompt): read those too, so the whole file is
+		// cached. The conversation is built; they change nothing in it.
+		l.mute = true
+		for !l.bof {
+			if _, err := l.readLine(); err != nil {
+				return
+			}
+		}
+	}
+	if !l.bof || l.scanWarned {
+		return
+	}
+	// Every line was read: the file up to its last whole line is the
+	// prefix the next load need not read. A last line without its newline
+	// may still be completed (or a newline put after it), so it is left
+	// out.
+	lines := l.seen
+	slices.Reverse(lines)
+	prefix := size
+	if n := len(lines); n > 0 && l.tornAt >= 0 && lines[n-1].off == l.tornAt {
+		prefix, lines = l.tornAt, lines[:n-1]
+	} else if l.tornAt >= 0 {
+		prefix = l.tornAt
+	}
+	if prefix > 0 && len(lines) > 0 {
+		l.cache.setPrefix(prefix, lines)
+	}
 }
 
 // boundaryInfo is what a compact boundary with preserved messages changes
@@ -138,6 +198,17 @@ type loader struct {
 	sc      *jsonl.Backward
 	bof     bool
 	history bool
+	cache   *LineCache
+
+	// With a cached prefix, the scanner reads the file from base on and
+	// replay[:replayAt+1] are the prefix's lines still to give, last first.
+	base       int64
+	replay     []cachedLine
+	replayAt   int
+	seen       []cachedLine // every line given, last first, for the cache
+	scanWarned bool         // the scanner skipped something itself
+	tornAt     int64        // where the file's torn last line starts; -1 if none
+	mute       bool         // reading past the conversation: no warnings
 
 	byUUID      map[string]*Entry
 	order       []*Entry // chain entries in the order read (newest first)
@@ -154,6 +225,9 @@ type loader struct {
 	inChain        map[string]bool
 
 	conv *Conversation
+	// unknownType is the first line type read that cairn does not know;
+	// it is warned about once.
+	unknownType string
 	// lineWarnings are warnings that name a line by byte offset (the
 	// backward scan does not know line numbers); see numberLines.
 	lineWarnings []lineWarning
@@ -195,8 +269,15 @@ func (l *loader) numberLines(src io.ReaderAt) {
 }
 
 func (l *loader) warnf(format string, args ...any) {
+	if l.mute {
+		return
+	}
 	l.conv.Warnings = append(l.conv.Warnings, fmt.Sprintf(format, args...))
 }
+
+// drainLimit is how many unread bytes at the start of the file a load
+// with a cache reads after it is done, to cache the whole file.
+const drainLimit = 1 << 20
 
 // readLine reads and indexes one more line, backwards. It returns false at
 // the start of the file.
@@ -212,20 +293,65 @@ func (l *loader) readLine() (bool, error) {
 		return false, fmt.Errorf("read transcript: %w", err)
 	}
 	if !ok {
-		l.bof = true
-		return false, nil
+		return l.replayLine(), nil
 	}
+	line.Offset += l.base
+	if line.Torn {
+		l.tornAt = line.Offset
+	}
+	if l.cache != nil {
+		if e := l.cache.lookup(line.Offset, line.Bytes); e != nil {
+			l.seen = append(l.seen, cachedLine{off: line.Offset, e: e})
+			l.index(e)
+			return true, nil
+		}
+	}
+	var warns []string
 	e, ok := decodeLine(line, func(format string, args ...any) {
-		if line.No == 0 {
+		warns = append(warns, fmt.Sprintf(format, args...))
+		if line.No == 0 && !l.mute {
 			l.lineWarnings = append(l.lineWarnings, lineWarning{len(l.conv.Warnings), line.Offset})
 		}
 		l.warnf(format, args...)
 	})
+	if l.cache != nil {
+		cl := cachedLine{off: line.Offset, warns: warns}
+		if ok {
+			cl.e = e
+		}
+		l.seen = append(l.seen, cl)
+	}
 	if ok {
 		e.offset = line.Offset
+		if l.cache != nil && warns == nil {
+			l.cache.store(line.Offset, e)
+		}
 		l.index(e)
 	}
 	return true, nil
+}
+
+// replayLine gives the loader the next line of the cached prefix, as
+// reading it would have: its entry, or its warnings again. It returns
+// false, and marks the start of the file reached, when none is left.
+func (l *loader) replayLine() bool {
+	if l.replayAt < 0 {
+		l.bof = true
+		return false
+	}
+	cl := l.replay[l.replayAt]
+	l.replayAt--
+	l.seen = append(l.seen, cl)
+	for _, w := range cl.warns {
+		if !l.mute {
+			l.lineWarnings = append(l.lineWarnings, lineWarning{len(l.conv.Warnings), cl.off})
+		}
+		l.warnf("%s", w)
+	}
+	if cl.e != nil {
+		l.index(cl.e)
+	}
+	return true
 }
 
 // decodeLine turns a raw line into an entry, reporting why it cannot.
@@ -267,6 +393,10 @@ func (l *loader) index(e *Entry) {
 		}
 		return
 	case !e.IsChain():
+		if !KnownLineType(e.Type) && l.unknownType == "" {
+			l.unknownType = e.Type
+			l.warnf("lines of type %q are not known to cairn (written by a newer Claude Code?): they stay in the file and out of the conversation", e.Type)
+		}
 		return
 	}
 	if l.conv.SessionID == "" {
@@ -413,8 +543,10 @@ func (l *loader) parentOf(e *Entry) (string, error) {
 		return p, err
 	}
 	if pe.ParentUUID != "" && l.byAnchor[p] == nil {
-		// The boundary that may name pe as its anchor sits just before it.
-		if _, err := l.get(pe.ParentUUID); err != nil {
+		// The boundary that may name pe as its anchor sits before it: just
+		// before, or (an auto-compaction in the middle of a turn, Claude
+		// Code 2.1.332) a few attachment lines before the summary.
+		if err := l.readToBoundary(pe); err != nil {
 			return "", err
 		}
 	}
@@ -430,6 +562,29 @@ func (l *loader) parentOf(e *Entry) (string, error) {
 	}
 	return p, nil
 }
+
+// readToBoundary reads the lines before pe until the compact boundary
+// that may name pe as its anchor is indexed: pe's parent, or, when pe is a
+// compaction summary, the boundary its parents lead back to over the
+// attachments written between the two.
+func (l *loader) readToBoundary(pe *Entry) error {
+	e := pe
+	for range maxSummaryLead {
+		if e.ParentUUID == "" {
+			return nil
+		}
+		parent, err := l.get(e.ParentUUID)
+		if err != nil || parent == nil || parent.IsCompactBoundary() || !pe.IsCompactSummary || parent.Type != TypeAttachment {
+			return err
+		}
+		e = parent
+	}
+	return nil
+}
+
+// maxSummaryLead bounds how many attachment lines between a compact
+// boundary and its summary readToBoundary follows.
+const maxSummaryLead = 64
 
 // segmentWhole reports whether a boundary's preserved messages are all in
 // the file (following parents from tail to head when the boundary does not

@@ -79,7 +79,7 @@ func (l *loader) repair(newUUID func() string, now func() time.Time) {
 	}
 
 	last := lastTurnEntry(c.Entries)
-	if last == nil {
+	if last == nil || afterReply(c.Entries) {
 		return
 	}
 	interrupted := false
@@ -87,7 +87,11 @@ func (l *loader) repair(newUUID func() string, now func() time.Time) {
 	case TypeAttachment:
 		interrupted = true
 	case TypeUser:
-		interrupted = !last.IsMeta && !last.IsCompactSummary && isToolResultEntry(last)
+		// Claude Code 2.1.332 answers an unanswered tool result with the
+		// "No response requested." reply alone, and so does a headless
+		// plan-mode exit, which ends the run at the plan's result on purpose.
+		interrupted = !last.IsMeta && !last.IsCompactSummary && isToolResultEntry(last) &&
+			!continuesWithoutPrompt(last) && !endedAtPlan(c.Entries[:len(c.Entries)-c.Repaired], last)
 	}
 	if interrupted {
 		add(Entry{Type: TypeUser, IsMeta: true, Message: UserTextMessage(ContinueText)})
@@ -97,17 +101,85 @@ func (l *loader) repair(newUUID func() string, now func() time.Time) {
 	}
 }
 
-// lastTurnEntry is the last entry that is part of a turn: not a system line
-// and not an API error standing in for a reply.
+// lastTurnEntry is the last entry that is part of a turn: not a system
+// line, not an API error standing in for a reply, and not an attachment
+// that sends nothing (a record such as prompt_snapshot).
 func lastTurnEntry(entries []Entry) *Entry {
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := &entries[i]
-		if e.Type == TypeSystem || (e.Type == TypeAssistant && e.IsAPIErrorMessage) {
+		if e.Type == TypeSystem || (e.Type == TypeAssistant && e.IsAPIErrorMessage) ||
+			(e.Type == TypeAttachment && !isSentAttachment(e)) {
 			continue
 		}
 		return e
 	}
 	return nil
+}
+
+// endedAtPlan reports whether the tool result last, in the file (not one
+// the repair added), answers an ExitPlanMode call: the plan was presented
+// where no one could approve it, and the run ended there.
+func endedAtPlan(file []Entry, last *Entry) bool {
+	at := -1
+	for i := range file {
+		if &file[i] == last {
+			at = i
+		}
+	}
+	if at < 0 {
+		return false
+	}
+	m, ok, err := last.DecodeMessage()
+	if !ok || err != nil {
+		return false
+	}
+	ids := make(map[string]bool)
+	for _, b := range m.Content {
+		if b.Type == model.BlockToolResult {
+			ids[b.ToolUseID] = true
+		}
+	}
+	for i := at - 1; i >= 0; i-- {
+		if file[i].Type != TypeAssistant {
+			continue
+		}
+		am, ok, err := file[i].DecodeMessage()
+		if !ok || err != nil {
+			continue
+		}
+		for _, b := range am.Content {
+			if b.Type == model.BlockToolUse && ids[b.ID] {
+				return b.Name == planExitTool
+			}
+		}
+	}
+	return false
+}
+
+// afterReply reports whether the conversation ends with a finished reply
+// followed only by context that asks for nothing: attachments, meta lines,
+// local command output (a /compact's), a compaction's summary. Such a
+// session did not stop mid-turn (a /compact, a plan-mode exit or a
+// finished turn with 2.1.332's records after it): a resume adds nothing,
+// and the next prompt joins that trailing context, as in Claude Code.
+func afterReply(entries []Entry) bool {
+	summary := false
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := &entries[i]
+		switch {
+		case e.Type == TypeSystem || e.Type == TypeAttachment:
+		case e.Type == TypeAssistant:
+			return !e.IsAPIErrorMessage
+		case e.Type == TypeUser && e.IsCompactSummary:
+			summary = true
+		case e.Type == TypeUser && (e.IsMeta || isLocalCommand(e)):
+		default:
+			return false
+		}
+	}
+	// A compaction with nothing before its summary: the summary is the
+	// conversation, and nothing was cut.
+	return summary
 }
 
 // UserTextMessage is the message of a user line holding text s, stored as

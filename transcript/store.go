@@ -11,6 +11,11 @@ import (
 // cairn process, most likely) has the session open.
 var ErrLocked = errors.New("the session is open in another cairn process; wait for it to finish, or continue it as a new session with --fork-session")
 
+// ErrNotSynced is wrapped by the error of an Append whose lines were
+// written but could not be synced: they are in the file and must not be
+// written again, but may not survive a crash.
+var ErrNotSynced = errors.New("written but not synced to disk")
+
 // ErrNotFound is returned when a session does not exist in a store.
 var ErrNotFound = errors.New("session not found")
 
@@ -36,7 +41,9 @@ type Store interface {
 // Appender appends lines to one session.
 type Appender interface {
 	// Append writes the entries as whole lines, in order, in one write.
-	// With durable set it returns only once they are on stable storage.
+	// With durable set it returns only once they are on stable storage;
+	// when the lines were written but the sync failed, the error wraps
+	// ErrNotSynced.
 	// After a failed or cut-short write, the next Append starts on a fresh
 	// line, so a partial line is never extended.
 	Append(ctx context.Context, entries []Entry, durable bool) error

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/model"
 )
 
@@ -56,6 +57,9 @@ func (c *Conversation) Messages() []model.Message {
 			if len(blocks) == 0 {
 				continue
 			}
+			if foldsIntoResult(&e) && foldIntoResult(out, blocks, e.UUID) {
+				continue
+			}
 			out = mergeUser(out, model.Message{Role: model.RoleUser, Content: blocks, IDs: []string{e.UUID}}, false)
 			ids = pad(ids, len(out))
 		case TypeUser, TypeAssistant:
@@ -68,7 +72,7 @@ func (c *Conversation) Messages() []model.Message {
 				continue
 			}
 			if e.Type == TypeUser {
-				out = mergeUser(out, model.Message{Role: model.RoleUser, Content: m.Content, IDs: []string{e.UUID}}, true)
+				out = mergeUser(out, model.Message{Role: model.RoleUser, Content: m.Content, IDs: []string{e.UUID}}, seamBefore(&e))
 				ids = pad(ids, len(out))
 				continue
 			}
@@ -90,6 +94,51 @@ func (c *Conversation) Messages() []model.Message {
 		out = append([]model.Message{{Role: model.RoleUser, Content: []model.Block{model.TextBlock(MissingStartText)}}}, out...)
 	}
 	return pairToolResults(out)
+}
+
+// foldIntoResult appends the texts of an attachment to the last tool
+// result of the last message, when that message holds only tool results:
+// "\n\n" between texts, a string result becoming one text block. It
+// reports whether it did.
+func foldIntoResult(out []model.Message, blocks []model.Block, uuid string) bool {
+	if len(out) == 0 || out[len(out)-1].Role != model.RoleUser {
+		return false
+	}
+	m := &out[len(out)-1]
+	for _, b := range m.Content {
+		if b.Type != model.BlockToolResult {
+			return false
+		}
+	}
+	for _, b := range blocks {
+		if b.Type != model.BlockText {
+			return false
+		}
+	}
+	if len(m.Content) == 0 {
+		return false
+	}
+	last := m.Content[len(m.Content)-1]
+	inner, err := model.DecodeContent(last.Content)
+	if err != nil {
+		return false
+	}
+	inner = slices.Clone(inner)
+	for _, b := range blocks {
+		if n := len(inner); n > 0 && inner[n-1].Type == model.BlockText {
+			inner[n-1].Text += "\n\n" + b.Text
+		} else {
+			inner = append(inner, model.TextBlock(b.Text))
+		}
+	}
+	raw, err := jsonw.Marshal(inner)
+	if err != nil {
+		return false
+	}
+	last.Content = raw
+	m.Content = append(slices.Clip(m.Content[:len(m.Content)-1]), last)
+	m.IDs = append(slices.Clip(m.IDs), uuid)
+	return true
 }
 
 func pad(ids []string, n int) []string {
@@ -122,26 +171,44 @@ func sameResponse(out []model.Message, ids []string, id string) int {
 	return -1
 }
 
-// reorderAttachments moves each attachment after the other messages of its
-// turn segment: a segment ends at an assistant line or a tool-result line.
-// Claude Code 2.1.197 sends a resumed turn's prompt, then the reminders and
-// files attached to it, whatever order they were written in.
+// reorderAttachments places each attachment in its turn segment (a
+// segment ends at an assistant line or a tool-result line) the way its
+// writer sent it: Claude Code 2.1.197 and cairn send a turn's prompt, then
+// the reminders and files attached to it, whatever order they were written
+// in; Claude Code 2.1.332 sends the attachments first, then the prompt
+// (see leadsTurn).
 func reorderAttachments(entries []Entry) []Entry {
 	out := make([]Entry, 0, len(entries))
 	var held []Entry
+	segment := 0 // where the current segment starts in out
 	for _, e := range entries {
 		switch {
+		case e.Type == TypeAttachment && leadsTurn(&e):
+			out = slices.Insert(out, firstUserAt(out, segment), e)
 		case e.Type == TypeAttachment:
 			held = append(held, e)
 		case e.Type == TypeAssistant || (e.Type == TypeUser && isToolResultEntry(&e)):
 			out = append(out, held...)
 			held = held[:0]
 			out = append(out, e)
+			segment = len(out)
 		default:
 			out = append(out, e)
 		}
 	}
 	return append(out, held...)
+}
+
+// firstUserAt returns where, in out[from:], a leading attachment goes:
+// before the first user line that is not an attachment, after the
+// attachments already placed; len(out) when there is none.
+func firstUserAt(out []Entry, from int) int {
+	for i := from; i < len(out); i++ {
+		if out[i].Type == TypeUser {
+			return i
+		}
+	}
+	return len(out)
 }
 
 // mergeUser appends a user message, merging it into a preceding user

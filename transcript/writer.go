@@ -3,7 +3,12 @@ package transcript
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/fsfault"
 )
 
 // WriterOptions configure a Writer.
@@ -14,10 +19,44 @@ type WriterOptions struct {
 	// Known lists uuids already in the transcript (a resumed session's
 	// loaded entries); entries with these uuids are not written again.
 	Known []string
-	// OnError is told about a failed background write. The entries stay
-	// queued and are retried by the next write or Flush.
+	// OnError is told at once, with a *SaveError, about a failed write of
+	// entries given with Append, which no caller waits for (a durable
+	// write's caller gets the error itself). The entries stay queued and
+	// are retried by the next write or Flush (unless they were written and
+	// only the sync failed).
 	OnError func(error)
+	// Now is the clock of SaveError.Since; nil means time.Now.
+	Now func() time.Time
 }
+
+// SaveError is a failed write of the transcript: the lines given before
+// Since were written (and synced, when asked), the later ones are not on
+// disk — or, when only the sync failed, are written but may not survive a
+// crash.
+type SaveError struct {
+	Err   error
+	Since time.Time
+}
+
+func (e *SaveError) Error() string {
+	cause, advice := fsfault.Describe(e.Err)
+	lost := "nothing after %s is on disk"
+	if errors.Is(e.Err, ErrNotSynced) {
+		lost = "what was written after %s may not be on disk"
+	}
+	msg := "the session could not be saved: " + cause + "; " + fmt.Sprintf(lost, e.Since.Format("15:04:05")) + ". "
+	switch {
+	case errors.Is(e.Err, fsfault.ErrReplaced):
+		msg += strings.ToUpper(advice[:1]) + advice[1:] + " "
+	case advice != "":
+		msg += strings.ToUpper(advice[:1]) + advice[1:] + ", then --resume continues from what was saved "
+	default:
+		msg += "--resume continues from what was saved "
+	}
+	return msg + "(" + e.Err.Error() + ")"
+}
+
+func (e *SaveError) Unwrap() error { return e.Err }
 
 // Writer appends a session's entries in order, each uuid once. User entries
 // go through AppendDurable, which returns once they are on disk; assistant
@@ -36,6 +75,7 @@ type Writer struct {
 	written uint64        // number of batches finished
 	busy    bool          // a batch is being written
 	err     error         // the last write's error, cleared by a success
+	saved   time.Time     // everything given before it was written
 	wake    chan struct{} // buffered(1): the loop has work
 	done    *sync.Cond    // broadcast after each batch
 	closed  bool
@@ -53,6 +93,10 @@ func NewWriter(app Appender, opts WriterOptions) *Writer {
 		exited: make(chan struct{}),
 	}
 	w.done = sync.NewCond(&w.mu)
+	if w.opts.Now == nil {
+		w.opts.Now = time.Now
+	}
+	w.saved = w.opts.Now()
 	for _, id := range opts.Known {
 		w.seen[id] = struct{}{}
 	}
@@ -61,8 +105,10 @@ func NewWriter(app Appender, opts WriterOptions) *Writer {
 }
 
 // Append queues entries for writing and returns at once. Entries whose uuid
-// was written or queued before are dropped. In eager mode it is
-// AppendDurable.
+// was written or queued before are dropped. While the last write has
+// failed it still queues them (for the retry it starts) but returns that
+// write's *SaveError, so that no one goes on as if the session were being
+// saved. In eager mode it is AppendDurable.
 func (w *Writer) Append(entries ...Entry) error {
 	if w.opts.Eager {
 		return w.AppendDurable(context.Background(), entries...)
@@ -73,7 +119,13 @@ func (w *Writer) Append(entries ...Entry) error {
 		return errWriterClosed
 	}
 	w.enqueue(entries, false)
-	return nil
+	if w.err != nil {
+		select { // retry now, with these
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+	return w.err
 }
 
 var errWriterClosed = errors.New("transcript writer is closed")
@@ -158,7 +210,14 @@ func (w *Writer) Flush(ctx context.Context) error {
 		})
 	}
 	for w.written < target && ctx.Err() == nil {
-		if w.err != nil && !w.closed && len(w.queue) > 0 {
+		if w.closed && !w.busy {
+			// Closed with entries it could not write: no one will.
+			if w.err == nil {
+				w.err = errWriterClosed
+			}
+			break
+		}
+		if w.err != nil && len(w.queue) > 0 {
 			// The last batch failed and was put back: retry now.
 			select {
 			case w.wake <- struct{}{}:
@@ -203,25 +262,34 @@ func (w *Writer) writeBatch() {
 	}
 	w.gen++
 	w.busy = true
+	taken := w.opts.Now()
 	w.mu.Unlock()
 
 	err := w.app.Append(context.Background(), batch, durable)
 
 	w.mu.Lock()
 	w.busy = false
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNotSynced):
+		// The lines are in the file: writing them again would repeat them.
+		w.written++
+		err = &SaveError{Err: err, Since: w.saved}
+		w.err = err
+	case err != nil:
 		// Put the batch back in front, keeping order, for a retry.
 		w.queue = append(batch, w.queue...)
 		w.durable = w.durable || durable
 		w.gen--
+		err = &SaveError{Err: err, Since: w.saved}
 		w.err = err
-	} else {
+	default:
 		w.err = nil
 		w.written++
+		w.saved = taken
 	}
 	w.done.Broadcast()
 	w.mu.Unlock()
-	if err != nil && w.opts.OnError != nil {
+	if err != nil && !durable && w.opts.OnError != nil {
 		w.opts.OnError(err)
 	}
 }

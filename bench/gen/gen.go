@@ -5,9 +5,12 @@
 // for key: turns made of a queued prompt, model responses stored one line
 // per content block, Read, Bash, Edit and Grep calls (sometimes two or three
 // in parallel) answered by tool results with their toolUseResult details,
-// a last-prompt record after each turn, occasional attachments, and a manual
-// or automatic compaction about every 1.5 MB, whose boundary preserves the
-// last few messages before it. The same Options always give the same bytes.
+// a last-prompt record after each turn, progress lines while a command runs,
+// occasional attachments and images, and, when Options.Compact asks for it,
+// a manual or automatic compaction about every 1.5 MB, whose boundary
+// preserves the last few messages before it. By default there is no
+// compaction: the whole file is the conversation a resume sends, the hard
+// case of resuming. The same Options always give the same bytes.
 //
 // Generate reports, beside the sizes, what a loader must rebuild from the
 // file to resume the session, so a test can check one against the other.
@@ -19,6 +22,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -44,11 +48,12 @@ type Options struct {
 	Size int64
 	// Seed chooses the session; equal Options give equal output.
 	Seed uint64
-	// NoCompact turns compaction off: the session is one unbroken chain
-	// and resuming it needs the whole file.
-	NoCompact bool
+	// Compact turns compaction on. Without it (the default) the session is
+	// one unbroken chain and resuming it needs the whole file.
+	Compact bool
 	// CompactEvery is roughly how many bytes are written between two
 	// compactions (each gap varies by ±20%); 0 means DefaultCompactEvery.
+	// Setting it turns compaction on.
 	CompactEvery int64
 	// Start is the time of the first line; the zero value means a fixed
 	// date, so the output does not depend on the clock.
@@ -78,7 +83,9 @@ func Generate(w io.Writer, opts Options) (Stats, error) {
 	if opts.Size <= 0 {
 		return Stats{}, errors.New("gen: the size must be positive")
 	}
-	if opts.CompactEvery <= 0 {
+	if opts.CompactEvery > 0 {
+		opts.Compact = true
+	} else {
 		opts.CompactEvery = DefaultCompactEvery
 	}
 	if opts.Start.IsZero() {
@@ -95,7 +102,7 @@ func Generate(w io.Writer, opts Options) (Stats, error) {
 	g.newProject()
 	g.planCompaction()
 	for g.err == nil && (g.st.Turns == 0 || g.st.Bytes < opts.Size) {
-		if !opts.NoCompact && g.turnsSinceCompact > 0 && g.sinceCompact >= g.nextCompact {
+		if opts.Compact && g.turnsSinceCompact > 0 && g.sinceCompact >= g.nextCompact {
 			g.compact()
 		}
 		g.turn()
@@ -445,6 +452,7 @@ type call struct {
 	name    string
 	input   []byte // the tool_use input object
 	content string // the tool_result content
+	blocks  []byte // the tool_result content as a block list, instead of content
 	isError *bool  // is_error, when the tool writes it
 	detail  []byte // toolUseResult
 }
@@ -543,6 +551,9 @@ func (g *generator) response(tools bool) {
 		}
 	}
 	for i, c := range calls {
+		if c.name == "Bash" && g.chance(0.3) {
+			g.progress(c, useLines[i])
+		}
 		g.toolResult(c, useLines[i])
 		g.st.ToolCalls++
 	}
@@ -562,7 +573,11 @@ func (g *generator) toolResult(c call, use string) {
 	e.Open()
 	e.Str("tool_use_id", c.id)
 	e.Str("type", "tool_result")
-	e.Str("content", c.content)
+	if c.blocks != nil {
+		e.Raw("content", c.blocks)
+	} else {
+		e.Str("content", c.content)
+	}
 	if c.isError != nil {
 		e.Bool("is_error", *c.isError)
 	}
@@ -576,8 +591,48 @@ func (g *generator) toolResult(c call, use string) {
 	g.end()
 	g.chain(id)
 	n := int64(len(c.content) / 4)
+	if c.blocks != nil {
+		n = 1600 // an image costs about this much whatever its size
+	}
 	g.ctxTokens += n
 	g.cacheWrite += n
+}
+
+// progress writes the lines Claude Code records while a command runs: each
+// hangs off the tool_use line and nothing continues from it.
+func (g *generator) progress(c call, use string) {
+	n := 1 + g.rng.IntN(3)
+	var seen strings.Builder
+	for i := range n {
+		line := g.sentences(1)
+		seen.WriteString(line + "\n")
+		id := g.uuid()
+		g.begin(use)
+		e := &g.e
+		e.Str("userType", "external")
+		e.Str("entrypoint", Entrypoint)
+		e.Str("cwd", CWD)
+		e.Str("sessionId", g.sessionID)
+		e.Str("version", Version)
+		e.Str("gitBranch", GitBranch)
+		if g.slug != "" {
+			e.Str("slug", g.slug)
+		}
+		e.Str("type", "progress")
+		e.Obj("data")
+		e.Str("type", "bash_progress")
+		e.Str("output", line)
+		e.Str("fullOutput", seen.String())
+		e.Int("elapsedTimeSeconds", int64(3*(i+1)))
+		e.Int("totalLines", int64(i+1))
+		e.End()
+		e.Str("toolUseID", "bash-progress-"+strconv.Itoa(i))
+		e.Str("parentToolUseID", c.id)
+		e.Str("uuid", id)
+		e.Str("timestamp", g.tick(3*time.Second))
+		e.End()
+		g.emit()
+	}
 }
 
 func (g *generator) usage(out int64) []byte {

@@ -49,8 +49,8 @@ func TestGenerateStats(t *testing.T) {
 		opts gen.Options
 	}{
 		{"compacting", gen.Options{Size: 800 << 10, Seed: 1, CompactEvery: 100 << 10}},
-		{"no compaction", gen.Options{Size: 400 << 10, Seed: 1, NoCompact: true}},
-		{"tiny", gen.Options{Size: 1, Seed: 3}},
+		{"no compaction", gen.Options{Size: 400 << 10, Seed: 1}},
+		{"tiny", gen.Options{Size: 1, Seed: 3, Compact: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, st := generate(t, tc.opts)
@@ -60,8 +60,8 @@ func TestGenerateStats(t *testing.T) {
 			if n := bytes.Count(out, []byte("\n")); st.Lines != n {
 				t.Errorf("Lines = %d, the output has %d", st.Lines, n)
 			}
-			if tc.opts.NoCompact && st.Compactions != 0 {
-				t.Errorf("Compactions = %d with NoCompact", st.Compactions)
+			if !tc.opts.Compact && tc.opts.CompactEvery == 0 && st.Compactions != 0 {
+				t.Errorf("Compactions = %d without Compact", st.Compactions)
 			}
 			if every := tc.opts.CompactEvery; every > 0 && tc.opts.Size > 4*every && st.Compactions < 2 {
 				t.Errorf("Compactions = %d, want at least 2 in %d bytes compacting every %d", st.Compactions, st.Bytes, tc.opts.CompactEvery)

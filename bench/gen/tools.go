@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strconv"
@@ -34,6 +35,9 @@ func (g *generator) touch(f *file) {
 
 // read reads a whole file, or a slice of a long one.
 func (g *generator) read() call {
+	if g.chance(0.004) {
+		return g.readImage()
+	}
 	f := g.files[g.rng.IntN(len(g.files))]
 	if len(g.recent) > 0 && g.chance(0.3) {
 		f = g.recent[g.rng.IntN(len(g.recent))]
@@ -63,6 +67,41 @@ func (g *generator) read() call {
 	d.End()
 	d.End()
 	return call{name: "Read", input: in.b, content: numberLines(content, start), detail: d.b}
+}
+
+// readImage reads a screenshot: the result is an image block, base64 data
+// that is sent to the model as it is.
+func (g *generator) readImage() call {
+	var in enc
+	in.Open()
+	in.Str("file_path", CWD+"/docs/screenshots/"+g.pick(slugWords)+".png")
+	in.End()
+	raw := make([]byte, 20<<10+g.rng.IntN(80<<10))
+	for i := range raw {
+		raw[i] = byte(g.rng.Uint32())
+	}
+	data := base64.StdEncoding.EncodeToString(raw)
+	var b enc
+	b.b = append(b.b, '[')
+	b.Open()
+	b.Str("type", "image")
+	b.Obj("source")
+	b.Str("type", "base64")
+	b.Str("data", data)
+	b.Str("media_type", "image/png")
+	b.End()
+	b.End()
+	b.EndArr()
+	var d enc
+	d.Open()
+	d.Str("type", "image")
+	d.Obj("file")
+	d.Str("base64", data)
+	d.Str("type", "image/png")
+	d.Int("originalSize", int64(len(raw)))
+	d.End()
+	d.End()
+	return call{name: "Read", input: in.b, blocks: b.b, detail: d.b}
 }
 
 // numberLines renders content as the Read tool returns it.

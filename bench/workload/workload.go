@@ -43,6 +43,8 @@ type Options struct {
 	Home, Cwd string
 	// Collapse turns context collapse on (SPEC C3).
 	Collapse bool
+	// ReplyMax is the most the model may write in a reply; 0 is 32,000.
+	ReplyMax int64
 }
 
 // Report is what the workload measured.
@@ -59,6 +61,12 @@ type Report struct {
 	// Facts planted in the first prompt, and how many reach the last request.
 	Facts, FactsAtEnd int
 	Steps             int
+	// Answered: the last turn ended with the model's closing answer.
+	Answered bool
+	// NewestKept: the last request holds the last tool call's result.
+	NewestKept bool
+	// Notices are what the session told the user on the way.
+	Notices []string
 }
 
 // TotalInput is every input token, however billed.
@@ -98,6 +106,9 @@ type player struct {
 func (p *player) respond(r *modeltest.Request) modeltest.Reply {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if bytes.Contains(r.Body, []byte("update the session notes")) {
+		return modeltest.Text("The notes are up to date.")
+	}
 	if bytes.Contains(r.Body, []byte("<summary></summary>")) {
 		facts := factRE.FindAll(r.Body, -1)
 		slices.SortFunc(facts, bytes.Compare)
@@ -170,9 +181,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Collapse {
 		collapse = &compact.CollapseConfig{}
 	}
+	reply := o.ReplyMax
+	if reply == 0 {
+		reply = 32_000
+	}
 	a, err := agent.Open(ctx, agent.Options{
 		Home: session.Home{Dir: o.Home}, Cwd: o.Cwd, Model: m, ModelName: "claude-sonnet-4-5",
-		MaxTokens: 32_000, Window: tokens.Window{Size: o.Window, MaxOutput: 32_000},
+		MaxTokens: int(reply), Window: tokens.Window{Size: o.Window, MaxOutput: reply},
 		Tools: []tool.Tool{fetch{}}, Entrypoint: "sdk-cli", Collapse: collapse,
 	})
 	if err != nil {
@@ -190,6 +205,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		for ev, err := range a.Run(ctx, prompt) {
 			if err != nil {
 				return nil, fmt.Errorf("turn %q: %w", prompt, err)
+			}
+			if ev.Type == engine.EventNotice {
+				rep.Notices = append(rep.Notices, ev.Text)
 			}
 			if ev.Type == engine.EventCompact {
 				rep.Compactions++
@@ -224,6 +242,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	rep.Steps = p.total
+	rep.Answered = p.steps == 0 && p.total > 0
+	if p.calls > 0 {
+		rep.NewestKept = bytes.Contains(last, []byte(fmt.Sprintf(`"tool_use_id":"toolu_%05d"`, p.calls)))
+	}
 	data, err := os.ReadFile(a.Path())
 	if err != nil {
 		return nil, err

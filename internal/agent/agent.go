@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,6 +22,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/extension"
 	"github.com/cairn-dev/cairn/internal/filehistory"
+	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/instructions"
 	"github.com/cairn-dev/cairn/internal/prompt"
@@ -108,6 +110,10 @@ type Options struct {
 	// works.
 	SessionMemory        sessionmemory.Config
 	DisableSessionMemory bool
+	// EarlyCompactAt is where the session compacts to its notes, with no
+	// summary request, before the auto-compaction threshold (see
+	// economy.go): 0 is a share of the threshold, negative is never.
+	EarlyCompactAt int64
 
 	// Instructions are the session's instruction files (CLAUDE.md and
 	// kin); nil loads none. Memory turns on long-term memory; nil has none.
@@ -145,11 +151,19 @@ type Options struct {
 
 // Agent is an open session, holding its transcript's lock until Close.
 type Agent struct {
-	opts     Options
-	id       string
-	path     string
-	resumed  bool
-	writer   *transcript.Writer
+	opts    Options
+	id      string
+	path    string
+	resumed bool
+	writer  *transcript.Writer
+	// held is the lock on the transcript taken before reading it, while
+	// the writer has not taken it over (a resumed file named other than
+	// its session).
+	held transcript.Appender
+	// saveLast is the last save failure told, so a retry failing the same
+	// way is not told again.
+	saveMu   sync.Mutex
+	saveLast string
 	recorder *session.Recorder
 	engine   *engine.Session
 	prompts  *prompt.Builder
@@ -169,6 +183,11 @@ type Agent struct {
 	from, fromID string
 	// Warnings from loading the transcript, for the user to read.
 	Warnings []string
+	// discarded is set when Close removed the empty transcript.
+	discarded bool
+	// lines holds the lines of the session's transcript decoded so far,
+	// so reading it back decodes only what was appended since.
+	lines *transcript.LineCache
 }
 
 // Open picks the session, loads it if it exists, and gets it ready to run.
@@ -193,15 +212,37 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 	if o.Continue && o.Resume != "" {
 		return nil, errors.New("--continue and --resume pick different sessions; give one of them")
 	}
-	a := &Agent{opts: o}
+	a := &Agent{opts: o, lines: &transcript.LineCache{}}
 	var conv *transcript.Conversation
 	switch {
 	case o.Continue || o.Resume != "":
 		path, err := a.pick(ctx)
+		if o.Continue && errors.Is(err, session.ErrNoSessions) {
+			// Nothing to continue here: start a session, as Claude Code does.
+			a.id = a.newID()
+			a.path = o.Home.Store(o.Cwd).Path(a.id)
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
-		if conv, err = load(ctx, path, o.NewUUID, o.Now); err != nil {
+		if !o.Fork {
+			// Take the session before reading it, and keep it: a run still
+			// writing it refuses this one here, and one that has finished
+			// is read whole. Reading first and locking after would resume
+			// from a view taken before the other run's last lines.
+			if a.held, err = lockFile(ctx, path); err != nil {
+				return nil, err
+			}
+		}
+		// When the session goes on in this file, what is decoded now serves
+		// the reads of it the turns make.
+		cache := a.lines
+		if o.Fork {
+			cache = nil
+		}
+		if conv, err = load(ctx, path, o.NewUUID, o.Now, cache); err != nil {
+			a.release()
 			return nil, err
 		}
 		a.Warnings = conv.Warnings
@@ -228,9 +269,56 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		}
 	}
 	if err := a.start(ctx, conv); err != nil {
+		a.release()
 		return nil, err
 	}
 	return a, nil
+}
+
+// saveFailed tells the person, once per failure, that the transcript is
+// not being saved: a write of the model's reply or a tool's result failed
+// while the turn goes on (the turn stops at its next record).
+func (a *Agent) saveFailed(err error) {
+	if a.opts.Warn == nil {
+		return
+	}
+	msg := err.Error()
+	a.saveMu.Lock()
+	repeat := msg == a.saveLast
+	a.saveLast = msg
+	a.saveMu.Unlock()
+	if !repeat {
+		a.opts.Warn(msg)
+	}
+}
+
+// lockFile opens the transcript at path for appending, holding its lock.
+func lockFile(ctx context.Context, path string) (transcript.Appender, error) {
+	app, err := transcript.NewFileStore(filepath.Dir(path)).OpenAppender(ctx, trimExt(filepath.Base(path)))
+	return app, unsaveable(err)
+}
+
+// unsaveable says plainly why a transcript could not be opened for
+// writing: the session is then not started, and no request is made.
+func unsaveable(err error) error {
+	if err == nil || errors.Is(err, transcript.ErrLocked) {
+		return err
+	}
+	cause, advice := fsfault.Describe(err)
+	msg := "the session cannot be saved, so it was not started: " + cause
+	if advice != "" {
+		msg += "; " + advice + " and run again"
+	}
+	return fmt.Errorf("%s (%w)", msg, err)
+}
+
+// release lets go of a lock taken before reading that the writer did not
+// take over.
+func (a *Agent) release() {
+	if a.held != nil {
+		a.held.Close()
+		a.held = nil
+	}
 }
 
 func (a *Agent) newID() string {
@@ -252,13 +340,13 @@ func (a *Agent) pick(ctx context.Context) (string, error) {
 	return a.opts.Home.Find(a.opts.Cwd, a.opts.Resume)
 }
 
-func load(ctx context.Context, path string, newUUID func() string, now func() time.Time) (*transcript.Conversation, error) {
+func load(ctx context.Context, path string, newUUID func() string, now func() time.Time, cache *transcript.LineCache) (*transcript.Conversation, error) {
 	src, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now})
+	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache})
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
@@ -271,9 +359,11 @@ func trimExt(name string) string { return name[:len(name)-len(filepath.Ext(name)
 func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error {
 	o := a.opts
 	store := transcript.NewFileStore(filepath.Dir(a.path))
-	app, err := store.OpenAppender(ctx, a.id)
-	if err != nil {
-		return err
+	app, err := a.held, error(nil)
+	if app != nil && store.Path(a.id) == a.path {
+		a.held = nil // the writer takes over the lock taken before reading
+	} else if app, err = store.OpenAppender(ctx, a.id); err != nil {
+		return unsaveable(err)
 	}
 	var known []string
 	var onDisk, repairs []transcript.Entry
@@ -286,7 +376,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 			}
 		}
 	}
-	a.writer = transcript.NewWriter(app, transcript.WriterOptions{Known: known, Eager: o.Eager})
+	a.writer = transcript.NewWriter(app, transcript.WriterOptions{Known: known, Eager: o.Eager, Now: o.Now, OnError: a.saveFailed})
 	if a.history, err = a.openHistory(ctx); err != nil {
 		a.writer.Close()
 		return err
@@ -361,7 +451,9 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	env.Now = o.Now
 	env.SessionDir = filepath.Join(filepath.Dir(a.path), a.id)
 	env.BeforeChange = a.history.BeforeChange
+	early := earlyCompactAt(o)
 	sm := o.SessionMemory
+	sm.Thresholds = notesThresholds(sm.Thresholds, early)
 	sm.Path, sm.Model, sm.ModelName, sm.MaxTokens, sm.Lookup, sm.Cwd, sm.Warn = sessionmemory.Path(env.SessionDir), o.Model, o.ModelName, o.MaxTokens, reg.Lookup, o.Cwd, o.Warn
 	if o.Home.Dir != "" {
 		sm.ConfigDir = filepath.Join(o.Home.Dir, "session-memory")
@@ -375,11 +467,11 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	a.compact = compact.New(compact.Config{
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
 		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors, a.ext.survivors),
-		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.sc.compactGuidance,
+		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.sc.compactGuidance, EarlyAt: early,
 		Cleanup: func() { a.prompts.Forget(prompt.MemoryKey) }, // the memory index as it stands now
 	})
-	micro := o.MicroCompact
-	micro.ServerSide, micro.Transcript = o.ContextManagement, transcriptOf{a}
+	micro := microFor(o.MicroCompact, early)
+	micro.ServerSide, micro.Transcript = o.ContextManagement && early == 0, transcriptOf{a}
 	if conv != nil {
 		micro.Cleared, micro.Since = conv.Cleared, conv.LastAssistantTime()
 	}
@@ -429,7 +521,7 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 	if _, err := os.Stat(a.path); err != nil {
 		return &transcript.Conversation{SessionID: a.id}, nil
 	}
-	conv, err := load(ctx, a.path, a.opts.NewUUID, a.opts.Now)
+	conv, err := load(ctx, a.path, a.opts.NewUUID, a.opts.Now, a.lines)
 	if err != nil {
 		return nil, err
 	}
@@ -552,11 +644,11 @@ func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
 // live reads the session's transcript back as written so far, without the
 // repairs a resume adds.
 func (a *Agent) live(ctx context.Context) (*transcript.Conversation, error) {
-	return written(ctx, a.writer, a.path)
+	return written(ctx, a.writer, a.path, a.lines)
 }
 
 // written flushes w and reads its file at path back, without repairs.
-func written(ctx context.Context, w *transcript.Writer, path string) (*transcript.Conversation, error) {
+func written(ctx context.Context, w *transcript.Writer, path string, cache *transcript.LineCache) (*transcript.Conversation, error) {
 	if err := w.Flush(ctx); err != nil {
 		return nil, err
 	}
@@ -565,7 +657,7 @@ func written(ctx context.Context, w *transcript.Writer, path string) (*transcrip
 		return nil, err
 	}
 	defer src.Close()
-	return transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true})
+	return transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true, Cache: cache})
 }
 
 // Close waits for the transcript to be written and releases the session.
@@ -575,5 +667,30 @@ func (a *Agent) Close() error {
 	a.collapse.Close() // a fold under way is dropped
 	a.sc.close()
 	a.history.Close() // the shadow copy of the project; backups stay
-	return a.writer.Close()
+	err := a.writer.Close()
+	if err == nil && !a.resumed {
+		a.discardEmpty()
+	}
+	a.release()
+	return err
 }
+
+// discardEmpty removes the transcript of a new session that holds nothing
+// (no prompt was ever written: the UI opened and closed, `cairn -p
+// /bogus`), and the folders it left empty, so that no empty session is
+// listed or continued.
+func (a *Agent) discardEmpty() {
+	if st, err := os.Stat(a.path); err != nil || st.Size() > 0 {
+		return
+	}
+	if os.Remove(a.path) == nil {
+		a.discarded = true
+	}
+	for _, dir := range []string{trimExt(a.path), a.opts.Home.FileHistory(a.id)} {
+		_ = os.Remove(dir) // only if empty
+	}
+}
+
+// Discarded reports whether Close removed the session's transcript
+// because nothing was ever written to it: there is nothing to resume.
+func (a *Agent) Discarded() bool { return a.discarded }

@@ -65,7 +65,7 @@ func TestGoldenSnip(t *testing.T) {
 func TestGoldenAutoCompaction(t *testing.T) {
 	sc := &script{steps: 12}
 	r := newRig(t, 0, sc)
-	w := tokens.Window{Size: 20_000, MaxOutput: 1_000} // compacts at 6,000
+	w := tokens.Window{Size: 12_000, MaxOutput: 1_000} // compacts at 6,001 (reserves scaled to half the window)
 	a := r.open(t, w, fixed(bigTool{n: 600}))
 	compactions, _, err := run(t, a, "PLANTED-FACT: please run Big many times")
 	if err != nil {

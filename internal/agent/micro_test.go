@@ -364,6 +364,7 @@ func TestMicroServerSide(t *testing.T) {
 	r := newMicroRig(t)
 	a := r.open(t, func(o *agent.Options) {
 		o.ContextManagement = true
+		o.EarlyCompactAt = -1 // server-side clearing is what is tested
 		o.MicroCompact = compact.MicroConfig{KeepRecent: 2, ServerTrigger: 4_000, ClearAtLeast: -1}
 	})
 	r.model.allow(8)

@@ -83,6 +83,7 @@ func TestSessionMemoryCompaction(t *testing.T) {
 	a := r.open(t, tokens.Window{Size: 40_000, MaxOutput: 4_000}, func(o *agent.Options) {
 		o.Tools = append(o.Tools, tools.Read{}, tools.Edit{})
 		o.Warn = func(w string) { mu.Lock(); warnings = append(warnings, w); mu.Unlock() }
+		o.EarlyCompactAt = -1 // the notes as the threshold's summary (SPEC SM4)
 	})
 	ns.mu.Lock()
 	ns.path = a.NotesPath()
@@ -235,6 +236,7 @@ func TestSessionMemoryForkFails(t *testing.T) {
 	a := r.open(t, tokens.Window{Size: 40_000, MaxOutput: 4_000}, func(o *agent.Options) {
 		o.Tools = append(o.Tools, tools.Read{}, tools.Edit{})
 		o.Warn = func(w string) { mu.Lock(); warnings = append(warnings, w); mu.Unlock() }
+		o.EarlyCompactAt = -1 // the notes as the threshold's summary (SPEC SM4)
 	})
 	compactions, notices, err := run(t, a, "go")
 	if err != nil {
@@ -277,6 +279,7 @@ func TestSessionMemoryNeverBlocks(t *testing.T) {
 	t.Cleanup(let) // before the server closes, should the test stop early
 	a := r.open(t, tokens.Window{Size: 200_000, MaxOutput: 4_000}, func(o *agent.Options) {
 		o.Tools = append(o.Tools, tools.Read{}, tools.Edit{})
+		o.EarlyCompactAt = -1 // the every-5,000-tokens thresholds, due in one turn
 	})
 	ns.mu.Lock()
 	ns.path = a.NotesPath()

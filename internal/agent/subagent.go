@@ -126,7 +126,7 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 	if err != nil {
 		return rep, fmt.Errorf("open the subagent's transcript: %w", err)
 	}
-	w := transcript.NewWriter(app, transcript.WriterOptions{Eager: o.Eager})
+	w := transcript.NewWriter(app, transcript.WriterOptions{Eager: o.Eager, Now: o.Now, OnError: a.saveFailed})
 	defer w.Close()
 	rec := session.NewRecorder(w, session.RecorderOptions{
 		Envelope: session.Envelope{
@@ -279,7 +279,7 @@ func (t *childTranscript) Append(ctx context.Context, entries ...transcript.Entr
 }
 func (t *childTranscript) Path() string { return t.path }
 func (t *childTranscript) Reload(ctx context.Context) ([]model.Message, error) {
-	conv, err := written(ctx, t.w, t.path)
+	conv, err := written(ctx, t.w, t.path, nil)
 	if err != nil {
 		return nil, err
 	}

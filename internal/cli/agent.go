@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,7 @@ type agentFlags struct {
 	verbose        bool
 	cont           bool
 	resume         string
+	pick           bool // -r without an id: pick the session from a list
 	fork           bool
 	sessionID      string
 	model          string
@@ -38,8 +40,10 @@ type agentFlags struct {
 	maxTurns       int
 	appendSystem   string
 	permissionMode string
-	allowed        []string
-	disallowed     []string
+	// skipPermissions is --dangerously-skip-permissions.
+	skipPermissions bool
+	allowed         []string
+	disallowed      []string
 	// ext are the headless hosts' flags (headless.go).
 	ext extFlags
 }
@@ -51,24 +55,26 @@ func addAgentFlags(root *cobra.Command, env Env) {
 	fl.StringVar(&f.outputFormat, "output-format", "text", "text, json or stream-json")
 	fl.BoolVar(&f.verbose, "verbose", false, "say more on stderr")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the newest session of this project")
-	fl.StringVarP(&f.resume, "resume", "r", "", "resume a session by id or transcript path (without one: pick it)")
-	fl.Lookup("resume").NoOptDefVal = pickSession
+	fl.StringVarP(&f.resume, "resume", "r", "", "resume a session by `ID` (or its first characters) or transcript path; alone, pick it from a list")
 	fl.BoolVar(&f.fork, "fork-session", false, "with --continue or --resume: continue in a new session, leaving the old one as it was")
 	fl.StringVar(&f.sessionID, "session-id", "", "the id (a UUID) of the new session")
 	fl.StringVar(&f.model, "model", "", "the model to use")
 	fl.StringVar(&f.provider, "provider", "", "anthropic or openai (default: whichever API's variables are set)")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop after this many model requests (0: no limit)")
 	fl.StringVar(&f.appendSystem, "append-system-prompt", "", "text added to the end of the system prompt")
-	fl.StringVar(&f.permissionMode, "permission-mode", "", "default, acceptEdits, plan or bypassPermissions")
-	fl.StringSliceVar(&f.allowed, "allowedTools", nil, `permission rules to allow, e.g. "Bash(npm test:*)" Edit`)
-	fl.StringSliceVar(&f.disallowed, "disallowedTools", nil, "permission rules to deny")
+	fl.StringVar(&f.permissionMode, "permission-mode", "", "default, acceptEdits, plan, bypassPermissions or dontAsk (never ask: deny what would ask)")
+	fl.BoolVar(&f.skipPermissions, "dangerously-skip-permissions", false, "the same as --permission-mode bypassPermissions: allow every call no deny rule denies")
+	fl.StringArrayVar(&f.allowed, "allowedTools", nil, "permission `rules` to allow, comma- or space-separated, e.g. \"Bash(npm test:*) Edit\" (also --allowed-tools)")
+	fl.StringArrayVar(&f.disallowed, "disallowedTools", nil, "permission `rules` to deny, as --allowedTools (also --disallowed-tools)")
 	addExtensionFlags(fl, &f.ext)
 	root.Args = args(cobra.ArbitraryArgs)
-	root.RunE = func(cmd *cobra.Command, a []string) error { return runAgent(cmd.Context(), env, f, a) }
+	root.RunE = func(cmd *cobra.Command, a []string) error {
+		f.pick = cmd.Flags().Changed("resume") && f.resume == ""
+		return runAgent(cmd.Context(), env, f, a)
+	}
 }
 
 func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
-	a = resumeArg(env, f, a)
 	switch f.outputFormat {
 	case "text", "json", "stream-json":
 	default:
@@ -79,16 +85,33 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 			return usagef("--session-id %q is not a UUID", f.sessionID)
 		}
 	}
+	if f.skipPermissions {
+		if f.permissionMode != "" && f.permissionMode != string(permission.ModeBypass) {
+			return usagef("--dangerously-skip-permissions is --permission-mode bypassPermissions; it cannot go with --permission-mode %s", f.permissionMode)
+		}
+		f.permissionMode = string(permission.ModeBypass)
+	}
 	if f.permissionMode != "" {
 		if _, err := permission.ParseMode(f.permissionMode); err != nil {
 			return usageError{err}
 		}
 	}
-	if f.fork && !f.cont && f.resume == "" {
+	if f.fork && !f.cont && f.resume == "" && !f.pick {
 		return usagef("--fork-session needs --continue or --resume: it copies an existing session")
 	}
 	if err := f.ext.check(f); err != nil {
 		return err
+	}
+	if f.resume != "" {
+		// A mistyped id stops here, before the UI opens or a prompt is
+		// read: it is never taken for the prompt or a new session.
+		home, err := env.Home()
+		if err != nil {
+			return err
+		}
+		if f.resume, err = home.Find(env.Cwd, f.resume); err != nil {
+			return err
+		}
 	}
 	prompt := strings.Join(a, " ")
 	if !f.print && interactive(env) {
@@ -97,16 +120,13 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	if !f.print {
 		fmt.Fprintln(env.Stderr, "cairn: stdout is not a terminal, so the interactive UI cannot run; running headless as with -p")
 	}
-	if f.resume == pickSession {
+	if f.pick {
 		return usagef("--resume without a session id opens the session picker, which needs a terminal; give the id (cairn sessions list shows them)")
 	}
-	if prompt == "" && env.Stdin != nil && !f.ext.streamInput() {
-		if file, ok := env.Stdin.(*os.File); !ok || !isTerminal(file) {
-			b, err := io.ReadAll(env.Stdin)
-			if err != nil {
-				return fmt.Errorf("read the prompt from stdin: %w", err)
-			}
-			prompt = strings.TrimSpace(string(b))
+	if !f.ext.streamInput() { // with stream-json, stdin holds the turns
+		var err error
+		if prompt, err = headlessPrompt(env, prompt); err != nil {
+			return err
 		}
 	}
 	if prompt == "" && !f.ext.streamInput() {
@@ -128,6 +148,7 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	s.opts.SessionMemory.Wait = 3 * time.Second
 	ag, err := agent.Open(ctx, s.opts)
 	if err != nil {
+		printFailure(env, f.outputFormat, chosenID(f), err)
 		return err
 	}
 	for _, w := range ag.Warnings {
@@ -487,6 +508,18 @@ func (d *denials) list() []map[string]any {
 	return append([]map[string]any{}, d.calls...)
 }
 
+// chosenID is the id of the session the flags name, when they name one by
+// id: the new session's, or the one resumed.
+func chosenID(f *agentFlags) string {
+	switch {
+	case f.sessionID != "":
+		return f.sessionID
+	case f.resume != "" && !f.fork && !strings.ContainsAny(f.resume, `/\.`):
+		return f.resume
+	}
+	return ""
+}
+
 // errReported is returned after the printer has already described the
 // failure on stdout; only the exit code remains to set.
 var errReported = errors.New("the turn failed")
@@ -548,6 +581,28 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 // MANAGEMENT=1 turns it off for compatible servers that lack the beta.
 func contextManagement(env Env, c *modelChoice) bool {
 	return c.Provider == "anthropic" && !truthy(env.Getenv("CAIRN_DISABLE_CONTEXT_MANAGEMENT"))
+}
+
+// earlyCompactAt reads CAIRN_EARLY_COMPACT_AT: the context size, in
+// tokens, at which the session compacts to its notes before the
+// auto-compaction threshold; "off" (or 0, or a negative number) never
+// does; unset or unreadable is cairn's default.
+func earlyCompactAt(env Env) int64 {
+	v := strings.TrimSpace(env.Getenv("CAIRN_EARLY_COMPACT_AT"))
+	if v == "" {
+		return 0
+	}
+	if strings.EqualFold(v, "off") {
+		return -1
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0
+	}
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
 
 // truthy reads an environment flag: 1, true, yes or on.

@@ -11,9 +11,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/session"
 )
 
@@ -56,16 +59,33 @@ func usagef(format string, args ...any) error {
 // Run executes the command line args and returns the exit code: 0 on
 // success, 1 on failure, 2 on bad usage.
 func Run(ctx context.Context, args []string, env Env) int {
+	format := ""
+	if agentLine(newRoot(env), args) {
+		format = outputFormat(args)
+	}
+	out := &watchedWriter{w: env.Stdout}
+	if format == "json" || format == "stream-json" {
+		env.Stdout = out // (these formats are headless: stdout need not be a terminal)
+	}
 	root := newRoot(env)
-	root.SetArgs(args)
-	root.SetIn(env.Stdin)
-	root.SetOut(env.Stdout)
-	root.SetErr(env.Stderr)
-	cmd, err := root.ExecuteContextC(ctx)
+	args, err := claudeArgs(root, args)
+	cmd := root
+	if err == nil {
+		root.SetArgs(args)
+		root.SetIn(env.Stdin)
+		root.SetOut(env.Stdout)
+		root.SetErr(env.Stderr)
+		cmd, err = root.ExecuteContextC(ctx)
+	}
 	if err == nil {
 		return 0
 	}
 	fmt.Fprintln(env.Stderr, "cairn:", err)
+	if env.Stdout == out && !out.written {
+		// A host reading JSON learns of a failure before the run, too (a
+		// run that printed anything has printed its own result).
+		_ = writeJSON(env.Stdout, errorResult(err))
+	}
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		if cmd != nil {
@@ -74,6 +94,27 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return 2
 	}
 	return 1
+}
+
+// watchedWriter notes whether anything was written through it.
+type watchedWriter struct {
+	w       io.Writer
+	written bool
+}
+
+func (w *watchedWriter) Write(p []byte) (int, error) {
+	w.written = w.written || len(p) > 0
+	return w.w.Write(p)
+}
+
+// errorResult is the result object of a run that failed before its turn
+// began (a bad flag, no API key), shaped as a turn's result.
+func errorResult(err error) map[string]any {
+	return map[string]any{
+		"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 0,
+		"result": err.Error(), "session_id": "", "duration_ms": 0, "duration_api_ms": 0,
+		"total_cost_usd": 0, "usage": model.Usage{}, "permission_denials": []any{}, "uuid": uuid.NewString(),
+	}
 }
 
 // isCobraUsage recognises cobra's own argument and flag errors.
@@ -90,7 +131,9 @@ func newRoot(env Env) *cobra.Command {
 		Short:         "A coding agent with sessions that survive anything",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       agent.Version,
 	}
+	root.SetVersionTemplate(versionLine(agent.Version))
 	addAgentFlags(root, env)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.AddCommand(newSessionsCmd(env))
@@ -99,6 +142,7 @@ func newRoot(env Env) *cobra.Command {
 	root.AddCommand(newMemoryCmd(env))
 	root.AddCommand(newMCPCmd(env))
 	root.AddCommand(newHooksCmd(env))
+	unknownSubcommands(root)
 	return root
 }
 

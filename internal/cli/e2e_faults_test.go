@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -215,4 +216,71 @@ func TestNoModelConfigured(t *testing.T) {
 		t.Errorf("%v: %s", err, out)
 	}
 	_ = fmt.Sprint
+}
+
+// TestSecondWriterRefused: a session another process is writing cannot be
+// resumed; the refusal says to fork, on stderr and, in the machine
+// formats, as an error result on stdout. Nothing is written to the session.
+func TestSecondWriterRefused(t *testing.T) {
+	p := newProject(t)
+	id := "6c2e9b1d-3a4f-4e5d-9c8b-7a6f5e4d3c2b"
+	p.srv.Enqueue(modeltest.Text("first"))
+	if code, _, e := p.cairn(t, "-p", "one", "--session-id", id); code != 0 {
+		t.Fatal(e)
+	}
+	store := session.Home{Dir: p.home}.Store(p.dir)
+	held, err := store.OpenAppender(context.Background(), id) // another process's writer
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	before, err := os.ReadFile(store.Path(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "json", "stream-json"} {
+		t.Run(format, func(t *testing.T) {
+			args := []string{"-r", id, "-p", "two", "--output-format", format}
+			if format == "stream-json" {
+				args = append(args, "--verbose")
+			}
+			code, out, errOut := p.cairn(t, args...)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1; stdout %q stderr %q", code, out, errOut)
+			}
+			if !strings.Contains(errOut, "--fork-session") {
+				t.Errorf("stderr %q does not say to continue with --fork-session", errOut)
+			}
+			if format == "text" {
+				if out != "" {
+					t.Errorf("text output printed %q", out)
+				}
+				return
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			var res struct {
+				Type      string `json:"type"`
+				Subtype   string `json:"subtype"`
+				IsError   bool   `json:"is_error"`
+				Result    string `json:"result"`
+				SessionID string `json:"session_id"`
+			}
+			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+				t.Fatalf("the last line of stdout is not a result: %v\n%s", err, out)
+			}
+			if res.Type != "result" || !res.IsError || !strings.Contains(res.Result, "--fork-session") || res.SessionID != id {
+				t.Errorf("result %+v: want an error result naming --fork-session for session %s", res, id)
+			}
+		})
+	}
+	after, err := os.ReadFile(store.Path(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Error("a refused run wrote to the session")
+	}
+	if n := len(p.srv.Requests()); n != 1 {
+		t.Errorf("%d model requests; the refused runs must not call the model", n)
+	}
 }

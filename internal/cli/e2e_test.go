@@ -216,10 +216,6 @@ func TestPrintErrorsAndUsage(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "--continue or --resume") {
 		t.Errorf("fork alone: exit %d, %q", code, errOut)
 	}
-	code, _, errOut = newProject(t).cairn(t, "-c", "-p", "hi")
-	if code != 1 || !strings.Contains(errOut, "no transcript") {
-		t.Errorf("continue with nothing: exit %d, %q", code, errOut)
-	}
 	// A usage mistake says how the command is used.
 	code, _, errOut = p.cairn(t, "context")
 	if code != 2 || !strings.Contains(errOut, "usage: cairn context ID|PATH [flags] (more: cairn context --help)") {

@@ -18,33 +18,11 @@ import (
 	"github.com/cairn-dev/cairn/tool"
 )
 
-// pickSession is --resume's value when given without one: cairn -r opens
-// the session picker.
-const pickSession = "\x00pick"
-
 // interactive reports whether the terminal UI can run: stdout is a
 // terminal (the UI reads keys from the terminal even when stdin is not).
 func interactive(env Env) bool {
 	f, ok := env.Stdout.(*os.File)
 	return ok && isTerminal(f)
-}
-
-// resumeArg resolves `-r` given without a value: a first argument that
-// names a session is its value after all (`cairn -r ID`); otherwise the
-// picker opens.
-func resumeArg(env Env, f *agentFlags, a []string) []string {
-	if f.resume != pickSession || len(a) == 0 {
-		return a
-	}
-	home, err := env.Home()
-	if err != nil {
-		return a
-	}
-	if _, err := home.Find(env.Cwd, a[0]); err == nil {
-		f.resume = a[0]
-		return a[1:]
-	}
-	return a
 }
 
 // runInteractive runs a session in the terminal UI: assembled as a
@@ -68,10 +46,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	gate := &askingGate{inner: opts.Gate, checker: checker, ask: ask, project: env.Cwd}
 	opts.Gate = gate.gate
 	opts.PlanModes = newPlanModes(checker, ask) // the person approves plans
-	pick := opts.Resume == pickSession
-	if pick {
-		opts.Resume = ""
-	}
+	pick := f.pick
 	ag, err := agent.Open(ctx, opts)
 	if err != nil {
 		return err
@@ -143,7 +118,9 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		if err := last.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("finish writing the transcript %s: %w", last.Path(), err)
 		}
-		fmt.Fprintf(stderr, "Resume this session with: cairn -r %s\n", last.ID())
+		if a, ok := last.(*agent.Agent); !ok || !a.Discarded() {
+			fmt.Fprintf(stderr, "Resume this session with: cairn -r %s\n", last.ID())
+		}
 	}
 	return runErr
 }
@@ -166,8 +143,8 @@ type askingGate struct {
 func (g *askingGate) gate(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict {
 	v := g.inner(ctx, t, call)
 	rec, ok := v.Record.(permission.Record)
-	if v.Allow || !ok || (rec.Decision != permission.Ask && rec.By != "headless") {
-		return v
+	if v.Allow || !ok || (rec.Decision != permission.Ask && rec.By != "headless") || g.checker.Mode() == permission.ModeDontAsk {
+		return v // dontAsk mode never asks: what would ask stays denied
 	}
 	mode := g.checker.Mode()
 	asked := permission.Decision{Behavior: permission.Ask, Reason: rec.Reason, Rule: rec.Rule}
@@ -182,11 +159,13 @@ func (g *askingGate) gate(ctx context.Context, t tool.Tool, call model.Block) en
 	ans := g.ask(ctx, q)
 	if ans.Allow {
 		if ans.Always && ans.Rule != "" {
-			if r, err := permission.ParseRule(ans.Rule); err == nil {
-				r.Source, r.Root = tui.LocalSettings(g.project), g.project
-				g.mu.Lock()
-				g.always = append(g.always, r)
-				g.mu.Unlock()
+			for _, s := range permission.SplitRules(ans.Rule) {
+				if r, err := permission.ParseRule(s); err == nil {
+					r.Source, r.Root = tui.LocalSettings(g.project), g.project
+					g.mu.Lock()
+					g.always = append(g.always, r)
+					g.mu.Unlock()
+				}
 			}
 		}
 		return engine.Verdict{Allow: true, Record: asked.Answered(mode, true)}

@@ -210,6 +210,26 @@ func (p *printer) finish(done *engine.Result, failure error) error {
 	return exit
 }
 
+// printFailure ends a run that failed before its turn began (the session
+// could not be opened: another process has it, say). In json and
+// stream-json it prints a result with is_error set and the reason, so a
+// program reading stdout learns why; the reason goes to stderr as well, as
+// every error does. sessionID may be empty when no session was chosen.
+func printFailure(env Env, format, sessionID string, err error) {
+	if format == "text" {
+		return
+	}
+	b, merr := jsonw.Marshal(map[string]any{
+		"type": "result", "subtype": "error_during_execution", "is_error": true, "session_id": sessionID,
+		"duration_ms": 0, "duration_api_ms": 0, "num_turns": 0, "result": err.Error(), "total_cost_usd": 0,
+		"usage": model.Usage{}, "permission_denials": []any{}, "uuid": uuid.NewString(),
+	})
+	if merr != nil {
+		return
+	}
+	env.Stdout.Write(append(b, '\n'))
+}
+
 // spent adds a response's usage to the run's.
 func (p *printer) spent(u model.Usage) { p.usage = p.usage.Plus(u) }
 

@@ -104,6 +104,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		Mode:               func() string { return string(s.checker.Mode()) },
 		ContextManagement:  contextManagement(env, s.choice),
 		DisableAutoCompact: truthy(env.Getenv("CAIRN_DISABLE_AUTO_COMPACT")),
+		EarlyCompactAt:     earlyCompactAt(env),
 		Warn:               func(w string) { fmt.Fprintln(out, "warning:", w) },
 		Now:                env.Now,
 		Instructions:       instr, Memory: mem,

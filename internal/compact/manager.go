@@ -74,7 +74,17 @@ type Config struct {
 	// Notes, when set, are tried first at an auto-compaction: notes that
 	// are not empty are the summary, with no summary request (SPEC SM4).
 	Notes Notes
-	Now   func() time.Time
+	// EarlyAt, when positive and below the auto-compaction threshold, is
+	// where a compaction from the notes alone happens (no summary
+	// request): from EarlyAt tokens, each request whose notes cover
+	// enough of the history compacts to the notes and what they do not
+	// cover. Reading a context costs a tenth of its size on every
+	// request, so a small context is cheaper than clearing old results,
+	// and the notes keep what the results held. Below the threshold a
+	// compaction that the notes cannot make is not tried and not counted
+	// as failed; at the threshold the usual compaction runs.
+	EarlyAt int64
+	Now     func() time.Time
 }
 
 // Manager runs compaction for one session. It is not safe for concurrent
@@ -93,6 +103,8 @@ type Manager struct {
 	spent model.Usage
 	// lastFreed is what the lighter layers took off the last request.
 	lastFreed int64
+	// inEarly is set while an early compaction (Config.EarlyAt) writes.
+	inEarly bool
 }
 
 // New returns a Manager.
@@ -244,6 +256,18 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	m.lastFreed = st.Used - st.Remaining()
 	w := m.cfg.Window
 	if !overflow && (m.cfg.Disabled || st.Remaining() < w.AutoCompactAt()) {
+		if m.cfg.Disabled || m.stopped || !m.early(st.Remaining()) {
+			return nil
+		}
+		res, err := m.compactEarly(ctx, p.History, p.System, p.Tools, p.Used)
+		if err != nil || res == nil {
+			if err != nil && !errors.Is(err, errNotesBehind) {
+				p.Notices = append(p.Notices, fmt.Sprintf("compaction from the session notes skipped: %v", err))
+			}
+			return nil
+		}
+		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, m.mark(res.history)
+		m.freed["notes"] += max(0, res.report.PreTokens-res.report.PostTokens)
 		return nil
 	}
 	if p.Status != nil {
@@ -291,6 +315,49 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	}
 	m.failures = 0
 	return nil
+}
+
+// early reports whether a context of used tokens is due for a compaction
+// from the notes (Config.EarlyAt).
+func (m *Manager) early(used int64) bool {
+	return m.cfg.EarlyAt > 0 && m.cfg.Notes != nil && used >= m.cfg.EarlyAt && m.cfg.EarlyAt < m.cfg.Window.AutoCompactAt()
+}
+
+// errNotesBehind: the notes do not cover enough of the history yet for a
+// compaction from them; the next request tries again.
+var errNotesBehind = errors.New("the session notes do not cover enough of the conversation yet")
+
+// compactEarly compacts history to the notes and the messages they do not
+// cover (Config.EarlyAt). It returns errNotesBehind, writing nothing, when
+// the notes are empty, cover an unknown point, or leave more than 70% of
+// EarlyAt uncovered.
+func (m *Manager) compactEarly(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec, used int64) (*result, error) {
+	start := m.cfg.Now()
+	m.waited, m.spent = 0, model.Usage{}
+	if len(history) < 2 {
+		return nil, errNotesBehind
+	}
+	summary, keep, ok := m.fromNotesEarly(ctx, history, system, tools)
+	if !ok {
+		return nil, errNotesBehind
+	}
+	if m.cfg.PreCompact != nil {
+		if _, err := m.cfg.PreCompact(ctx, TriggerAuto, ""); err != nil {
+			return nil, fmt.Errorf("PreCompact hook: %w", err)
+		}
+	}
+	var after []engine.Attachment
+	if m.cfg.PostCompact != nil {
+		after = m.cfg.PostCompact(ctx, TriggerAuto, summary)
+	}
+	m.inEarly = true
+	res, err := m.write(ctx, history, keep, summary, TriggerAuto, used, start, after, system, tools)
+	m.inEarly = false
+	if err != nil {
+		return nil, err
+	}
+	res.report.Summary += " (early: the session notes were the summary, no summary request)"
+	return res, nil
 }
 
 // slicesSame reports whether a and b are the same slice (not merely equal).

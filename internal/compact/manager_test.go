@@ -1,13 +1,18 @@
 package compact
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 func msg(role string, ids []string, blocks ...model.Block) model.Message {
@@ -64,7 +69,7 @@ func TestLatestRequestsCarryOver(t *testing.T) {
 		msg("user", []string{"c"}, model.TextBlock("[Request interrupted by user]")),
 		msg("user", []string{"d"}, model.TextBlock("second request")),
 	}
-	a, ok := latestRequests(history)
+	a, ok := latestRequests(history, len(history))
 	if !ok {
 		t.Fatal("no requests found")
 	}
@@ -77,13 +82,24 @@ func TestLatestRequestsCarryOver(t *testing.T) {
 		msg("user", []string{"y"}, model.TextBlock("third request")),
 		msg("user", []string{"z"}, model.TextBlock("fourth request")),
 	}
-	b, _ := latestRequests(later)
-	var got []string
-	for _, blk := range b.Rendered {
-		got = append(got, strings.TrimSuffix(strings.TrimPrefix(blk.Text, requestHeader), "\n</system-reminder>"))
+	texts := func(a engine.Attachment) []string {
+		var got []string
+		for _, blk := range a.Rendered {
+			got = append(got, strings.TrimSuffix(strings.TrimPrefix(blk.Text, requestHeader), "\n</system-reminder>"))
+		}
+		return got
 	}
-	if diff := cmp.Diff([]string{"second request", "third request", "fourth request"}, got); diff != "" {
+	// The first request (the task) and the last three survive.
+	later = append(later, msg("user", []string{"v"}, model.TextBlock("fifth request")))
+	b, _ := latestRequests(later, len(later))
+	if diff := cmp.Diff([]string{"first request", "third request", "fourth request", "fifth request"}, texts(b)); diff != "" {
 		t.Errorf("carried requests (-want +got):\n%s", diff)
+	}
+	// A request the kept tail holds is not carried as well: it would be
+	// sent twice.
+	c, _ := latestRequests(later, len(later)-2)
+	if diff := cmp.Diff([]string{"first request", "second request", "third request"}, texts(c)); diff != "" {
+		t.Errorf("carried requests with the last two kept (-want +got):\n%s", diff)
 	}
 }
 
@@ -133,3 +149,43 @@ func TestTrimKeepsTheNewestResults(t *testing.T) {
 		t.Errorf("cleared %d of 6 (want the 3 oldest), and the input must not change", cleared)
 	}
 }
+
+// TestTruncateNeverCutsTheNewest: the last resort drops the oldest
+// history but keeps the newest call with its results, and a newest
+// message that cannot fit at all is an error, not a silent cut.
+func TestTruncateNeverCutsTheNewest(t *testing.T) {
+	w := tokens.Window{Size: 8_192, MaxOutput: 4_096}
+	call := model.Block{Type: model.BlockToolUse, ID: "t", Name: "Bash", Input: []byte(`{}`)}
+	huge := strings.Repeat("x", 4*10_000)
+	m := New(Config{Window: w, Transcript: &countTranscript{}})
+	_, err := m.truncate(t.Context(), []model.Message{msg("user", []string{"a"}, model.TextBlock(huge))}, nil, nil, 10_000)
+	if !errors.Is(err, ErrDoesNotFit) {
+		t.Errorf("a 10,000-token prompt in an 8K window: %v, want ErrDoesNotFit", err)
+	}
+	history := []model.Message{
+		msg("user", []string{"a"}, model.TextBlock("the task")),
+		msg("assistant", []string{"b"}, call),
+		msg("user", []string{"c"}, model.ToolResultBlock("t", strings.Repeat("y", 4*4_000), false)),
+	}
+	res, err := m.truncate(t.Context(), history, nil, nil, 4_100)
+	if err != nil {
+		t.Fatalf("a 4,000-token result fits the 6,144-token effective window, yet: %v", err)
+	}
+	// Over half the window, the result would once have been dropped with
+	// its call; now only the task is.
+	if want := "dropped the oldest 1 messages"; !strings.Contains(res.report.Summary, want) {
+		t.Errorf("truncate: %q, want %q", res.report.Summary, want)
+	}
+}
+
+// countTranscript is a Transcript that keeps nothing.
+type countTranscript struct{ n int }
+
+func (c *countTranscript) Leaf() string { return "root" }
+func (c *countTranscript) NewEntry(typ, parent string) transcript.Entry {
+	c.n++
+	return transcript.Entry{Type: typ, ParentUUID: parent, UUID: fmt.Sprint("e", c.n)}
+}
+func (c *countTranscript) Append(context.Context, ...transcript.Entry) error { return nil }
+func (c *countTranscript) Reload(context.Context) ([]model.Message, error)   { return nil, nil }
+func (c *countTranscript) Path() string                                      { return "" }

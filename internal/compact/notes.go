@@ -62,3 +62,39 @@ func (m *Manager) fromNotes(ctx context.Context, history []model.Message, keep i
 	}
 	return summary, k, true
 }
+
+// fromNotesEarly is fromNotes for a compaction below the threshold
+// (Config.EarlyAt): the notes must say what they cover, and the tail kept
+// is exactly what they do not cover (at least the newest tool call and
+// its results), which must stay under 70% of EarlyAt.
+func (m *Manager) fromNotesEarly(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec) (string, int, bool) {
+	summary, covered, err := m.cfg.Notes.Summary(ctx)
+	if err != nil || summary == "" || covered == "" {
+		return "", 0, false
+	}
+	i := slices.IndexFunc(history, func(msg model.Message) bool { return slices.Contains(msg.IDs, covered) })
+	if i < 0 {
+		return "", 0, false
+	}
+	k := i + 1
+	// Keep the newest tool call with its results whatever the notes cover.
+	if last := len(history) - 1; k > last-1 && last >= 1 && startsWithResults(history[last]) {
+		k = last - 1
+	}
+	// Never start on results whose calls would be dropped.
+	for k > 1 && k < len(history) && startsWithResults(history[k]) {
+		k--
+	}
+	if k < 1 || k >= len(history) {
+		return "", 0, false
+	}
+	for _, msg := range history[k:] {
+		if len(msg.IDs) == 0 {
+			return "", 0, false
+		}
+	}
+	if post := tokens.EstimateRequest(system, tools, history[k:]) + tokens.Estimate(summary); post > m.cfg.EarlyAt*7/10 {
+		return "", 0, false
+	}
+	return summary, k, true
+}

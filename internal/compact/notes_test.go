@@ -72,3 +72,47 @@ func TestFromNotes(t *testing.T) {
 		}
 	})
 }
+
+// TestFromNotesEarly: an early compaction keeps exactly what the notes do
+// not cover, at least the newest call and its results, never starting on
+// results; it is not made when the notes do not say what they cover, or
+// when what they leave uncovered is too large to gain much.
+func TestFromNotesEarly(t *testing.T) {
+	w := tokens.Window{Size: 200_000, MaxOutput: 32_000}
+	big := strings.Repeat("x", 4*3_000) // 3,000 tokens
+	call := func(id string) model.Block {
+		return model.Block{Type: model.BlockToolUse, ID: id, Name: "Bash", Input: []byte(`{}`)}
+	}
+	history := []model.Message{
+		msg("user", []string{"a"}, model.TextBlock("the task")),
+		msg("assistant", []string{"b"}, call("t1")),
+		msg("user", []string{"c"}, model.ToolResultBlock("t1", big, false)),
+		msg("assistant", []string{"d"}, call("t2")),
+		msg("user", []string{"e"}, model.ToolResultBlock("t2", big, false)),
+		msg("assistant", []string{"f"}, call("t3")),
+		msg("user", []string{"g"}, model.ToolResultBlock("t3", big, false)),
+	}
+	for _, tc := range []struct {
+		name    string
+		notes   fixedNotes
+		earlyAt int64
+		want    int
+		ok      bool
+	}{
+		{"covered up to a call: from its call", fixedNotes{summary: "N", covered: "d"}, 20_000, 3, true},
+		{"covered up to a result: after it", fixedNotes{summary: "N", covered: "c"}, 20_000, 3, true},
+		{"everything covered: the newest call stays", fixedNotes{summary: "N", covered: "g"}, 20_000, 5, true},
+		{"coverage unknown", fixedNotes{summary: "N"}, 20_000, 0, false},
+		{"covered message gone", fixedNotes{summary: "N", covered: "zz"}, 20_000, 0, false},
+		{"empty notes", fixedNotes{covered: "g"}, 20_000, 0, false},
+		{"too much uncovered", fixedNotes{summary: "N", covered: "a"}, 10_000, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(Config{Window: w, Notes: tc.notes, EarlyAt: tc.earlyAt})
+			s, keep, ok := m.fromNotesEarly(t.Context(), history, nil, nil)
+			if ok != tc.ok || (ok && (keep != tc.want || s != "N")) {
+				t.Errorf("fromNotesEarly = %q, %d, %v; want keep %d, %v", s, keep, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

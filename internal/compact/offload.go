@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
@@ -109,7 +110,8 @@ func (cfg OffloadConfig) shape(outcomes []engine.Outcome) []engine.Outcome {
 		r, err := cfg.spill(out[c.i].Call.ID, c.text, out[c.i].Result)
 		if err != nil {
 			if cfg.Warn != nil {
-				cfg.Warn(fmt.Sprintf("a large result of %s stays inline: %v", out[c.i].Call.Name, err))
+				cause, _ := fsfault.Describe(err)
+				cfg.Warn(fmt.Sprintf("a large result of %s could not be saved to a file (%s: %v) and stays inline", out[c.i].Call.Name, cause, err))
 			}
 			return
 		}

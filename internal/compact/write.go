@@ -3,6 +3,7 @@ package compact
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -146,6 +147,10 @@ func (m *Manager) write(ctx context.Context, history []model.Message, keep int, 
 	}}, nil
 }
 
+// ErrDoesNotFit is returned when the newest message alone does not fit in
+// the context window: it is neither cut nor dropped.
+var ErrDoesNotFit = errors.New("the request cannot fit in the context window")
+
 // truncate is the last resort when a request does not fit and cannot be
 // summarised: the oldest history is dropped, keeping the newest messages
 // that fit in half the window, and the boundary says so.
@@ -165,6 +170,17 @@ func (m *Manager) truncate(ctx context.Context, history []model.Message, system 
 	for k < len(history) && (startsWithResults(history[k]) || len(history[k].IDs) == 0) {
 		k++
 	}
+	// Keep at least the newest prompt, or the newest call with its
+	// results: dropping them would have the model start its step again,
+	// forever. When even that cannot fit, say so rather than cut it.
+	least := len(history) - 1
+	if least >= 1 && startsWithResults(history[least]) {
+		least--
+	}
+	k = max(0, min(k, least))
+	if need := tokens.EstimateRequest(system, tools, history[least:]); need > m.cfg.Window.Effective() {
+		return nil, fmt.Errorf("%w: the newest message needs about %d tokens and the context window holds %d; shorten the prompt, or read less at once (a smaller file, a range of lines)", ErrDoesNotFit, need, m.cfg.Window.Effective())
+	}
 	note := "[The earlier part of this conversation could not be summarised and was left out to fit the context window.]"
 	res, err := m.write(ctx, history, k, note, TriggerAuto, pre, start, nil, system, tools)
 	if err != nil {
@@ -179,10 +195,15 @@ func (m *Manager) truncate(ctx context.Context, history []model.Message, system 
 // (instruction files, pins, todos, plan, hook output).
 func (m *Manager) survivors(ctx context.Context, history []model.Message, keep int, after []engine.Attachment) []engine.Attachment {
 	var out []engine.Attachment
-	if a, ok := latestRequests(history); ok {
+	if a, ok := latestRequests(history, keep); ok {
 		out = append(out, a)
 	}
-	out = append(out, recentFiles(history[:keep], m.cfg.CWD)...)
+	if !m.inEarly {
+		// An early compaction keeps the newest results verbatim and its
+		// notes hold what the older ones said: re-reading files would
+		// only write them to the cache again.
+		out = append(out, recentFiles(history[:keep], m.cfg.CWD)...)
+	}
 	if m.cfg.Survivors != nil {
 		out = append(out, m.cfg.Survivors(ctx)...)
 	}
@@ -213,7 +234,8 @@ func carried(survivors []engine.Attachment, kept []model.Message) []engine.Attac
 	return out
 }
 
-// maxRequests is how many of the user's latest requests survive verbatim.
+// maxRequests is how many of the user's latest requests survive verbatim,
+// besides the first (the task, which every compaction keeps word for word).
 const maxRequests = 3
 
 // requestHeader starts the reminder that carries one of the user's requests
@@ -221,20 +243,36 @@ const maxRequests = 3
 const requestHeader = "<system-reminder>\nA request the user made earlier, in their own words:\n"
 
 // latestRequests keeps the user's own words across any number of
-// compactions: the last few prompts they typed — typed since the last
-// compaction, or carried through it — oldest first.
-func latestRequests(history []model.Message) (engine.Attachment, bool) {
+// compactions: the first prompt of the session (the task) and the last
+// few — typed since the last compaction, or carried through it — oldest
+// first, leaving out those the kept tail (history[keep:]) holds already,
+// which the model reads there.
+func latestRequests(history []model.Message, keep int) (engine.Attachment, bool) {
+	var all []string
+	seen := map[string]bool{}
+	for _, m := range history[:keep] {
+		for _, r := range requestsIn(m) {
+			if !seen[r] {
+				seen[r] = true
+				all = append(all, r)
+			}
+		}
+	}
+	kept := map[string]bool{}
+	for _, m := range history[keep:] {
+		for _, r := range requestsIn(m) {
+			kept[r] = true
+		}
+	}
 	var prompts []string
-	for i := len(history) - 1; i >= 0 && len(prompts) < maxRequests; i-- {
-		found := requestsIn(history[i])
-		for j := len(found) - 1; j >= 0 && len(prompts) < maxRequests; j-- {
-			prompts = append(prompts, found[j])
+	for i, r := range all {
+		if (i == 0 || i >= len(all)-maxRequests) && !kept[r] {
+			prompts = append(prompts, r)
 		}
 	}
 	if len(prompts) == 0 {
 		return engine.Attachment{}, false
 	}
-	slices.Reverse(prompts)
 	a := engine.Attachment{Type: "cairn_user_requests", Data: map[string]any{"requests": prompts}}
 	for _, p := range prompts {
 		a.Rendered = append(a.Rendered, model.TextBlock(requestHeader+p+"\n</system-reminder>"))

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -160,7 +161,8 @@ func (h *History) capture(messageID string) *Snapshot {
 		}
 		b, err := h.backup(path)
 		if err != nil {
-			h.warnOnce("capture:"+path, fmt.Sprintf("file history: %v; rewinding to this message will leave %s as it is", err, path))
+			cause, _ := fsfault.Describe(err)
+			h.warnOnce("capture:"+path, fmt.Sprintf("file history could not back up %s: %s (%v); rewinding to this message will leave it as it is", path, cause, err))
 			continue
 		}
 		s.Files[path] = b
@@ -197,6 +199,12 @@ func (h *History) BeforeChange(path string) error {
 	}
 	b, err := h.backup(path)
 	if err != nil {
+		cause, advice := fsfault.Describe(err)
+		msg := fmt.Sprintf("file history could not back up %s: %s (%v); the change was not made", path, cause, err)
+		if advice != "" {
+			msg += "; " + advice + " and ask again"
+		}
+		h.warnOnce("change:"+path+":"+cause, msg)
 		return err
 	}
 	cur.Files[path] = b

@@ -113,6 +113,7 @@ type Backward struct {
 	maxLine int
 	first   bool // the next line yielded is the file's last line
 	skip    bool // discarding an over-long line
+	nls     []int
 }
 
 // NewBackward returns a backward reader of the size bytes of r. warn (may
@@ -176,11 +177,20 @@ func (s *Backward) fill() error {
 	// Split from the end; the part before the first newline continues into
 	// the previous block.
 	end := len(buf)
-	for {
-		i := bytes.LastIndexByte(buf[:end], '\n')
-		if i < 0 {
+	// bytes.IndexByte is vectorised and LastIndexByte is not: find the
+	// newlines forwards, then take them from the last.
+	nls := s.nls[:0]
+	for i := 0; ; {
+		k := bytes.IndexByte(buf[i:], '\n')
+		if k < 0 {
 			break
 		}
+		nls = append(nls, i+k)
+		i += k + 1
+	}
+	s.nls = nls
+	for n := len(nls) - 1; n >= 0; n-- {
+		i := nls[n]
 		if s.skip {
 			s.skip = false
 		} else if end > i+1 || !s.first {

@@ -8,32 +8,71 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/internal/jsonscan"
 )
 
 // String encodes s as a JSON string without HTML escaping.
 func String(s string) []byte {
-	if plain(s) {
-		b := make([]byte, 0, len(s)+2)
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"')
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return AppendString(make([]byte, 0, len(s)+2), s)
 }
 
-// plain reports whether s is printable ASCII without quotes or
-// backslashes: its JSON encoding is s between quotes.
-func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			return false
+// AppendString appends the encoding of s to b, byte for byte what
+// encoding/json writes with HTML escaping off: \b \f \n \r \t and \u00xx
+// for control characters, \ufffd for invalid UTF-8, \u2028 and \u2029
+// escaped.
+func AppendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
 	}
-	return true
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // Marshal encodes v like json.Marshal but without HTML escaping.
@@ -57,12 +96,12 @@ func (o *Object) key(k string) {
 	} else {
 		o.buf = append(o.buf, ',')
 	}
-	o.buf = append(o.buf, String(k)...)
+	o.buf = AppendString(o.buf, k)
 	o.buf = append(o.buf, ':')
 }
 
 // Str adds a string field.
-func (o *Object) Str(k, v string) { o.key(k); o.buf = append(o.buf, String(v)...) }
+func (o *Object) Str(k, v string) { o.key(k); o.buf = AppendString(o.buf, v) }
 
 // Null adds a null field.
 func (o *Object) Null(k string) { o.key(k); o.buf = append(o.buf, "null"...) }
@@ -80,6 +119,10 @@ func (o *Object) Bool(k string, v bool) {
 // Raw adds a field holding raw JSON, compacted; invalid JSON becomes null.
 func (o *Object) Raw(k string, v json.RawMessage) {
 	o.key(k)
+	if jsonscan.Compact(v) {
+		o.buf = append(o.buf, v...)
+		return
+	}
 	var b bytes.Buffer
 	if json.Compact(&b, v) != nil {
 		o.buf = append(o.buf, "null"...)

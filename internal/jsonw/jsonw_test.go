@@ -1,6 +1,7 @@
 package jsonw
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -27,10 +28,37 @@ func TestString(t *testing.T) {
 
 func FuzzString(f *testing.F) {
 	f.Add("x")
+	f.Add("tab\tnul\x00\b\f\u2028\u2029 \xff\xfe <&> \u007f é 🙂")
 	f.Fuzz(func(t *testing.T, s string) {
 		var back string
 		if err := json.Unmarshal(String(s), &back); err != nil {
 			t.Fatalf("%q: %v", s, err)
+		}
+		// Byte for byte what encoding/json writes without HTML escaping.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)
+		if want := bytes.TrimSuffix(buf.Bytes(), []byte("\n")); !bytes.Equal(String(s), want) {
+			t.Fatalf("String(%q) = %s, encoding/json writes %s", s, String(s), want)
+		}
+	})
+}
+
+func FuzzRaw(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, ` { "a" : [1, 2] } `, `"x y"`, `[1,`, `{"a":"\u2028"}`, `nul`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		var o Object
+		o.Raw("k", v)
+		var want bytes.Buffer
+		w := []byte(`{"k":null}`)
+		if json.Compact(&want, v) == nil {
+			w = append(append([]byte(`{"k":`), want.Bytes()...), '}')
+		}
+		if got := o.Bytes(); !bytes.Equal(got, w) {
+			t.Fatalf("Raw(%q) = %s, want %s", v, got, w)
 		}
 	})
 }

@@ -20,13 +20,13 @@ const (
 	ModePlan Mode = "plan"
 	// ModeBypass allows everything that no deny rule denies.
 	ModeBypass Mode = "bypassPermissions"
-	// ModeDontAsk is Claude Code's mode that denies whatever would ask;
-	// cairn reads it from settings so a team's defaultMode keeps working.
+	// ModeDontAsk is Claude Code's mode that never asks: what would ask is
+	// denied, in the terminal UI too.
 	ModeDontAsk Mode = "dontAsk"
 )
 
 // Modes lists the modes --permission-mode accepts.
-var Modes = []Mode{ModeDefault, ModeAcceptEdits, ModePlan, ModeBypass}
+var Modes = []Mode{ModeDefault, ModeAcceptEdits, ModePlan, ModeBypass, ModeDontAsk}
 
 // ParseMode returns the mode named s; "" is ModeDefault.
 func ParseMode(s string) (Mode, error) {

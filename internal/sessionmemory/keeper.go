@@ -25,6 +25,14 @@ type Thresholds struct {
 	// ToolCalls is how many tool calls since the last update make one
 	// due (3); a response that calls no tool, a natural pause, does too.
 	ToolCalls int
+	// At, when positive, replaces the three above with batches: one
+	// update is due when the context reaches At tokens, and the next
+	// after the context shrank (a compaction), the update failed, or the
+	// context grew by another quarter of At (the compaction it was for
+	// did not happen). An
+	// update reads the whole context, so one per compaction costs a
+	// fraction of one every few thousand tokens.
+	At int64
 }
 
 // Config is what a Keeper works with.
@@ -88,8 +96,11 @@ type Keeper struct {
 	cancel  context.CancelFunc
 	closed  bool
 	noEdit  bool // the conversation has no Edit tool
-	stats   Stats
-	wg      sync.WaitGroup
+	// spent is set once the batch update (Thresholds.At) of the current
+	// context ran; a compaction or a failure clears it.
+	spent bool
+	stats Stats
+	wg    sync.WaitGroup
 }
 
 // exchange is a request of the main conversation and its response, as the
@@ -173,10 +184,11 @@ func (k *Keeper) AfterResponse(ctx context.Context, req *model.Request, resp *mo
 		// The context shrank (a compaction): keep the growth seen since
 		// the last update, measured from the new size.
 		k.base = size - max(0, k.size-k.base)
+		k.spent = false
 	}
 	k.size = size
 	k.calls += calls
-	if k.closed || k.noEdit || !k.due(size, calls) || k.running != nil {
+	if k.closed || k.noEdit || k.running != nil || !k.due(size, calls) {
 		return // not due, or one at a time: a running update is left alone
 	}
 	if !slices.ContainsFunc(req.Tools, func(s model.ToolSpec) bool { return s.Name == "Edit" }) {
@@ -201,6 +213,13 @@ func (k *Keeper) AfterResponse(ctx context.Context, req *model.Request, resp *mo
 // context at size tokens and made calls tool calls. k.mu is held.
 func (k *Keeper) due(size int64, calls int) bool {
 	th := k.cfg.Thresholds
+	if th.At > 0 {
+		if size < th.At || (k.spent && size-k.base < th.At/4) {
+			return false
+		}
+		k.spent = true
+		return true
+	}
 	if !k.started {
 		if size < th.Init {
 			return false
@@ -230,6 +249,7 @@ func (k *Keeper) finish(done chan struct{}, p Prefix, err error) {
 		k.stats.Updates++
 	} else {
 		k.stats.Failures++
+		k.spent = false // the batch is due again
 	}
 	k.mu.Unlock()
 	close(done)

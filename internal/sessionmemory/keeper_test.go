@@ -208,6 +208,33 @@ func TestThresholds(t *testing.T) {
 	}
 }
 
+// TestBatchThreshold: with Thresholds.At the notes are updated once per
+// context, however it grows, until a compaction shrinks it — or until it
+// grew by another quarter of At, the compaction having not happened.
+func TestBatchThreshold(t *testing.T) {
+	f := newFixture(t, func(_ context.Context, _ int, req *model.Request) ([]model.Block, error) {
+		return []model.Block{model.TextBlock("nothing new")}, nil
+	}, func(c *Config) { c.Thresholds.At = 40_000 })
+	for i, step := range []struct {
+		size int64
+		want int // updates so far
+	}{
+		{10_000, 0}, {30_000, 0}, // every 5,000 tokens no longer matters
+		{41_000, 1},              // the batch
+		{45_000, 1}, {50_000, 1}, // once
+		{12_000, 1}, // compacted
+		{39_000, 1},
+		{40_500, 2}, // the next batch
+		{50_400, 2}, // 9,900 more: not yet
+		{50_600, 3}, // a quarter of At more: the compaction did not happen
+	} {
+		f.respond(t, step.size, 1)
+		if got := f.k.Stats().Updates; got != step.want {
+			t.Fatalf("step %d (%d tokens): %d updates, want %d", i, step.size, got, step.want)
+		}
+	}
+}
+
 // TestForkPrefix checks the fork repeats the main request — system
 // prompt, tools, messages — and only appends its instruction.
 func TestForkPrefix(t *testing.T) {

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
 )
@@ -54,11 +56,17 @@ func EditLocal(project string, edit func(doc map[string]json.RawMessage) error) 
 	if err := edit(doc); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	out, err := json.MarshalIndent(doc, "", "  ")
+	// Written as Claude Code writes it: indented, and "&&" as it is, not
+	// "\u0026\u0026".
+	flat, err := jsonw.Marshal(doc)
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(path, append(out, '\n'), 0o644); err != nil {
+	var out bytes.Buffer
+	if err := json.Indent(&out, flat, "", "  "); err != nil {
+		return err
+	}
+	if err := renameio.WriteFile(path, append(out.Bytes(), '\n'), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -116,23 +116,62 @@ type Window struct {
 	Cap int64
 }
 
-// Effective is the window less the reply's reserve (K2).
-func (w Window) Effective() int64 {
-	size := w.Size
-	if w.Cap > 0 && w.Cap < size {
-		size = w.Cap
+// size is the window the thresholds come from: Size, or Cap when lower.
+func (w Window) size() int64 {
+	if w.Cap > 0 && w.Cap < w.Size {
+		return w.Cap
 	}
-	return size - min(w.MaxOutput, MaxOutputReserve)
+	return w.Size
 }
 
-// AutoCompactAt is the context size that triggers auto-compaction (K3).
-func (w Window) AutoCompactAt() int64 { return w.Effective() - AutoCompactBuffer }
+// scale is the share of the reference reserves a window of this size
+// keeps, as a fraction num/den: all of them (1/1) while the reply's
+// reserve and the auto-compaction buffer leave at least half the window
+// to the conversation, and in a smaller window (below about 66,000
+// tokens with a 20,000-token reply reserve, 33,000 with none) as much as
+// keeps them to half of it: the fixed reserves would leave nothing, or
+// less than nothing.
+func (w Window) scale() (num, den int64) {
+	s := w.size()
+	total := min(w.MaxOutput, MaxOutputReserve) + AutoCompactBuffer
+	if total <= s/2 || s <= 0 {
+		return 1, 1
+	}
+	return s / 2, total
+}
+
+// reserve is ref tokens scaled to the window, at least floor when scaled.
+func (w Window) reserve(ref, floor int64) int64 {
+	num, den := w.scale()
+	if num == den {
+		return ref
+	}
+	return max(min(floor, ref), ref*num/den)
+}
+
+// OutputReserve is what the window keeps free for the reply (K2):
+// min(MaxOutput, 20,000), scaled down in a small window.
+func (w Window) OutputReserve() int64 {
+	return w.reserve(min(w.MaxOutput, MaxOutputReserve), 256)
+}
+
+// Effective is the window less the reply's reserve (K2).
+func (w Window) Effective() int64 { return w.size() - w.OutputReserve() }
+
+// AutoCompactAt is the context size that triggers auto-compaction (K3):
+// the effective window less 13,000 tokens, scaled down in a small window
+// (where it is half the window).
+func (w Window) AutoCompactAt() int64 {
+	return w.Effective() - w.reserve(AutoCompactBuffer, 256)
+}
 
 // WarnAt is the context size at which the user is warned (K3).
-func (w Window) WarnAt() int64 { return w.Effective() - WarningBuffer }
+func (w Window) WarnAt() int64 { return w.Effective() - w.reserve(WarningBuffer, 256) }
 
 // ManualCompactLimit is the most context a manual compaction can start from.
-func (w Window) ManualCompactLimit() int64 { return w.Effective() - ManualCompactBuffer }
+func (w Window) ManualCompactLimit() int64 {
+	return w.Effective() - w.reserve(ManualCompactBuffer, 64)
+}
 
 // PercentUsed is used as a share of the effective window, 0–100.
 func (w Window) PercentUsed(used int64) float64 {

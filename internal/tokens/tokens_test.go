@@ -14,8 +14,15 @@ func TestThresholds(t *testing.T) {
 	}{
 		{"claude 200K, 32K output", Window{Size: 200_000, MaxOutput: 32_000}, 180_000, 167_000, 160_000},
 		{"small output keeps more", Window{Size: 200_000, MaxOutput: 8_000}, 192_000, 179_000, 172_000},
-		{"capped by the environment", Window{Size: 200_000, MaxOutput: 32_000, Cap: 50_000}, 30_000, 17_000, 10_000},
+		{"capped by the environment", Window{Size: 200_000, MaxOutput: 32_000, Cap: 80_000}, 60_000, 47_000, 40_000},
 		{"a cap above the window does nothing", Window{Size: 100_000, MaxOutput: 4_000, Cap: 500_000}, 96_000, 83_000, 76_000},
+		// Where the fixed reserves would leave less than half the window,
+		// they shrink to half of it: the threshold is never negative.
+		{"capped low", Window{Size: 200_000, MaxOutput: 32_000, Cap: 50_000}, 34_849, 25_001, 19_698},
+		{"a 32K local model", Window{Size: 32_768, MaxOutput: 8_192}, 26_435, 16_385, 10_973},
+		{"a 20K window", Window{Size: 20_000, MaxOutput: 32_000}, 13_940, 10_001, 7_880},
+		{"a 16K local model", Window{Size: 16_384, MaxOutput: 4_096}, 14_422, 8_193, 4_839},
+		{"an 8K local model", Window{Size: 8_192, MaxOutput: 4_096}, 7_211, 4_097, 2_420},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/jsonscan"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
 	"github.com/cairn-dev/cairn/transcript"
@@ -131,7 +132,9 @@ func LatestPlan(entries []transcript.Entry) (path, content string, ok bool) {
 			continue
 		case transcript.TypeUser:
 			var d exitPlanDetail
-			if len(e.ToolUseResult) > 0 && json.Unmarshal(e.ToolUseResult, &d) == nil && d.Plan != "" && d.FilePath != "" {
+			// Most results are not ExitPlanMode's: look for its key before
+			// decoding the whole result.
+			if jsonscan.HasKeyFold(e.ToolUseResult, "plan") && json.Unmarshal(e.ToolUseResult, &d) == nil && d.Plan != "" && d.FilePath != "" {
 				if m, ok, err := e.DecodeMessage(); ok && err == nil {
 					for _, b := range m.Content {
 						if b.Type == model.BlockToolResult {

@@ -5,26 +5,27 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/settings"
+	"github.com/cairn-dev/cairn/internal/shellsafe"
 )
 
 // SuggestRule is the allow rule that "Yes, and don't ask again" offers
-// for a call, in Claude Code's syntax: the exact Bash command, the file
-// (project-relative when inside project), the web host, else the tool.
+// for a call, in Claude Code's syntax: for Bash a rule a command of the
+// line (see bashRules), several separated by ", "; the file
+// (project-relative when inside project); the web host; else the tool.
 func SuggestRule(tool string, input json.RawMessage, project string) string {
 	var in map[string]any
 	_ = json.Unmarshal(input, &in)
 	str := func(k string) string { s, _ := in[k].(string); return s }
 	switch tool {
 	case "Bash":
-		cmd := strings.TrimSpace(str("command"))
-		if cmd == "" || strings.ContainsAny(cmd, "\n()") {
-			return ""
-		}
-		return "Bash(" + cmd + ")"
+		return bashRules(str("command"))
 	case "Edit", "Write", "MultiEdit", "NotebookEdit":
 		return pathRule("Edit", firstOf(str("file_path"), str("notebook_path")), project)
 	case "Read", "Grep", "Glob", "LS":
@@ -36,6 +37,51 @@ func SuggestRule(tool string, input json.RawMessage, project string) string {
 	}
 	return tool
 }
+
+// bashRules are the rules that allow a command line again, one a command
+// as Claude Code saves them: `go vet ./... && go test ./...` gives
+// "Bash(go vet:*), Bash(go test:*)". A command whose second word names a
+// subcommand gets a prefix rule for the two; any other the exact command.
+// Read-only commands of a compound line (cd, ls, git status) are allowed
+// anyway and get none. A line that is not fixed text ($(…), eval,
+// variables in a command's name) gets none: "" offers no rule.
+func bashRules(line string) string {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return ""
+	}
+	script := shellsafe.Parse(line)
+	if script.Dynamic || len(script.Commands) == 0 {
+		return ""
+	}
+	var rules []string
+	for _, c := range script.Commands {
+		if !c.Literal() || len(c.Args) == 0 {
+			return ""
+		}
+		if len(script.Commands) > 1 && shellsafe.ClassifyCommand(c).ReadOnly {
+			continue
+		}
+		r := "Bash(" + c.Text() + ")"
+		if len(c.Args) > 1 && subcommand.MatchString(c.Args[1].Value) && len(c.Assigns) == 0 {
+			r = "Bash(" + shellsafe.Quote(c.Args[0].Value) + " " + c.Args[1].Value + ":*)"
+		}
+		if strings.ContainsAny(r[len("Bash("):len(r)-1], "\n()") {
+			return ""
+		}
+		if !slices.Contains(rules, r) {
+			rules = append(rules, r)
+		}
+	}
+	if len(rules) == 0 { // every command is read-only: a redirection asked
+		return ""
+	}
+	return strings.Join(rules, ", ")
+}
+
+// subcommand is a word that names what a program does (go vet, npm run,
+// git commit), not a file or an option.
+var subcommand = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
 func firstOf(ss ...string) string {
 	for _, s := range ss {
@@ -64,7 +110,8 @@ func pathRule(tool, path, project string) string {
 // LocalSettings is the settings file "don't ask again" writes to.
 func LocalSettings(project string) string { return settings.LocalPath(project) }
 
-// AddAllowRule adds rule to permissions.allow in the project's
+// AddAllowRule adds rule (one, or several separated by commas or spaces,
+// as SuggestRule gives them) to permissions.allow in the project's
 // .cairn/settings.local.json, keeping everything else the file holds.
 // The file is replaced atomically, so a crash leaves the old one or the
 // new one.
@@ -82,14 +129,20 @@ func AddAllowRule(project, rule string) error {
 				return fmt.Errorf("permissions.allow is not a list of rules: %w", err)
 			}
 		}
-		if slices.Contains(allow, rule) {
+		added := false
+		for _, r := range permission.SplitRules(rule) {
+			if !slices.Contains(allow, r) {
+				allow, added = append(allow, r), true
+			}
+		}
+		if !added {
 			return nil
 		}
 		var err error
-		if perms["allow"], err = json.Marshal(append(allow, rule)); err != nil {
+		if perms["allow"], err = jsonw.Marshal(allow); err != nil {
 			return err
 		}
-		doc["permissions"], err = json.Marshal(perms)
+		doc["permissions"], err = jsonw.Marshal(perms)
 		return err
 	})
 }

@@ -40,7 +40,11 @@ func TestSuggestRule(t *testing.T) {
 	for _, tc := range []struct {
 		tool, input, want string
 	}{
-		{"Bash", `{"command":"npm test"}`, "Bash(npm test)"},
+		{"Bash", `{"command":"npm test"}`, "Bash(npm test:*)"},
+		{"Bash", `{"command":"go vet ./... && go test ./..."}`, "Bash(go vet:*), Bash(go test:*)"},
+		{"Bash", `{"command":"cd sub && make"}`, "Bash(make)"},
+		{"Bash", `{"command":"rm -rf build; rm -rf dist"}`, "Bash(rm -rf build), Bash(rm -rf dist)"},
+		{"Bash", `{"command":"FOO=1 make test"}`, "Bash(make test)"},
 		{"Bash", `{"command":"echo $(date)"}`, ""},
 		{"Edit", `{"file_path":"/work/p/src/a.go"}`, "Edit(/src/a.go)"},
 		{"Write", `{"file_path":"/etc/hosts"}`, "Edit(//etc/hosts)"},

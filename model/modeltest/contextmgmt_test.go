@@ -57,6 +57,12 @@ func TestContextManagementClearsOldToolResults(t *testing.T) {
 			[]modeltest.AppliedEdit{{Type: "clear_tool_uses_20250919", ClearedToolUses: 5, ClearedInputTokens: 5 * perUse}}},
 		{"keep and exclude", `{"edits":[{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":1000},"keep":{"type":"tool_uses","value":5},"exclude_tools":["TodoWrite"]}]}`,
 			[]modeltest.AppliedEdit{{Type: "clear_tool_uses_20250919", ClearedToolUses: 2, ClearedInputTokens: 2 * perUse}}},
+		{"clear_thinking keeping all changes nothing", `{"edits":[{"type":"clear_thinking_20251015","keep":"all"},{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":1000}}]}`,
+			[]modeltest.AppliedEdit{{Type: "clear_tool_uses_20250919", ClearedToolUses: 5, ClearedInputTokens: 5 * perUse}}},
+		{"triggered by a count of tool uses", `{"edits":[{"type":"clear_tool_uses_20250919","trigger":{"type":"tool_uses","value":6},"keep":{"type":"tool_uses","value":4}}]}`,
+			[]modeltest.AppliedEdit{{Type: "clear_tool_uses_20250919", ClearedToolUses: 4, ClearedInputTokens: 4 * perUse}}},
+		{"under a count of tool uses", `{"edits":[{"type":"clear_tool_uses_20250919","trigger":{"type":"tool_uses","value":8}}]}`,
+			[]modeltest.AppliedEdit{}},
 		{"not enough to clear", `{"edits":[{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":1000},"keep":{"type":"tool_uses","value":7},"clear_at_least":{"type":"input_tokens","value":2000}}]}`,
 			[]modeltest.AppliedEdit{}},
 	}
@@ -143,5 +149,51 @@ func TestContextManagementNeedsTheBeta(t *testing.T) {
 		if strings.Contains(e.Data, "context_management") {
 			t.Errorf("%s carries context_management without a request for it", e.Event)
 		}
+	}
+}
+
+// TestContextManagementIsWhatTheModelSees: the edits come before the window
+// check (a prompt over the window that they bring under it is answered),
+// Seen holds the placeholders where the model reads them, the newest
+// results stay whole, and count_tokens counts the edited prompt.
+func TestContextManagementIsWhatTheModelSees(t *testing.T) {
+	cm := `{"edits":[{"type":"clear_tool_uses_20250919","trigger":{"type":"input_tokens","value":1000},"keep":{"type":"tool_uses","value":2}}]}`
+	body := toolConversation(6, 4000, cm)
+	whole := toolConversation(6, 4000, "")
+	s := modeltest.Start(t, modeltest.Config{ContextWindow: 4000})
+	if res, _, _, _ := post(t, s, whole, nil); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("the unedited prompt is over the window, yet status %d", res.StatusCode)
+	}
+	if res, _, msg, _ := post(t, s, body, beta); res.StatusCode != http.StatusOK {
+		t.Fatalf("the edited prompt fits, yet status %d: %s", res.StatusCode, msg)
+	}
+	r := s.Last()
+	var got []string
+	for _, m := range r.Seen {
+		for _, b := range m.Content {
+			if b.Type == "tool_result" {
+				got = append(got, b.ResultText()[:min(len(b.ResultText()), 8)])
+			}
+		}
+	}
+	want := []string{"[tool re", "[tool re", "[tool re", "[tool re", "xxxxxxxx", "xxxxxxxx"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the model's view of the results (-want +got):\n%s", diff)
+	}
+	if r.Tokens != r.Usage.InputTokens+r.Usage.CacheReadInputTokens+r.Usage.CacheCreationInputTokens {
+		t.Errorf("Tokens %d is not what was charged, %+v", r.Tokens, r.Usage)
+	}
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/messages/count_tokens", strings.NewReader(body))
+	req.Header.Set("anthropic-beta", modeltest.ContextManagementBeta)
+	res, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var count struct {
+		InputTokens int64 `json:"input_tokens"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&count); err != nil || count.InputTokens != r.Tokens {
+		t.Errorf("count_tokens: %d (%v), want %d", count.InputTokens, err, r.Tokens)
 	}
 }

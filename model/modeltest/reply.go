@@ -52,6 +52,10 @@ type Reply struct {
 	// until Hold is closed or the client goes away, to test cancellation.
 	Hold      <-chan struct{}
 	HoldAfter int
+
+	// counted marks the answer to a count_tokens request.
+	counted     bool
+	countTokens int64
 }
 
 // Text returns a reply with one text block.

@@ -115,6 +115,23 @@ type Request struct {
 	// the prompt before charging it (see ContextManagementBeta); nil when
 	// the request had no context_management.
 	ContextEdits []AppliedEdit
+	// Seen is the messages as the model saw them: Params.Messages after
+	// the context-management edits (the same slice when none applied).
+	// Judge what the model could know on Seen, not on Body.
+	Seen []model.Message
+	// Tokens is the prompt's size after the edits, as charged.
+	Tokens int64
+}
+
+// SeenJSON is the model's view of the request's messages (Seen) encoded
+// as the API would carry it, for searching.
+// (without HTML escaping, so text reads as it was written).
+func (r *Request) SeenJSON() []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(r.Seen)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // Params is the decoded body of a Messages request. System is decoded into
@@ -246,6 +263,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		req.Status = 0 // no answer
 	case reply.Status != 0 && (reply.ErrorAfter <= 0 || !params.Stream):
 		req.Status = reply.Status
+	case reply.counted:
+		req.Status = http.StatusOK
 	default:
 		req.Status = http.StatusOK
 		req.Usage.OutputTokens = outputTokens(reply)
@@ -259,6 +278,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("request-id", req.ID)
 	if req.Status != http.StatusOK {
 		writeError(w, req.ID, reply)
+		return
+	}
+	if reply.counted {
+		w.Header().Set("content-type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"input_tokens":%d}`, reply.countTokens)
 		return
 	}
 	out := &response{id: msgID, model: params.Model, reply: reply, usage: req.Usage, cfg: &s.cfg, requestID: req.ID,
@@ -277,6 +301,9 @@ func (s *Server) decide(req *Request, decodeErr error) (Reply, *Reply) {
 	refuse := func(status int, format string, args ...any) (Reply, *Reply) {
 		typ, _ := errorDefaults(status)
 		return Reply{}, &Reply{Status: status, ErrorType: typ, ErrorMessage: fmt.Sprintf(format, args...)}
+	}
+	if req.Path == "/v1/messages/count_tokens" && req.Method == http.MethodPost && decodeErr == nil {
+		return s.countTokens(req)
 	}
 	if req.Path != "/v1/messages" {
 		return refuse(http.StatusNotFound, "Not found: %s %s", req.Method, req.Path)
@@ -307,6 +334,7 @@ func (s *Server) decide(req *Request, decodeErr error) (Reply, *Reply) {
 	if pr, err = editContext(req, pr, ttl); err != nil {
 		return refuse(http.StatusBadRequest, "%v", err)
 	}
+	req.Tokens = pr.total
 	if s.cfg.ContextWindow > 0 && pr.total > s.cfg.ContextWindow {
 		return refuse(http.StatusBadRequest, "prompt is too long: %d tokens > %d maximum", pr.total, s.cfg.ContextWindow)
 	}
@@ -331,6 +359,24 @@ func (s *Server) decide(req *Request, decodeErr error) (Reply, *Reply) {
 	}
 	req.Usage = s.cache.charge(pr, s.now())
 	return reply, nil
+}
+
+// countTokens answers POST /v1/messages/count_tokens: the prompt's size
+// after its context-management edits, charged nothing and cached nothing.
+func (s *Server) countTokens(req *Request) (Reply, *Reply) {
+	ttl := s.cfg.CacheTTL
+	if ttl <= 0 {
+		ttl = defaultTTL
+	}
+	pr, err := promptOf(req.Params, ttl)
+	if err == nil {
+		pr, err = editContext(req, pr, ttl)
+	}
+	if err != nil {
+		return Reply{}, &Reply{Status: http.StatusBadRequest, ErrorType: "invalid_request_error", ErrorMessage: err.Error()}
+	}
+	req.Tokens = pr.total
+	return Reply{counted: true, countTokens: pr.total}, nil
 }
 
 // decodeParams decodes a Messages request body.

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,91 +16,279 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/session"
 )
 
 // firstReqCmd measures how long the cairn binary takes from its start to
 // its first model request, against a fake server on loopback: for a fresh
-// `cairn -p`, or for `cairn -r ID -p` of a given transcript. It reports the
-// median of -n runs and the largest peak RSS.
+// `cairn -p hi`, or for `cairn -p --resume ID hi` of a given transcript
+// (copied into a temporary home for each run). With -claude it runs Claude
+// Code the same way in turns with cairn (its scratch HOME holding the copy
+// under ~/.claude/projects/), so both are measured under the same load. It
+// reports the median of -n runs and the median peak RSS of each program.
+//
+// A request has arrived when its whole body has been read: the time runs
+// from the process's start to then, and the body's size is reported.
 func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("firstreq")
 	bin := fs.String("cairn", "", "the cairn binary")
+	claude := fs.String("claude", "", "also run this Claude Code binary, alternating with cairn")
 	resume := fs.String("resume", "", "a transcript to resume (copied into a temporary home)")
-	n := fs.Int("n", 5, "runs")
+	n := fs.Int("n", 5, "runs of each program")
+	tsv := fs.Bool("tsv", false, "print one tab-separated line per program: name, median seconds, median peak RSS bytes, body bytes")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
 	if *bin == "" {
 		return usageError{"firstreq: -cairn BIN is required"}
 	}
-	abs, err := filepath.Abs(*bin)
+	progs := []program{{name: "cairn", bin: *bin}}
+	if *claude != "" {
+		progs = append(progs, program{name: "claude", bin: *claude})
+	}
+	for i := range progs {
+		abs, err := filepath.Abs(progs[i].bin)
+		if err != nil {
+			return err
+		}
+		progs[i].bin = abs
+	}
+	var minBody int64
+	var id string
+	if *resume != "" {
+		var err error
+		if id, err = sessionIDOf(*resume); err != nil {
+			return err
+		}
+		// Claude Code may send small requests of its own first; the one
+		// that counts carries the conversation.
+		minBody = 200 << 10
+	}
+	front := newTimingFront(minBody)
+	defer front.Close()
+
+	for range *n {
+		for i := range progs {
+			r, err := runOnce(ctx, &progs[i], front, *resume, id)
+			if err != nil {
+				return err
+			}
+			progs[i].runs = append(progs[i].runs, r)
+		}
+	}
+	what := "fresh -p"
+	if *resume != "" {
+		what = "-p --resume " + filepath.Base(*resume)
+	}
+	for _, p := range progs {
+		wall, rss, body := p.medians()
+		if *tsv {
+			fmt.Fprintf(stdout, "%s\t%.4f\t%d\t%d\n", p.name, wall.Seconds(), rss, body)
+			continue
+		}
+		fmt.Fprintf(stdout, "%-6s %-28s start → first request: median %v (min %v, max %v), peak RSS median %s, body %s\n",
+			p.name, what, wall.Round(time.Millisecond), p.min().Round(time.Millisecond), p.max().Round(time.Millisecond), mb(rss), mb(body))
+	}
+	return nil
+}
+
+type program struct {
+	name, bin string
+	runs      []runResult
+}
+
+type runResult struct {
+	wall time.Duration
+	rss  int64
+	body int64
+}
+
+func (p *program) sorted() []runResult {
+	rs := slices.Clone(p.runs)
+	slices.SortFunc(rs, func(a, b runResult) int { return int(a.wall - b.wall) })
+	return rs
+}
+
+func (p *program) min() time.Duration { return p.sorted()[0].wall }
+func (p *program) max() time.Duration { return p.sorted()[len(p.runs)-1].wall }
+
+// medians returns the median time, the median peak RSS and the body size.
+func (p *program) medians() (time.Duration, int64, int64) {
+	rs := p.sorted()
+	rss := make([]int64, len(rs))
+	for i, r := range rs {
+		rss[i] = r.rss
+	}
+	slices.Sort(rss)
+	return rs[len(rs)/2].wall, rss[len(rss)/2], rs[len(rs)/2].body
+}
+
+// sessionIDOf returns the sessionId of the transcript's first line that
+// names one: the id both programs resume it by.
+func sessionIDOf(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 1<<20)
+	n, _ := io.ReadFull(f, head)
+	const key = `"sessionId":"`
+	i := bytes.Index(head[:n], []byte(key))
+	if i < 0 {
+		return "", fmt.Errorf("%s: no sessionId in its first megabyte", path)
+	}
+	rest := head[i+len(key) : n]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return "", fmt.Errorf("%s: the first sessionId does not end", path)
+	}
+	return string(rest[:j]), nil
+}
+
+func runOnce(ctx context.Context, p *program, front *timingFront, resume, id string) (runResult, error) {
+	home, err := os.MkdirTemp("", "cairn-firstreq-home")
+	if err != nil {
+		return runResult{}, err
+	}
+	defer os.RemoveAll(home)
+	project, err := os.MkdirTemp("", "cairn-firstreq-project")
+	if err != nil {
+		return runResult{}, err
+	}
+	defer os.RemoveAll(project)
+	argv := []string{"-p"}
+	env := []string{"HOME=" + home, "ANTHROPIC_BASE_URL=" + front.URL, "ANTHROPIC_API_KEY=bench", "PATH=" + os.Getenv("PATH")}
+	sessions := session.Home{Dir: home}
+	if p.name == "claude" {
+		argv = append(argv, "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions")
+		env = append(env, "IS_SANDBOX=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+			"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
+		sessions.Dir = filepath.Join(home, ".claude")
+	} else {
+		env = append(env, "CAIRN_HOME="+home)
+	}
+	if resume != "" {
+		dir := sessions.ProjectDir(project)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return runResult{}, err
+		}
+		// A copy, not a link: the resumed session appends to its file.
+		if err := copyFile(resume, filepath.Join(dir, id+".jsonl")); err != nil {
+			return runResult{}, err
+		}
+		argv = append(argv, "--resume", id)
+	}
+	argv = append(argv, "hi")
+	cmd := exec.CommandContext(ctx, p.bin, argv...)
+	cmd.Dir = project
+	cmd.Env = env
+	front.reset()
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return runResult{}, fmt.Errorf("%s failed: %v\n%s", p.name, err, out)
+	}
+	at, size := front.first()
+	if at.IsZero() {
+		return runResult{}, fmt.Errorf("%s sent no model request of at least %d bytes", p.name, front.minBody)
+	}
+	r := runResult{wall: at.Sub(start), body: size}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.rss = ru.Maxrss * 1024
+	}
+	return r, nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
 	if err != nil {
 		return err
 	}
-	*bin = abs
-	var arrived time.Time
-	var mu sync.Mutex
-	srv := modeltest.New(modeltest.Config{Respond: func(*modeltest.Request) modeltest.Reply {
-		mu.Lock()
-		if arrived.IsZero() {
-			arrived = time.Now()
-		}
-		mu.Unlock()
-		return modeltest.Text("ok")
-	}})
-	defer srv.Close()
-
-	var firsts []time.Duration
-	var peak int64
-	for range *n {
-		home, err := os.MkdirTemp("", "cairn-firstreq-home")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(home)
-		project, err := os.MkdirTemp("", "cairn-firstreq-project")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(project)
-		argv := []string{"-p", "hi"}
-		if *resume != "" {
-			id := strings.TrimSuffix(filepath.Base(*resume), ".jsonl")
-			dir := session.Home{Dir: home}.ProjectDir(project)
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return err
-			}
-			// A hard link: the copy costs nothing and the file is the same.
-			if err := os.Link(*resume, filepath.Join(dir, id+".jsonl")); err != nil {
-				return fmt.Errorf("link the transcript into the home (same file system needed): %w", err)
-			}
-			argv = append(argv, "-r", id)
-		}
-		cmd := exec.CommandContext(ctx, *bin, argv...)
-		cmd.Dir = project
-		cmd.Env = []string{"CAIRN_HOME=" + home, "HOME=" + home, "ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=bench", "PATH=" + os.Getenv("PATH")}
-		mu.Lock()
-		arrived = time.Time{}
-		mu.Unlock()
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("cairn failed: %v\n%s", err, out)
-		}
-		mu.Lock()
-		firsts = append(firsts, arrived.Sub(start))
-		mu.Unlock()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			peak = max(peak, ru.Maxrss*1024)
-		}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
 	}
-	slices.Sort(firsts)
-	what := "fresh -p"
-	if *resume != "" {
-		what = "-r " + filepath.Base(*resume)
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
 	}
-	fmt.Fprintf(stdout, "%-28s start → first request: median %v (min %v, max %v), peak RSS %s\n",
-		what, firsts[len(firsts)/2].Round(time.Millisecond), firsts[0].Round(time.Millisecond), firsts[len(firsts)-1].Round(time.Millisecond), mb(peak))
-	return nil
+	return out.Close()
 }
+
+// timingFront is a fake model server that answers every request "ok" and
+// notes when the first POST /v1/messages of at least minBody bytes has
+// been read whole. It decodes nothing, so its own work is not timed.
+type timingFront struct {
+	*httptest.Server
+	minBody int64
+
+	mu      sync.Mutex
+	arrived time.Time
+	size    int64
+}
+
+func newTimingFront(minBody int64) *timingFront {
+	f := &timingFront{minBody: minBody}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	return f
+}
+
+func (f *timingFront) reset() {
+	f.mu.Lock()
+	f.arrived, f.size = time.Time{}, 0
+	f.mu.Unlock()
+}
+
+func (f *timingFront) first() (time.Time, int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.arrived, f.size
+}
+
+func (f *timingFront) serve(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	now := time.Now()
+	if r.Method == http.MethodPost && r.URL.Path == "/v1/messages" && int64(len(body)) >= f.minBody {
+		f.mu.Lock()
+		if f.arrived.IsZero() {
+			f.arrived, f.size = now, int64(len(body))
+		}
+		f.mu.Unlock()
+	}
+	if d := os.Getenv("CAIRN_BENCH_DUMP"); d != "" {
+		_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("%d-%s.json", now.UnixNano(), strings.ReplaceAll(r.URL.Path, "/", "_"))), body, 0o600)
+	}
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("request-id", "req_bench")
+	_, _ = io.WriteString(w, okStream)
+}
+
+// okStream is a streamed reply saying "ok", in the API's event format.
+const okStream = `event: message_start
+data: {"type":"message_start","message":{"id":"msg_bench","type":"message","role":"assistant","model":"claude-opus-4-5-20251101","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":1}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+`

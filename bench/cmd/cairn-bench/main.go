@@ -1,11 +1,12 @@
 // Command cairn-bench measures cairn's transcript store on synthetic Claude
 // Code sessions:
 //
-//	cairn-bench gen -size 100MB -out FILE [-seed N] [-no-compact]
-//	cairn-bench resume [-tsv] FILE
+//	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage]
+//	cairn-bench resume [-tsv] [-cpuprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
-//	cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]
+//	cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
 //	cairn-bench workload [-turns 5] [-steps 32] [-window 200000] …
+//	cairn-bench context [-workload basic,hard] [-live-claude] …
 //
 // gen writes a session with bench/gen; resume loads a session the way a
 // resumed cairn does (transcript.Load, then Conversation.Messages) and
@@ -26,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,11 +55,12 @@ func main() {
 }
 
 const usageText = `usage:
-  cairn-bench gen -size 100MB -out FILE [-seed N] [-no-compact] [-compact-every 1.5MB]
-  cairn-bench resume [-tsv] FILE
+  cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage]
+  cairn-bench resume [-tsv] [-cpuprofile FILE] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
-  cairn-bench firstreq -cairn BIN [-resume FILE] [-n 5]
-  cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]`
+  cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
+  cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]
+  cairn-bench context [-workload basic,hard] [-cairn BIN] [-live-claude [-claude BIN] [-only-claude]] [-seed 1] [-steps N] [-env K=V,...] [-json]`
 
 // usageError is a command-line mistake.
 type usageError struct{ msg string }
@@ -79,6 +82,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return firstReqCmd(ctx, rest, stdout)
 	case "workload":
 		return workloadCmd(ctx, rest, stdout)
+	case "context":
+		return contextCmd(ctx, rest, stdout)
 	default:
 		return usageError{fmt.Sprintf("unknown command %q", cmd)}
 	}
@@ -103,10 +108,11 @@ func parseFlags(fs *flag.FlagSet, args []string, operands int) error {
 func genCmd(args []string, stdout io.Writer) error {
 	fs := newFlags("gen")
 	size := fs.String("size", "10MB", "size to reach (B, KB, MB, GB; binary units)")
-	every := fs.String("compact-every", "1.5MB", "transcript written between compactions")
+	every := fs.String("compact-every", "1.5MB", "with -compact: transcript written between compactions")
 	out := fs.String("out", "", "file to write")
 	seed := fs.Uint64("seed", 1, "chooses the session")
-	noCompact := fs.Bool("no-compact", false, "write one unbroken chain, with no compaction")
+	damage := fs.Bool("damage", false, "then damage the file as gen.Damage does: garbage in the middle, a 20 MB line that is no entry, a torn last line")
+	compact := fs.Bool("compact", false, "compact about every -compact-every bytes (default: one unbroken chain, no compaction)")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
@@ -121,6 +127,9 @@ func genCmd(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageError{"gen: -compact-every: " + err.Error()}
 	}
+	if !*compact {
+		e = 0
+	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		return err
 	}
@@ -129,12 +138,21 @@ func genCmd(args []string, stdout io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	st, err := gen.Generate(f, gen.Options{Size: n, Seed: *seed, NoCompact: *noCompact, CompactEvery: e})
+	st, err := gen.Generate(f, gen.Options{Size: n, Seed: *seed, Compact: *compact, CompactEvery: e})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", *out, err)
+	}
+	if *damage {
+		b, err := os.ReadFile(*out)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*out, gen.Damage(b), 0o600); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "wrote %s: %s, %d lines, %d turns, %d tool calls, %d compactions, %d entries to resume, in %s\n",
 		*out, mb(st.Bytes), st.Lines, st.Turns, st.ToolCalls, st.Compactions, len(st.Resume), time.Since(start).Round(time.Millisecond))
@@ -166,8 +184,20 @@ func parseSize(s string) (int64, error) {
 func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("resume")
 	tsv := fs.Bool("tsv", false, "print one tab-separated line: size, read, entries, messages, warnings, seconds, peak RSS bytes, CPU seconds")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the resume to this file")
 	if err := parseFlags(fs, args, 1); err != nil {
 		return err
+	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
 	}
 	path := fs.Arg(0)
 	start := time.Now()

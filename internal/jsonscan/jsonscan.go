@@ -1,0 +1,644 @@
+// Package jsonscan reads JSON without decoding it: it finds the members of
+// an object and the elements of an array as slices of the input, checking
+// the syntax as strictly as encoding/json does, in one pass and without
+// allocating. Callers decode only the values they need and keep the rest as
+// raw bytes (json.RawMessage) that alias the input.
+//
+// Slices it returns have their capacity cut to their length, so appending
+// to one never writes over the input that follows it.
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// maxDepth is encoding/json's nesting limit.
+const maxDepth = 10000
+
+// SyntaxError says where the input stops being JSON.
+type SyntaxError struct {
+	Offset int
+	msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg, e.Offset) }
+
+func syntaxErr(off int, format string, args ...any) error {
+	return &SyntaxError{Offset: off, msg: fmt.Sprintf(format, args...)}
+}
+
+// Character classes of bytes inside a string.
+const (
+	plainByte   = 0
+	specialByte = 1 // '"', '\\' or a control character
+	highByte    = 2 // part of a multi-byte UTF-8 sequence
+)
+
+var strClass = func() (t [256]byte) {
+	for c := range 0x20 {
+		t[c] = specialByte
+	}
+	t['"'], t['\\'] = specialByte, specialByte
+	for c := 0x80; c < 256; c++ {
+		t[c] = highByte
+	}
+	return t
+}()
+
+// Flags describe a string literal.
+type Flags uint8
+
+const (
+	// Escaped is set when the literal holds backslash escapes.
+	Escaped Flags = 1 << iota
+	// NonASCII is set when the literal holds bytes of 0x80 and above.
+	NonASCII
+)
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// String reads the string literal starting at b[i] (a '"') and returns the
+// index just past its closing quote.
+func String(b []byte, i int) (end int, f Flags, err error) {
+	j := i + 1
+	for {
+		// Eight bytes at a time while none is special or non-ASCII.
+		for j+8 <= len(b) {
+			v := binary.LittleEndian.Uint64(b[j:])
+			if (hasLess(v, 0x20)|hasZero(v^quotes)|hasZero(v^backslashes))|v&highBits != 0 {
+				break
+			}
+			j += 8
+		}
+		for j < len(b) && strClass[b[j]] == plainByte {
+			j++
+		}
+		if j >= len(b) {
+			return 0, 0, syntaxErr(len(b), "unterminated string")
+		}
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, f, nil
+		case c == '\\':
+			f |= Escaped
+			if j+1 >= len(b) {
+				return 0, 0, syntaxErr(len(b), "unterminated string")
+			}
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if j+6 > len(b) {
+					return 0, 0, syntaxErr(len(b), "unterminated string")
+				}
+				for k := j + 2; k < j+6; k++ {
+					if !isHex(b[k]) {
+						return 0, 0, syntaxErr(k, "invalid character %q in \\u escape", b[k])
+					}
+				}
+				j += 6
+			default:
+				return 0, 0, syntaxErr(j+1, "invalid escape \\%c", b[j+1])
+			}
+		case c < 0x20:
+			return 0, 0, syntaxErr(j, "control character %#x in string", c)
+		default: // high byte
+			f |= NonASCII
+			j++
+		}
+	}
+}
+
+const (
+	ones        = 0x0101010101010101
+	highBits    = 0x8080808080808080
+	quotes      = '"' * ones
+	backslashes = '\\' * ones
+)
+
+// hasZero is non-zero when a byte of v is zero; hasLess when a byte is
+// below n (n <= 128). Both may be non-zero for bytes of 0x80 and above,
+// which the callers test for apart.
+func hasZero(v uint64) uint64    { return (v - ones) & ^v & highBits }
+func hasLess(v, n uint64) uint64 { return (v - ones*n) & ^v & highBits }
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// Value reads the JSON value starting at b[i] (no white space before it)
+// and returns the index just past it.
+func Value(b []byte, i int) (int, error) { return value(b, i, 0) }
+
+func value(b []byte, i, depth int) (int, error) {
+	if i >= len(b) {
+		return 0, syntaxErr(i, "unexpected end of JSON input")
+	}
+	switch c := b[i]; {
+	case c == '"':
+		end, _, err := String(b, i)
+		return end, err
+	case c == '{':
+		if depth >= maxDepth {
+			return 0, syntaxErr(i, "exceeded max depth")
+		}
+		return object(b, i, depth+1, nil)
+	case c == '[':
+		if depth >= maxDepth {
+			return 0, syntaxErr(i, "exceeded max depth")
+		}
+		return array(b, i, depth+1, nil)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	case c == '-' || '0' <= c && c <= '9':
+		return number(b, i)
+	default:
+		return 0, syntaxErr(i, "invalid character %q looking for beginning of value", c)
+	}
+}
+
+func literal(b []byte, i int, word string) (int, error) {
+	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+		return 0, syntaxErr(i, "invalid literal, want %s", word)
+	}
+	return i + len(word), nil
+}
+
+func number(b []byte, i int) (int, error) {
+	start := i
+	if b[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		k := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		return i > k
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case !digits():
+		return 0, syntaxErr(i, "invalid number")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return 0, syntaxErr(i, "invalid number: no digits after the point")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return 0, syntaxErr(i, "invalid number: no digits in the exponent")
+		}
+	}
+	if i == start {
+		return 0, syntaxErr(i, "invalid number")
+	}
+	return i, nil
+}
+
+// MemberFunc receives one member of an object: its key as the raw string
+// literal (quotes included), the key's flags, and the value's bytes.
+type MemberFunc func(key []byte, f Flags, val []byte) error
+
+func object(b []byte, i, depth int, fn MemberFunc) (int, error) {
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			if i >= len(b) {
+				return 0, syntaxErr(i, "unexpected end of JSON input")
+			}
+			return 0, syntaxErr(i, "invalid character %q looking for beginning of object key string", b[i])
+		}
+		kend, kf, err := String(b, i)
+		if err != nil {
+			return 0, err
+		}
+		key := b[i:kend:kend]
+		i = SkipSpace(b, kend)
+		if i >= len(b) || b[i] != ':' {
+			return 0, syntaxErr(i, "want ':' after object key")
+		}
+		i = SkipSpace(b, i+1)
+		vstart := i
+		if i, err = value(b, i, depth); err != nil {
+			return 0, err
+		}
+		if fn != nil {
+			if err := fn(key, kf, b[vstart:i:i]); err != nil {
+				return 0, err
+			}
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		switch b[i] {
+		case ',':
+			i = SkipSpace(b, i+1)
+		case '}':
+			return i + 1, nil
+		default:
+			return 0, syntaxErr(i, "invalid character %q after object key:value pair", b[i])
+		}
+	}
+}
+
+func array(b []byte, i, depth int, fn func([]byte) error) (int, error) {
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		start := i
+		end, err := value(b, i, depth)
+		if err != nil {
+			return 0, err
+		}
+		if fn != nil {
+			if err := fn(b[start:end:end]); err != nil {
+				return 0, err
+			}
+		}
+		i = SkipSpace(b, end)
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		switch b[i] {
+		case ',':
+			i = SkipSpace(b, i+1)
+		case ']':
+			return i + 1, nil
+		default:
+			return 0, syntaxErr(i, "invalid character %q after array element", b[i])
+		}
+	}
+}
+
+// ErrNotObject is returned by Members for a value that is not an object.
+var ErrNotObject = errors.New("not a JSON object")
+
+// ErrNotArray is returned by Elements for a value that is not an array.
+var ErrNotArray = errors.New("not a JSON array")
+
+// Members calls fn for each member of the object b holds (white space
+// around it allowed), in order. It checks the whole of b: anything after
+// the object but white space is an error, and so is invalid JSON anywhere
+// in it, even in values fn is not interested in.
+func Members(b []byte, fn MemberFunc) error {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return ErrNotObject
+	}
+	end, err := object(b, i, 1, fn)
+	if err != nil {
+		return err
+	}
+	if SkipSpace(b, end) != len(b) {
+		return syntaxErr(end, "invalid character after top-level value")
+	}
+	return nil
+}
+
+// Elements calls fn for each element of the array b holds, checked as
+// Members checks an object.
+func Elements(b []byte, fn func(val []byte) error) error {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return ErrNotArray
+	}
+	end, err := array(b, i, 1, fn)
+	if err != nil {
+		return err
+	}
+	if SkipSpace(b, end) != len(b) {
+		return syntaxErr(end, "invalid character after top-level value")
+	}
+	return nil
+}
+
+// Valid reports whether b is one JSON value, as json.Valid does.
+func Valid(b []byte) bool {
+	i := SkipSpace(b, 0)
+	end, err := Value(b, i)
+	return err == nil && SkipSpace(b, end) == len(b)
+}
+
+// Compact reports whether b is one valid JSON value with no white space
+// outside its strings: what json.Compact would leave unchanged.
+func Compact(b []byte) bool {
+	if len(b) == 0 || isSpace(b[0]) || isSpace(b[len(b)-1]) {
+		return false
+	}
+	if !Valid(b) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			end, _, _ := String(b, i)
+			i = end - 1
+		case isSpace(c):
+			return false
+		}
+	}
+	return true
+}
+
+// Unquote decodes the string literal s (quotes included, f its flags from
+// String) as encoding/json does: invalid UTF-8 and lone surrogates become
+// U+FFFD. Literals without escapes or non-ASCII bytes cost one copy.
+func Unquote(s []byte, f Flags) (string, error) {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return "", errors.New("not a string literal")
+	}
+	inner := s[1 : len(s)-1]
+	if f&Escaped == 0 && (f&NonASCII == 0 || utf8.Valid(inner)) {
+		return string(inner), nil
+	}
+	if out, ok := unquote(inner); ok {
+		return out, nil
+	}
+	var out string
+	if err := json.Unmarshal(s, &out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// unquote decodes the inside of a string literal the way encoding/json
+// does; ok is false for input it does not take (a malformed escape).
+func unquote(s []byte) (string, bool) {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(s) {
+				return "", false
+			}
+			switch s[i+1] {
+			case '"', '\\', '/':
+				out = append(out, s[i+1])
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := hex4(s, i+2)
+				if !ok {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					// A pair makes one rune; a lone half is U+FFFD.
+					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+						if r2, ok := hex4(s, i+2); ok {
+							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+								out = utf8.AppendRune(out, dec)
+								i += 6
+								continue
+							}
+						}
+					}
+					r = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = append(out, "\uFFFD"...)
+			} else {
+				out = append(out, s[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return string(out), true
+}
+
+func hex4(s []byte, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// Skip returns the index just past the value that starts at b[i], in input
+// already checked by Members, Elements or Valid: it only looks for where
+// the value ends, skipping strings with a vectorised search for quotes.
+func Skip(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = skipString(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	default:
+		j := i
+		for j < len(b) && !isSpace(b[j]) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
+			j++
+		}
+		return j
+	}
+}
+
+// skipString returns the end of the checked string literal at b[i].
+func skipString(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// TrustedMembers calls fn for each member of the object b, which must be
+// valid JSON (a slice of input Members or Valid accepted).
+func TrustedMembers(b []byte, fn MemberFunc) error {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return ErrNotObject
+	}
+	i = SkipSpace(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		kend := skipString(b, i)
+		key := b[i:kend:kend]
+		f := StringFlags(key)
+		i = SkipSpace(b, kend)
+		i = SkipSpace(b, i+1) // the colon
+		vend := Skip(b, i)
+		if err := fn(key, f, b[i:vend:vend]); err != nil {
+			return err
+		}
+		i = SkipSpace(b, vend)
+		if i < len(b) && b[i] == ',' {
+			i = SkipSpace(b, i+1)
+		}
+	}
+	return nil
+}
+
+// TrustedElements calls fn for each element of the array b, which must be
+// valid JSON.
+func TrustedElements(b []byte, fn func(val []byte) error) error {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return ErrNotArray
+	}
+	i = SkipSpace(b, i+1)
+	for i < len(b) && b[i] != ']' {
+		end := Skip(b, i)
+		if err := fn(b[i:end:end]); err != nil {
+			return err
+		}
+		i = SkipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = SkipSpace(b, i+1)
+		}
+	}
+	return nil
+}
+
+// StringFlags returns the flags of a checked string literal.
+func StringFlags(s []byte) Flags {
+	var f Flags
+	if bytes.IndexByte(s, '\\') >= 0 {
+		f |= Escaped
+	}
+	if !asciiOnly(s) {
+		f |= NonASCII
+	}
+	return f
+}
+
+func asciiOnly(s []byte) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if binary.LittleEndian.Uint64(s[i:])&highBits != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyIs reports whether the raw key literal (quotes included, flags f)
+// is exactly name.
+func KeyIs(key []byte, f Flags, name string) bool {
+	if f&Escaped == 0 {
+		return len(key) == len(name)+2 && string(key[1:len(key)-1]) == name
+	}
+	k, err := Unquote(key, f)
+	return err == nil && k == name
+}
+
+// IsNull reports whether the raw value is the literal null.
+func IsNull(val []byte) bool { return len(val) == 4 && string(val) == "null" }
+
+// HasKeyFold reports whether b is a JSON object with a top-level key equal
+// to name without regard to case: whether encoding/json could fill a
+// struct field called name from it. Invalid JSON has no keys.
+func HasKeyFold(b []byte, name string) bool {
+	found := false
+	err := Members(b, func(key []byte, f Flags, _ []byte) error {
+		if found {
+			return nil
+		}
+		k := key[1 : len(key)-1]
+		if f != 0 {
+			s, err := Unquote(key, f)
+			if err != nil {
+				return err
+			}
+			k = []byte(s)
+		}
+		found = strings.EqualFold(string(k), name)
+		return nil
+	})
+	return err == nil && found
+}

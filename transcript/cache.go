@@ -1,0 +1,87 @@
+package transcript
+
+import (
+	"bytes"
+	"sync"
+)
+
+// LineCache keeps the entries Load decoded from one transcript file, by
+// the offset their line starts at, so that loading the file again after
+// lines were appended to it decodes only the new ones: a session reading
+// its own transcript back costs the bytes it added, not the whole file
+// again. A cached entry is used only for a line whose bytes are still the
+// ones it was decoded from; lines that were damaged or repaired (a warning
+// named them) are decoded again each time, so their warnings repeat. The
+// zero value is ready to use and safe for concurrent use. A cache serves
+// one file: give another file its own.
+type LineCache struct {
+	mu sync.Mutex
+	m  map[int64]*Entry
+	// prefix is how much of the file, from its start, a load read line by
+	// line with nothing the scanner itself skipped; lines holds what each
+	// of those lines gave, in file order. The next load reads only the
+	// bytes after it and takes the rest from lines: a transcript is only
+	// ever appended to. 0 when no load read the whole file.
+	prefix int64
+	lines  []cachedLine
+}
+
+// cachedLine is what one line of a cached prefix gave the loader: an
+// entry, or the warnings that said why it was skipped.
+type cachedLine struct {
+	off   int64
+	e     *Entry
+	warns []string
+}
+
+// prefixFor returns the cached prefix and its lines when they still
+// describe src: it is at least as long, and the prefix's last line is
+// still there byte for byte.
+func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
+	c.mu.Lock()
+	prefix, lines := c.prefix, c.lines
+	c.mu.Unlock()
+	if prefix == 0 || len(lines) == 0 || src.Size() < prefix {
+		return 0, nil
+	}
+	last := lines[len(lines)-1]
+	buf := make([]byte, prefix-last.off)
+	if n, err := src.ReadAt(buf, last.off); n != len(buf) && err != nil {
+		return 0, nil
+	}
+	if buf[len(buf)-1] != '\n' {
+		return 0, nil
+	}
+	if last.e != nil && !bytes.Equal(last.e.raw, bytes.TrimSpace(buf)) {
+		return 0, nil
+	}
+	return prefix, lines
+}
+
+// setPrefix records that the first prefix bytes of the file are the lines
+// given, in file order.
+func (c *LineCache) setPrefix(prefix int64, lines []cachedLine) {
+	c.mu.Lock()
+	c.prefix, c.lines = prefix, lines
+	c.mu.Unlock()
+}
+
+// lookup returns the entry decoded from line at off, if its bytes match.
+func (c *LineCache) lookup(off int64, line []byte) *Entry {
+	c.mu.Lock()
+	e := c.m[off]
+	c.mu.Unlock()
+	if e == nil || !bytes.Equal(e.raw, bytes.TrimSpace(line)) {
+		return nil
+	}
+	return e
+}
+
+func (c *LineCache) store(off int64, e *Entry) {
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[int64]*Entry)
+	}
+	c.m[off] = e
+	c.mu.Unlock()
+}

@@ -1,0 +1,142 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// refWire is how lines were decoded with encoding/json before DecodeEntry
+// scanned them: the reference the fast decoder must agree with.
+type refWire struct {
+	Type                      string          `json:"type"`
+	Subtype                   string          `json:"subtype"`
+	UUID                      string          `json:"uuid"`
+	ParentUUID                *string         `json:"parentUuid"`
+	LogicalParentUUID         *string         `json:"logicalParentUuid"`
+	IsSidechain               bool            `json:"isSidechain"`
+	IsMeta                    bool            `json:"isMeta"`
+	IsCompactSummary          bool            `json:"isCompactSummary"`
+	IsVisibleInTranscriptOnly bool            `json:"isVisibleInTranscriptOnly"`
+	IsAPIErrorMessage         bool            `json:"isApiErrorMessage"`
+	PromptID                  string          `json:"promptId"`
+	SessionID                 string          `json:"sessionId"`
+	Timestamp                 string          `json:"timestamp"`
+	CWD                       string          `json:"cwd"`
+	Version                   string          `json:"version"`
+	GitBranch                 string          `json:"gitBranch"`
+	UserType                  string          `json:"userType"`
+	Entrypoint                string          `json:"entrypoint"`
+	Slug                      string          `json:"slug"`
+	AgentID                   string          `json:"agentId"`
+	PermissionMode            string          `json:"permissionMode"`
+	PromptSource              string          `json:"promptSource"`
+	Message                   json.RawMessage `json:"message"`
+	RequestID                 string          `json:"requestId"`
+	ToolUseResult             json.RawMessage `json:"toolUseResult"`
+	SourceToolAssistantUUID   string          `json:"sourceToolAssistantUUID"`
+	Attachment                json.RawMessage `json:"attachment"`
+	Content                   json.RawMessage `json:"content"`
+	Level                     string          `json:"level"`
+	CompactMetadata           json.RawMessage `json:"compactMetadata"`
+	SnipMetadata              json.RawMessage `json:"snipMetadata"`
+	LeafUUID                  string          `json:"leafUuid"`
+	LastPrompt                string          `json:"lastPrompt"`
+}
+
+// refDecode decodes a line with encoding/json into refWire's fields.
+func refDecode(line []byte) (Entry, error) {
+	line = bytes.TrimSpace(line)
+	var w refWire
+	if err := json.Unmarshal(line, &w); err != nil {
+		return Entry{}, err
+	}
+	e := Entry{
+		Type: w.Type, Subtype: w.Subtype, UUID: w.UUID,
+		IsSidechain: w.IsSidechain, IsMeta: w.IsMeta,
+		IsCompactSummary: w.IsCompactSummary, IsVisibleInTranscriptOnly: w.IsVisibleInTranscriptOnly,
+		IsAPIErrorMessage: w.IsAPIErrorMessage,
+		PromptID:          w.PromptID, SessionID: w.SessionID, Timestamp: w.Timestamp,
+		CWD: w.CWD, Version: w.Version, GitBranch: w.GitBranch, UserType: w.UserType,
+		Entrypoint: w.Entrypoint, Slug: w.Slug, AgentID: w.AgentID, PermissionMode: w.PermissionMode,
+		PromptSource: w.PromptSource, Message: nullToNil(w.Message), RequestID: w.RequestID,
+		ToolUseResult: nullToNil(w.ToolUseResult), SourceToolAssistantUUID: w.SourceToolAssistantUUID,
+		Attachment: nullToNil(w.Attachment), Content: nullToNil(w.Content), Level: w.Level,
+		CompactMetadata: nullToNil(w.CompactMetadata), SnipMetadata: nullToNil(w.SnipMetadata),
+		LeafUUID: w.LeafUUID, LastPrompt: w.LastPrompt,
+	}
+	if w.ParentUUID != nil {
+		e.ParentUUID = *w.ParentUUID
+	}
+	if w.LogicalParentUUID != nil {
+		e.LogicalParentUUID = *w.LogicalParentUUID
+	}
+	return e, nil
+}
+
+// FuzzDecodeEntryMatchesJSON checks the scanning decoder against
+// encoding/json: the same lines accepted, the same fields, the same
+// unknown keys.
+func FuzzDecodeEntryMatchesJSON(f *testing.F) {
+	sample, _ := os.ReadFile(filepath.Join("testdata", "cc-2.1.197-manual-compact.jsonl"))
+	for _, line := range bytes.Split(sample, []byte("\n"))[:40] {
+		f.Add(line)
+	}
+	for _, s := range []string{
+		`{"type":"x","parentUuid":null,"uuid":"u","extra":{"a":[1,"<b>"]}}`,
+		`{"type":"user","message":null,"content":null}`,
+		`{"Type":"a","type":"b","TYPE":"c","parentuuid":"p","UUID":"\u0075"}`,
+		`{"type":"a","uuid":7}`, `{"type":"a","isMeta":"yes"}`, `{"type":"a","parentUuid":"x","parentUuid":null}`,
+		`{"type":"a","\u0074ype":"b","caf\u00e9":1,"x":"\ud800"}`, `{"type":"a"} x`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		got, gerr := DecodeEntry(line)
+		want, werr := refDecode(line)
+		if werr == nil && want.Type == "" {
+			werr = errNoType
+		}
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("DecodeEntry(%q): error %v, encoding/json's %v", line, gerr, werr)
+		}
+		if gerr != nil {
+			return
+		}
+		opts := []cmp.Option{cmpopts.IgnoreUnexported(Entry{}), cmpopts.EquateEmpty()}
+		if diff := cmp.Diff(want, got, opts...); diff != "" {
+			t.Fatalf("DecodeEntry(%q) differs from encoding/json (-json +scan):\n%s", line, diff)
+		}
+		var all map[string]json.RawMessage
+		_ = json.Unmarshal(line, &all)
+		for k := range all {
+			if knownFields[k] || knownLower[toLowerASCII(k)] != "" {
+				delete(all, k)
+			}
+		}
+		unknown := got.Unknown()
+		if len(all) == 0 && len(unknown) == 0 {
+			return
+		}
+		if diff := cmp.Diff(all, unknown, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("Unknown(%q) differs (-json +scan):\n%s", line, diff)
+		}
+	})
+}
+
+var errNoType = json.Unmarshal([]byte(`x`), new(any))
+
+func toLowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,139 @@
+package transcript
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/cairn-dev/cairn/model"
+)
+
+// The line and attachment types Claude Code writes, and what each is to a
+// resume: one table, so a new version's types are added in one place.
+// Observed on Claude Code 2.1.197 and 2.1.332 (see COMPAT.md); the oracle
+// tests (internal/ccoracle) hold the loader to 2.1.332's own resume.
+
+// sideRecordTypes are line types that are not part of the conversation:
+// records about the session that a resume never sends.
+var sideRecordTypes = map[string]bool{
+	TypeSummary:             true,
+	TypeLastPrompt:          true,
+	TypeQueueOp:             true,
+	TypeCustomTitle:         true,
+	TypeFileHistorySnapshot: true,
+	"mode":                  true,
+	"permission-mode":       true,
+	"tag":                   true,
+	"agent-name":            true,
+	"ai-title":              true,
+	"pr-link":               true,
+	"cost-state":            true,
+	"atis-latch":            true,
+	"tools-used":            true,
+	"api-request":           true, // 2.1.332 logs its wire requests
+	"api-request-shape":     true,
+	"api-request-blob":      true,
+}
+
+// KnownLineType reports whether cairn knows lines of type typ: a chain
+// type or a side record. Lines of other types (a newer Claude Code's) are
+// kept in the file and left out of the conversation, with a warning.
+func KnownLineType(typ string) bool {
+	switch typ {
+	case TypeUser, TypeAssistant, TypeAttachment, TypeSystem:
+		return true
+	}
+	return sideRecordTypes[typ]
+}
+
+// leadsTurn reports whether an attachment line is placed before the typed
+// text of its turn when the conversation is sent. Claude Code versions
+// that record what they sent (renderedRole, 2.1.332) send a turn's
+// attachments first, then the prompt; 2.1.197 and cairn send the prompt
+// first. Each line follows its writer, so a resume sends what was sent.
+func leadsTurn(e *Entry) bool {
+	_, ok := recordedRole(e)
+	return ok
+}
+
+// foldsIntoResult reports whether an attachment that follows tool results
+// is sent inside the last tool result rather than beside it: Claude Code
+// 2.1.332 appends its system-role reminders to the result's text, and
+// sends user-role ones (renderedBesideToolResult) as text after it.
+func foldsIntoResult(e *Entry) bool {
+	role, ok := recordedRole(e)
+	return ok && role == "system"
+}
+
+// recordedRole returns the renderedRole of an attachment line written by a
+// Claude Code that records it; ok is false for other writers (cairn writes
+// renderedRole too, but sends its attachments its own way).
+func recordedRole(e *Entry) (role string, ok bool) {
+	if strings.HasPrefix(e.Version, "cairn") {
+		return "", false
+	}
+	raw, ok := e.Unknown()["renderedRole"]
+	if !ok {
+		return "", false
+	}
+	_ = json.Unmarshal(raw, &role)
+	return role, true
+}
+
+// isSentAttachment reports whether an attachment line puts anything in
+// the conversation. Records such as 2.1.332's prompt_snapshot (the system
+// prompt and tools of a request) and session_context have nothing to
+// render: they are not part of a turn, so one after the last reply does
+// not mean the turn was cut short.
+func isSentAttachment(e *Entry) bool {
+	blocks, err := renderAttachment(e)
+	return err == nil && len(blocks) > 0
+}
+
+// localCommandTags open the user lines Claude Code writes for a slash
+// command run in the program itself (/compact): not a prompt to answer.
+var localCommandTags = []string{"<command-name>", "<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>"}
+
+// isLocalCommand reports whether a user line records a local command.
+func isLocalCommand(e *Entry) bool {
+	m, ok, err := e.DecodeMessage()
+	if !ok || err != nil || len(m.Content) == 0 || m.Content[0].Type != model.BlockText {
+		return false
+	}
+	for _, tag := range localCommandTags {
+		if strings.HasPrefix(m.Content[0].Text, tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// continuesWithoutPrompt reports whether a resume of a turn cut after this
+// tool result goes on without the "Continue from where you left off."
+// prompt: Claude Code from 2.1.332 (observed) sends only the "No response
+// requested." reply; 2.1.197 and cairn send both.
+func continuesWithoutPrompt(e *Entry) bool {
+	return versionAtLeast(e.Version, 2, 1, 332)
+}
+
+// versionAtLeast reports whether v, a Claude Code version "X.Y.Z", is at
+// least major.minor.patch; false for anything else (cairn's versions).
+func versionAtLeast(v string, major, minor, patch int) bool {
+	var a, b, c int
+	if n, err := fmt.Sscanf(v, "%d.%d.%d", &a, &b, &c); err != nil || n != 3 {
+		return false
+	}
+	return a > major || a == major && (b > minor || b == minor && c >= patch)
+}
+
+// seamBefore reports whether a user line joined to the user message before
+// it gets the newline at the seam of two texts. Claude Code 2.1.332 adds it
+// only before a line that is not meta (a prompt, a command's output), not
+// before a meta line such as a command's caveat; 2.1.197 and cairn add it
+// before every user line.
+func seamBefore(e *Entry) bool {
+	return !e.IsMeta || !versionAtLeast(e.Version, 2, 1, 332)
+}
+
+// planExitTool is the tool that presents a plan and leaves plan mode.
+const planExitTool = "ExitPlanMode"

@@ -1,0 +1,112 @@
+package transcript_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// TestResumeAddsNothingAfterAFinishedTurn: what follows the last reply
+// without asking for one (2.1.332's records, a /compact's summary,
+// re-read files and command output, side records of any type) does not
+// make the turn look cut short, so no "Continue from where you left off."
+// or "No response requested." is invented (issue 15 item 14).
+func TestResumeAddsNothingAfterAFinishedTurn(t *testing.T) {
+	attach := func(s *script, parent, kind string, rendered bool, version string) string {
+		f := map[string]any{"type": "attachment", "version": version, "attachment": map[string]any{"type": kind}}
+		if rendered {
+			f["rendered"] = []map[string]any{{"content": "<system-reminder>\n" + kind + "\n</system-reminder>"}}
+			f["renderedRole"] = "system"
+		}
+		return s.add(parent, f)
+	}
+	tests := []struct {
+		name  string
+		build func(s *script)
+		want  []string
+	}{
+		{"prompt_snapshot after the reply", func(s *script) {
+			p := s.user("", "hi")
+			a := s.assistant(p, "m1", text("hello"))
+			attach(s, a[0], "prompt_snapshot", false, "2.1.332")
+			s.raw(`{"type":"atis-latch","atis":"","sessionId":"sess"}`)
+			s.raw(`{"type":"cost-state","sessionId":"sess","totalCostUSD":0}`)
+		}, []string{"user: hi", "assistant: hello"}},
+		{"cairn's /compact with nothing after it", func(s *script) {
+			p := s.user("", "hi")
+			a := s.assistant(p, "m1", text("hello"))
+			b := s.add("", map[string]any{"type": "system", "subtype": "compact_boundary", "logicalParentUuid": a[0], "version": "cairn-0.1.0",
+				"compactMetadata": map[string]any{"trigger": "manual", "preTokens": 10}})
+			sum := s.add(b, map[string]any{"type": "user", "isCompactSummary": true, "isVisibleInTranscriptOnly": true, "version": "cairn-0.1.0",
+				"message": map[string]any{"role": "user", "content": "Summary: hi and hello."}})
+			f := map[string]any{"type": "attachment", "version": "cairn-0.1.0", "attachment": map[string]any{"type": "file"},
+				"rendered": []map[string]any{{"content": "<system-reminder>\nfile\n</system-reminder>"}}, "renderedRole": "user"}
+			s.add(sum, f)
+		}, []string{"user: Summary: hi and hello. | <system-reminder>\nfile\n</system-reminder>"}},
+		{"a local command's output after the reply", func(s *script) {
+			p := s.user("", "hi")
+			a := s.assistant(p, "m1", text("hello"))
+			c := s.user(a[0], "<command-name>/compact</command-name>")
+			s.user(c, "<local-command-stdout>Compacted </local-command-stdout>")
+		}, []string{"user: hi", "assistant: hello", "user: <command-name>/compact</command-name>\n | <local-command-stdout>Compacted </local-command-stdout>"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s script
+			tt.build(&s)
+			c := load(t, s.bytes(), transcript.LoadOptions{})
+			if c.Repaired != 0 {
+				t.Errorf("the resume added %d entries; want none", c.Repaired)
+			}
+			if d := cmp.Diff(tt.want, summary(c.Messages())); d != "" {
+				t.Errorf("messages (-want +got):\n%s", d)
+			}
+			if len(c.Warnings) > 0 {
+				t.Errorf("warnings: %q", c.Warnings)
+			}
+		})
+	}
+}
+
+// TestResumeAfterHeadlessPlanExit: a headless run that ended at its plan
+// (ExitPlanMode's result, no reply) did not crash: the resume answers it
+// with "No response requested." alone, as Claude Code 2.1.332 does, and
+// invents no "Continue from where you left off." prompt.
+func TestResumeAfterHeadlessPlanExit(t *testing.T) {
+	var s script
+	p := s.user("", "plan it")
+	a := s.assistant(p, "m1", map[string]any{"type": "tool_use", "id": "toolu_plan", "name": "ExitPlanMode", "input": map[string]any{"plan": "1. Stop."}})
+	s.result(a[0], "toolu_plan", "The plan is saved; the run ended there.")
+	c := load(t, s.bytes(), transcript.LoadOptions{})
+	want := []string{"user: plan it", "assistant: use:toolu_plan", "user: result:toolu_plan", "assistant: " + transcript.NoResponseText}
+	if d := cmp.Diff(want, summary(c.Messages())); d != "" {
+		t.Errorf("messages (-want +got):\n%s", d)
+	}
+}
+
+// TestUnknownLineTypes: lines of a type nobody knows (a newer Claude
+// Code's) stay out of the conversation, and one warning names the first.
+func TestUnknownLineTypes(t *testing.T) {
+	var s script
+	p := s.user("", "hi")
+	s.raw(`{"type":"hologram-state","sessionId":"sess","x":1}`)
+	a := s.assistant(p, "m1", text("hello"))
+	s.raw(`{"type":"quantum-latch","sessionId":"sess"}`)
+	s.raw(`{"type":"quantum-latch","sessionId":"sess"}`)
+	s.lastPrompt(a[0])
+	c := load(t, s.bytes(), transcript.LoadOptions{})
+	if d := cmp.Diff([]string{"user: hi", "assistant: hello"}, summary(c.Messages())); d != "" {
+		t.Errorf("messages (-want +got):\n%s", d)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `"quantum-latch"`) {
+		t.Errorf("warnings %q; want one naming the first unknown type read", c.Warnings)
+	}
+	for _, known := range []string{"queue-operation", "atis-latch", "api-request", "api-request-shape", "api-request-blob", "cost-state", "mode", "tools-used", "last-prompt"} {
+		if !transcript.KnownLineType(known) {
+			t.Errorf("KnownLineType(%q) = false; Claude Code 2.1.332 writes it", known)
+		}
+	}
+}
