@@ -225,7 +225,11 @@ func printLayers(w io.Writer, l compact.Savings) {
 		if row.s.Count != 1 {
 			unit += "s"
 		}
-		fmt.Fprintf(w, "  %-16s %9s  (%d %s; %s tokens of cache writes after)\n", row.name, tokens.Thousands(row.s.Tokens), row.s.Count, unit, tokens.Thousands(row.s.Writes))
+		cost := ""
+		if row.unit != "result" { // offloading changes no prefix already cached
+			cost = fmt.Sprintf("; %s tokens of cache writes after", tokens.Thousands(row.s.Writes))
+		}
+		fmt.Fprintf(w, "  %-16s %9s  (%d %s%s)\n", row.name, tokens.Thousands(row.s.Tokens), row.s.Count, unit, cost)
 	}
 	if c := l.Compaction; c != nil {
 		fmt.Fprintf(w, "\nLast compaction (%s): %s tokens before", c.Trigger, tokens.Thousands(c.PreTokens))
