@@ -249,7 +249,11 @@ func printLayers(w io.Writer, l compact.Savings) {
 		if row.s.Count != 1 {
 			unit += "s"
 		}
-		fmt.Fprintf(w, "  %-16s %9s  (%d %s)\n", row.name, tokens.Thousands(row.s.Tokens), row.s.Count, unit)
+		cost := ""
+		if row.unit != "result" { // offloading changes no prefix already cached
+			cost = fmt.Sprintf("; %s tokens of cache writes after", tokens.Thousands(row.s.Writes))
+		}
+		fmt.Fprintf(w, "  %-16s %9s  (%d %s%s)\n", row.name, tokens.Thousands(row.s.Tokens), row.s.Count, unit, cost)
 	}
 	if c := l.Compaction; c != nil {
 		fmt.Fprintf(w, "\nLast compaction (%s): %s tokens before", c.Trigger, tokens.Thousands(c.PreTokens))
@@ -258,6 +262,9 @@ func printLayers(w io.Writer, l compact.Savings) {
 		}
 		if c.Dropped > 0 {
 			fmt.Fprintf(w, "; %s summarised away in all", tokens.Thousands(c.Dropped))
+		}
+		if c.Writes > 0 {
+			fmt.Fprintf(w, "; the compacted prefix cost %s tokens of cache writes", tokens.Thousands(c.Writes))
 		}
 		fmt.Fprintln(w, ".")
 	}
