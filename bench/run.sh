@@ -6,6 +6,8 @@
 # git).
 #
 #   bench/run.sh [RUNS]     RUNS resumes per file, default 3
+#   CLAUDE=/opt/ccoracle/node_modules/.bin/claude bench/run.sh   also times
+#                           Claude Code beside cairn on the no-compaction files
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
@@ -79,3 +81,12 @@ go build -o "$out/cairn" ./cmd/cairn
 echo "  target <= 50 ms (Claude Code: 0.39 s)"
 "$bin" firstreq -cairn "$out/cairn" -n 5 -resume "$out/session-100MB.jsonl"
 echo "  target <= 0.3 s, <= 150 MB (Claude Code: 3.2 s, 729 MB)"
+
+echo
+echo "== no compaction: cairn -p --resume ID hi to its first request, beside Claude Code when CLAUDE names its binary (alternating runs, medians of 3)"
+for mb in 10 100; do
+  args=(-cairn "$out/cairn" -n 3 -resume "$out/flat-${mb}MB.jsonl")
+  if [ -x "${CLAUDE:-}" ]; then args+=(-claude "$CLAUDE"); fi
+  "$bin" firstreq "${args[@]}"
+done
+echo "  target at 100 MB: <= 0.25 s, <= 150 MB, <= 0.15x Claude Code's time and <= 0.25x its peak RSS"

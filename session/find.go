@@ -17,7 +17,20 @@ var ErrNotFound = errors.New("no such session")
 // in the project of cwd first, then in every project, as Claude Code's
 // --resume does; so is a prefix, which must then be the start of exactly
 // one id there (else an *AmbiguousError lists the sessions it matches).
+// A file that holds no transcript line at all is an error wrapping
+// ErrNotTranscript.
 func (h Home) Find(cwd, ref string) (string, error) {
+	path, err := h.find(cwd, ref)
+	if err != nil {
+		return "", err
+	}
+	if err := looksLikeTranscript(path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+func (h Home) find(cwd, ref string) (string, error) {
 	if ref == "" {
 		return "", fmt.Errorf("empty session reference")
 	}

@@ -86,7 +86,7 @@ type fileAppender struct {
 	needNewline bool
 }
 
-// same reports whether the file at the appender's path is still the one it
+// same checks that the file at the appender's path is still the one it
 // opened: one deleted, or replaced by another (a copy put back, a restore),
 // gets no more lines.
 func (a *fileAppender) same() error {

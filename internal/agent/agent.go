@@ -20,6 +20,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/compact"
+	"github.com/cairn-dev/cairn/internal/extension"
 	"github.com/cairn-dev/cairn/internal/filehistory"
 	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
@@ -81,6 +82,9 @@ type Options struct {
 
 	MaxTurns           int
 	AppendSystemPrompt string
+	// SystemPrompt, when set, replaces cairn's own instructions in the
+	// system prompt (--system-prompt).
+	SystemPrompt string
 	// DisableAutoCompact turns auto-compaction off
 	// (CAIRN_DISABLE_AUTO_COMPACT); /compact still works.
 	DisableAutoCompact bool
@@ -116,6 +120,15 @@ type Options struct {
 	Instructions *instructions.Tracker
 	Memory       *MemoryOptions
 
+	// Extensions are the session's custom commands, skills and output
+	// styles (extension.Load); nil has none. AllowShell decides whether a
+	// command's !`…` line may run (see extension.ExpandOptions.Allow);
+	// nil refuses them all. OutputStyle, when set and not "default", is
+	// the style whose text goes into the system prompt.
+	Extensions  *extension.Set
+	AllowShell  func(ctx context.Context, command string, allowedTools []string) error
+	OutputStyle *extension.Style
+
 	PermissionMode string
 	// Mode, when set, is the permission mode as it stands, recorded on
 	// each prompt in place of PermissionMode (plan mode comes and goes).
@@ -131,6 +144,11 @@ type Options struct {
 	// Warn hears about problems met while the session runs that do not
 	// stop it (a change file history could not back up). May be nil.
 	Warn func(string)
+	// Replicate, when set, wraps the session's transcript appender so its
+	// lines also go elsewhere (the team store), after the local file.
+	// before is the transcript as it was on disk before this run (nil for
+	// a new session), for the copy to catch up on; Replicate closes it.
+	Replicate func(sessionID string, local transcript.Appender, before transcript.Source) transcript.Appender
 
 	Now     func() time.Time
 	NewUUID func() string
@@ -163,6 +181,7 @@ type Agent struct {
 	plan     *coretools.Plan
 	notes    *sessionmemory.Keeper
 	sc       *sessionContext // instruction files, long-term memory, token budgets
+	ext      *extensions     // custom commands and skills
 	history  *filehistory.History
 	// from is the transcript a resumed session was read from, and fromID
 	// that session's id (another one's when forking).
@@ -351,6 +370,10 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	} else if app, err = store.OpenAppender(ctx, a.id); err != nil {
 		return unsaveable(err)
 	}
+	if o.Replicate != nil {
+		before, _ := store.OpenSource(ctx, a.id) // nil for a new session
+		app = o.Replicate(a.id, app, before)
+	}
 	var known []string
 	var onDisk, repairs []transcript.Entry
 	if conv != nil {
@@ -398,11 +421,21 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		history = conv.Messages()
 	}
 	a.sc = newSessionContext(a, conv)
-	a.prompts = prompt.NewBuilder(prompt.Cairn(prompt.Options{
+	a.ext = newExtensions(o, conv)
+	po := prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
 		Memory: a.sc.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
-	})...)
+		Skills: a.ext.listing(), SystemPrompt: o.SystemPrompt,
+	}
+	if st := o.OutputStyle; st != nil && st.Text != "" {
+		po.OutputStyle, po.DropCodingRules = st.Text, !st.KeepCodingInstructions
+	}
+	a.prompts = prompt.NewBuilder(prompt.Cairn(po)...)
 	tools := slices.Clone(o.Tools)
+	if po.Skills != "" && !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Spec().Name == "Skill" }) {
+		tools = append(tools, coretools.Skill{})
+	}
+	withSkills(tools, a.ext)
 	for i, t := range tools {
 		if t.Spec().Name == "Bash" {
 			tools[i] = filehistory.TrackShell(t, a.history)
@@ -442,7 +475,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	}
 	a.compact = compact.New(compact.Config{
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
-		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors),
+		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors, a.ext.survivors),
 		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.sc.compactGuidance, EarlyAt: early,
 		Cleanup: func() { a.prompts.Forget(prompt.MemoryKey) }, // the memory index as it stands now
 	})
@@ -525,8 +558,18 @@ func (a *Agent) System(ctx context.Context) ([]model.SystemBlock, error) {
 }
 
 // Run sends text as the user's next message and runs the turn.
+//
+// A text "/name args" naming one of the session's custom commands or
+// skills sends the command's (or skill's) text instead; a command that
+// cannot be expanded (a !`…` line the rules refuse) fails the turn
+// before anything is sent or recorded.
 func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, error] {
 	in := engine.Input{Message: model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(text)}}}
+	if x, ok, err := a.ext.expand(ctx, text); err != nil {
+		return failed(err)
+	} else if ok {
+		in = x
+	}
 	if !a.resumed && len(a.engine.History()) == 0 {
 		in.Attachments = append(in.Attachments, a.environment())
 	}

@@ -25,19 +25,28 @@ const (
 	// the early compaction's size: what they do not cover yet is kept
 	// verbatim, so the lead bounds the tail a compaction keeps.
 	notesLead = 80
+	// minEarly is the smallest early threshold: in a smaller window
+	// (under about 100,000 tokens) the context is cheap to read anyway,
+	// and a compaction every few steps would leave the model little.
+	minEarly = 20_000
 )
 
 // earlyCompactAt is the context size of the early compaction from the
 // notes, or 0 when there is none (no notes, no auto-compaction, turned
 // off).
+// Context collapse, when on, is the user's choice of how the context
+// stays small: there is no early compaction then.
 func earlyCompactAt(o Options) int64 {
-	if o.EarlyCompactAt < 0 || o.DisableSessionMemory || o.DisableAutoCompact {
+	if o.EarlyCompactAt < 0 || o.DisableSessionMemory || o.DisableAutoCompact || o.Collapse != nil {
 		return 0
 	}
 	if o.EarlyCompactAt > 0 {
 		return o.EarlyCompactAt
 	}
-	return max(0, o.Window.AutoCompactAt()*earlyShare/100)
+	if at := o.Window.AutoCompactAt() * earlyShare / 100; at >= minEarly {
+		return at
+	}
+	return 0
 }
 
 // notesThresholds are the notes' thresholds with an early compaction at

@@ -271,6 +271,11 @@ func TestMicroCountTrigger(t *testing.T) {
 	if s.Micro.Count != 2 || s.Micro.Tokens != got[0].TokensSaved+got[1].TokensSaved {
 		t.Errorf("savings %+v, want the two clearings' %d", s.Micro, got[0].TokensSaved+got[1].TokensSaved)
 	}
+	// What the clearings cost: the cache writes of the requests after
+	// them, the first of which is reqs[6].
+	if first := reqs[6].Usage.CacheCreationInputTokens; first == 0 || s.Micro.Writes < first {
+		t.Errorf("cache writes after the clearings %d, want at least the %d of the request after the first", s.Micro.Writes, first)
+	}
 	a.Close()
 
 	// Resumed, the session sends the same cleared results: the prefix is

@@ -44,6 +44,9 @@ type agentFlags struct {
 	skipPermissions bool
 	allowed         []string
 	disallowed      []string
+	addDirs         []string
+	// ext are the headless hosts' flags (headless.go).
+	ext extFlags
 }
 
 func addAgentFlags(root *cobra.Command, env Env) {
@@ -64,6 +67,8 @@ func addAgentFlags(root *cobra.Command, env Env) {
 	fl.BoolVar(&f.skipPermissions, "dangerously-skip-permissions", false, "the same as --permission-mode bypassPermissions: allow every call no deny rule denies")
 	fl.StringArrayVar(&f.allowed, "allowedTools", nil, "permission `rules` to allow, comma- or space-separated, e.g. \"Bash(npm test:*) Edit\" (also --allowed-tools)")
 	fl.StringArrayVar(&f.disallowed, "disallowedTools", nil, "permission `rules` to deny, as --allowedTools (also --disallowed-tools)")
+	fl.StringArrayVar(&f.addDirs, "add-dir", nil, "another directory the session may work in, as the project (repeatable)")
+	addExtensionFlags(fl, &f.ext)
 	root.Args = args(cobra.ArbitraryArgs)
 	root.RunE = func(cmd *cobra.Command, a []string) error {
 		f.pick = cmd.Flags().Changed("resume") && f.resume == ""
@@ -103,9 +108,12 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 		if err != nil {
 			return err
 		}
-		if f.resume, err = home.Find(env.Cwd, f.resume); err != nil {
+		if f.resume, err = findSession(ctx, env, home, f.resume, env.Stderr); err != nil {
 			return err
 		}
+	}
+	if err := f.ext.check(f); err != nil {
+		return err
 	}
 	prompt := strings.Join(a, " ")
 	if !f.print && interactive(env) {
@@ -117,11 +125,13 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	if f.pick {
 		return usagef("--resume without a session id opens the session picker, which needs a terminal; give the id (cairn sessions list shows them)")
 	}
-	prompt, err := headlessPrompt(env, prompt)
-	if err != nil {
-		return err
+	if !f.ext.streamInput() {
+		var err error
+		if prompt, err = headlessPrompt(env, prompt); err != nil {
+			return err
+		}
 	}
-	if prompt == "" {
+	if prompt == "" && !f.ext.streamInput() {
 		return usagef("no prompt: give it as an argument (cairn -p \"fix the failing test\") or on stdin")
 	}
 
@@ -140,7 +150,6 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	s.opts.SessionMemory.Wait = 3 * time.Second
 	ag, err := agent.Open(ctx, s.opts)
 	if err != nil {
-		printFailure(env, f.outputFormat, chosenID(f), err)
 		return err
 	}
 	for _, w := range ag.Warnings {
@@ -149,17 +158,28 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	runErr := s.sessionStart(ctx, f, ag)
 	if runErr == nil {
 		out := newPrinter(env, f.outputFormat, f.verbose, ag, s.choice, s.refused)
+		out.budget, out.structured = f.ext.maxBudgetUSD, s.structured
 		out.init(s.checker)
-		if name, rest, ok := slashCommand(prompt); ok {
-			runErr = runSlash(ctx, env, out, ag, name, rest)
+		turn := func(ctx context.Context, prompt string) error {
+			if name, rest, ok := slashCommand(prompt); ok && !isExtension(ag, name) {
+				return runSlash(ctx, env, out, ag, name, rest)
+			}
+			return out.run(ctx, prompt)
+		}
+		if f.ext.streamInput() {
+			runErr = runStream(ctx, env, out, ag, turn)
+			if prompt != "" {
+				fmt.Fprintln(env.Stderr, "warning: with --input-format stream-json the prompts come from stdin; the prompt argument is ignored")
+			}
 		} else {
-			runErr = out.run(ctx, prompt)
+			runErr = turn(ctx, prompt)
 		}
 	}
 	var stopped hookStopped
 	if errors.As(context.Cause(ctx), &stopped) {
 		runErr = stopped
 	}
+	s.gov.sessionEnd(ctx, hook.EndOther)
 	if err := ag.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("finish writing the transcript %s: %w", ag.Path(), err)
 	}
@@ -489,18 +509,6 @@ func (d *denials) list() []map[string]any {
 	return append([]map[string]any{}, d.calls...)
 }
 
-// chosenID is the id of the session the flags name, when they name one by
-// id: the new session's, or the one resumed.
-func chosenID(f *agentFlags) string {
-	switch {
-	case f.sessionID != "":
-		return f.sessionID
-	case f.resume != "" && !f.fork && !strings.ContainsAny(f.resume, `/\.`):
-		return f.resume
-	}
-	return ""
-}
-
 // errReported is returned after the printer has already described the
 // failure on stdout; only the exit code remains to set.
 var errReported = errors.New("the turn failed")
@@ -554,7 +562,7 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 		}
 		return out.finishText(notes)
 	}
-	return usagef("unknown command /%s; headless runs know /context, /compact, /pin and /summary", name)
+	return usagef("unknown command /%s; headless runs know /context, /compact, /pin, /summary and the custom commands and skills of .claude/commands, .claude/skills and their kin (cairn memory explain lists them)", name)
 }
 
 // contextManagement reports whether requests may ask the server to clear

@@ -141,6 +141,8 @@ func newRoot(env Env) *cobra.Command {
 	root.AddCommand(newPermissionsCmd(env))
 	root.AddCommand(newMemoryCmd(env))
 	root.AddCommand(newMCPCmd(env))
+	root.AddCommand(newHooksCmd(env))
+	root.AddCommand(newServeCmd(env))
 	unknownSubcommands(root)
 	return root
 }

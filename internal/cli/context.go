@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/session"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -54,11 +55,17 @@ func newContextCmd(env Env) *cobra.Command {
 	var asJSON bool
 	var modelName string
 	cmd := &cobra.Command{
-		Use:   "context ID|PATH",
+		Use:   "context [ID|PATH]",
 		Short: "Show what the next request of a session would hold, in tokens, against the window",
-		Args:  args(cobra.ExactArgs(1)),
+		Long: "Show what the next request of a session would hold, in tokens, against the window. " +
+			"Without a session, this project's newest (the one `cairn -c` continues).",
+		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			conv, err := loadSession(cmd, env, a[0], transcript.LoadOptions{})
+			ref, err := sessionRef(cmd, env, a)
+			if err != nil {
+				return err
+			}
+			conv, err := loadSession(cmd, env, ref, transcript.LoadOptions{})
 			if err != nil {
 				return err
 			}
@@ -76,6 +83,23 @@ func newContextCmd(env Env) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	cmd.Flags().StringVar(&modelName, "model", "", "the model whose window to measure against (default: the session's)")
 	return cmd
+}
+
+// sessionRef is the session a command's arguments name: the one given,
+// else this project's newest.
+func sessionRef(cmd *cobra.Command, env Env, a []string) (string, error) {
+	if len(a) > 0 {
+		return a[0], nil
+	}
+	home, err := env.Home()
+	if err != nil {
+		return "", err
+	}
+	info, err := session.Latest(cmd.Context(), home, env.Cwd)
+	if err != nil {
+		return "", err
+	}
+	return info.Path, nil
 }
 
 // buildContextReport measures conv's next request. specs are the
@@ -225,7 +249,11 @@ func printLayers(w io.Writer, l compact.Savings) {
 		if row.s.Count != 1 {
 			unit += "s"
 		}
-		fmt.Fprintf(w, "  %-16s %9s  (%d %s)\n", row.name, tokens.Thousands(row.s.Tokens), row.s.Count, unit)
+		cost := ""
+		if row.unit != "result" { // offloading changes no prefix already cached
+			cost = fmt.Sprintf("; %s tokens of cache writes after", tokens.Thousands(row.s.Writes))
+		}
+		fmt.Fprintf(w, "  %-16s %9s  (%d %s%s)\n", row.name, tokens.Thousands(row.s.Tokens), row.s.Count, unit, cost)
 	}
 	if c := l.Compaction; c != nil {
 		fmt.Fprintf(w, "\nLast compaction (%s): %s tokens before", c.Trigger, tokens.Thousands(c.PreTokens))
@@ -234,6 +262,9 @@ func printLayers(w io.Writer, l compact.Savings) {
 		}
 		if c.Dropped > 0 {
 			fmt.Fprintf(w, "; %s summarised away in all", tokens.Thousands(c.Dropped))
+		}
+		if c.Writes > 0 {
+			fmt.Fprintf(w, "; the compacted prefix cost %s tokens of cache writes", tokens.Thousands(c.Writes))
 		}
 		fmt.Fprintln(w, ".")
 	}

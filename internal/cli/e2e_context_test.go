@@ -91,7 +91,7 @@ func TestContextReportsLayers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"Freed since the last compaction:", "Offloaded", "(1 result)", "Last compaction (manual):"} {
+	for _, want := range []string{"Freed since the last compaction:", "Offloaded", "(1 result)", "Last compaction (manual):", "the compacted prefix cost"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
 		}

@@ -217,9 +217,9 @@ func TestPrintErrorsAndUsage(t *testing.T) {
 		t.Errorf("fork alone: exit %d, %q", code, errOut)
 	}
 	// A usage mistake says how the command is used.
-	code, _, errOut = p.cairn(t, "context")
-	if code != 2 || !strings.Contains(errOut, "usage: cairn context ID|PATH [flags] (more: cairn context --help)") {
-		t.Errorf("context without a session: exit %d, %q", code, errOut)
+	code, _, errOut = p.cairn(t, "context", "a", "b")
+	if code != 2 || !strings.Contains(errOut, "usage: cairn context [ID|PATH] [flags] (more: cairn context --help)") {
+		t.Errorf("context with two sessions: exit %d, %q", code, errOut)
 	}
 }
 

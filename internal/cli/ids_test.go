@@ -35,3 +35,17 @@ func TestSessionIDPrefixes(t *testing.T) {
 		}
 	}
 }
+
+// TestContextWithoutID: `cairn context` measures this project's newest
+// session; with none, it says how to start one.
+func TestContextWithoutID(t *testing.T) {
+	home := sessHome(t)
+	r := sessRun(t, home, "/work/app", "context", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"sessionId":"`+sessID1) { // newer than sessID2
+		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = sessRun(t, home, "/work/none", "context")
+	if r.code != 1 || !strings.Contains(r.stderr, "no transcript in the project folder") {
+		t.Errorf("no session: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

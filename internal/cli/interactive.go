@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/history"
 	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/pricing"
 	"github.com/cairn-dev/cairn/internal/tui"
@@ -41,9 +42,10 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	home, checker, opts := s.home, s.checker, s.opts
 	warnings := s.warnings
 	asker := tui.NewAsker()
-	gate := &askingGate{inner: opts.Gate, checker: checker, ask: asker.Ask, project: env.Cwd}
+	ask := s.gov.notifying(asker.Ask) // Notification hooks hear of each question
+	gate := &askingGate{inner: opts.Gate, checker: checker, ask: ask, project: env.Cwd}
 	opts.Gate = gate.gate
-	opts.PlanModes = newPlanModes(checker, asker.Ask) // the person approves plans
+	opts.PlanModes = newPlanModes(checker, ask) // the person approves plans
 	pick := f.pick
 	ag, err := agent.Open(ctx, opts)
 	if err != nil {
@@ -56,6 +58,9 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	}
 	gov := s.gov
 	open := func(ctx context.Context, ref string) (tui.Session, error) {
+		if ref == "" { // /clear ends this session
+			gov.sessionEnd(ctx, hook.EndClear)
+		}
 		o := opts
 		o.Continue, o.Resume, o.Fork, o.SessionID = false, ref, false, ""
 		a, err := agent.Open(ctx, o)
@@ -69,7 +74,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	defer hist.Close()
 	last, runErr := tui.Run(ctx, tui.Options{
 		Session: ag, Open: open, Home: home, Cwd: env.Cwd, History: hist,
-		Asker: asker, Notices: notices, Warnings: warnings,
+		Asker: asker, Notices: notices, Warnings: warnings, Commands: uiCommands(ag), StatusLine: statusLineOf(s.settings, env.Cwd, notices),
 		Context: func(ctx context.Context, s tui.Session) (string, error) {
 			a, ok := s.(*agent.Agent)
 			if !ok {
@@ -108,6 +113,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		Prompt: prompt, PickResume: pick,
 		Now: env.Now,
 	})
+	gov.sessionEnd(ctx, hook.EndExit)
 	if last != nil {
 		if err := last.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("finish writing the transcript %s: %w", last.Path(), err)

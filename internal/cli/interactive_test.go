@@ -57,7 +57,7 @@ func TestAskingGate(t *testing.T) {
 }
 
 // TestDontAskAgainCompound: "Yes, and don't ask again" for a compound
-// command saves a prefix rule a command, as Claude Code does; the same
+// command saves one prefix rule per command, as Claude Code does; the same
 // line is then allowed without a question, in this session and by a new
 // process reading the settings file, which holds the rules unescaped.
 func TestDontAskAgainCompound(t *testing.T) {

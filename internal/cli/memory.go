@@ -60,6 +60,8 @@ type explainReport struct {
 	// Rules load when the agent reads or changes a file their globs match.
 	Rules  []explainFile `json:"rules"`
 	Memory explainMemory `json:"memory"`
+	// Extensions are the custom commands, skills and output styles.
+	Extensions explainExtensions `json:"extensions"`
 	// Skipped files exist but do not load.
 	Skipped  []instructions.Skip `json:"skipped"`
 	Warnings []string            `json:"warnings"`
@@ -134,6 +136,7 @@ func buildExplain(ctx context.Context, env Env) (*explainReport, error) {
 		rep.Rules = append(rep.Rules, explainFile{Path: f.Path, Kind: string(f.Kind), Why: f.Reason + "; loads when the agent reads or changes a file matching its paths:",
 			Globs: f.Globs, GlobBase: f.Base, Bytes: f.Size, Tokens: tokens.Estimate(f.Content), Truncated: f.Truncated})
 	}
+	rep.Extensions = buildExtensionsExplain(env, home, st)
 	m := &rep.Memory
 	m.Enabled = memoryEnabled(env, st)
 	m.Dir = memory.Dir(home, env.Cwd)
@@ -182,6 +185,7 @@ func printExplain(w io.Writer, r *explainReport) {
 		}
 	}
 	fmt.Fprintln(w, "\nInstruction files in folders below this one load when the agent first reads a file there.")
+	printExtensionsExplain(w, r.Extensions)
 	m := r.Memory
 	fmt.Fprintf(w, "\nLong-term memory: %s\n", m.Dir)
 	if !m.Enabled {

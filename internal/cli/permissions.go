@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/permission"
+	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tools"
 )
 
@@ -26,6 +28,7 @@ func newPermissionsCheckCmd(env Env) *cobra.Command {
 	var (
 		toolName, input, mode string
 		allowed, disallowed   []string
+		addDirs               []string
 		asJSON, headless      bool
 	)
 	cmd := &cobra.Command{
@@ -42,7 +45,10 @@ func newPermissionsCheckCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			chk, err := newChecker(env, m, allowed, disallowed, headless)
+			if err := checkDirs(env.Cwd, addDirs); err != nil {
+				return err
+			}
+			chk, err := newChecker(env, m, allowed, disallowed, headless, addDirs...)
 			if err != nil {
 				return err
 			}
@@ -50,11 +56,12 @@ func newPermissionsCheckCmd(env Env) *cobra.Command {
 				fmt.Fprintln(env.Stderr, "warning:", w)
 			}
 			ro, de := toolTraits(toolName, raw, env.Cwd)
-			d := chk.Check(cmd.Context(), toolName, raw, ro, de)
+			d, pc := chk.Explain(cmd.Context(), toolName, raw, ro, de)
 			if asJSON {
-				return writeJSON(env.Stdout, d)
+				return writeJSON(env.Stdout, explained{d, pc})
 			}
 			printDecision(env, d)
+			printPath(env, pc)
 			return nil
 		},
 	}
@@ -64,6 +71,7 @@ func newPermissionsCheckCmd(env Env) *cobra.Command {
 	f.StringVar(&mode, "mode", "", "the permission mode: default, acceptEdits, plan, bypassPermissions (default: the settings' defaultMode)")
 	f.StringArrayVar(&allowed, "allowedTools", nil, "more allow rules, as for the agent")
 	f.StringArrayVar(&disallowed, "disallowedTools", nil, "more deny rules, as for the agent")
+	f.StringArrayVar(&addDirs, "add-dir", nil, "another directory the session may work in (repeatable), as for the agent")
 	f.BoolVar(&headless, "headless", false, "decide as `cairn -p` does, where what would ask is denied")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
@@ -96,7 +104,7 @@ func checkArgs(toolName, input, mode string) (json.RawMessage, permission.Mode, 
 }
 
 // newChecker builds the checker the agent would build for this directory.
-func newChecker(env Env, mode permission.Mode, allowed, disallowed []string, headless bool) (*permission.Checker, error) {
+func newChecker(env Env, mode permission.Mode, allowed, disallowed []string, headless bool, dirs ...string) (*permission.Checker, error) {
 	home, err := env.Home()
 	if err != nil {
 		return nil, err
@@ -112,9 +120,16 @@ func newChecker(env Env, mode permission.Mode, allowed, disallowed []string, hea
 		CairnHome: home.Dir, UserHome: userHome,
 		ProjectDir: env.Cwd, Cwd: env.Cwd, Mode: mode,
 		AllowedTools: allowed, DisallowedTools: disallowed,
-		Headless: headless,
+		AdditionalDirectories: dirs, Headless: headless,
 	})
 	if err != nil {
+		return nil, fmt.Errorf("cannot check permissions: %w", err)
+	}
+	st, err := settings.Load(home.Dir, env.Cwd)
+	if err != nil {
+		return nil, fmt.Errorf("cannot check permissions: %w", err)
+	}
+	if _, _, err := newSandbox(st, chk, userHome); err != nil {
 		return nil, fmt.Errorf("cannot check permissions: %w", err)
 	}
 	return chk, nil
@@ -127,6 +142,33 @@ func printDecision(env Env, d permission.Decision) {
 		line += " (rule: " + d.Rule + ")"
 	}
 	fmt.Fprintln(env.Stdout, line)
+}
+
+// explained is the JSON form of a decision: {"decision","reason","rule"},
+// and "path" when a path constraint decided.
+type explained struct {
+	permission.Decision
+	Path *permission.PathCheck `json:"path,omitempty"`
+}
+
+// printPath says, for people, which path a path constraint stopped.
+func printPath(env Env, pc *permission.PathCheck) {
+	if pc == nil {
+		return
+	}
+	if pc.Path != "" {
+		line := "  path: " + pc.Path + " (" + pc.Access + " by `" + pc.Command + "`)"
+		if pc.Resolved != "" {
+			line += ", which leads to " + pc.Resolved
+		}
+		fmt.Fprintln(env.Stdout, line)
+	}
+	if len(pc.Outside) > 0 {
+		fmt.Fprintln(env.Stdout, "  outside: "+strings.Join(pc.Outside, ", "))
+	}
+	if pc.AllowWith != "" {
+		fmt.Fprintln(env.Stdout, "  allowed by a rule such as: "+pc.AllowWith)
+	}
 }
 
 // toolTraits answers the safety questions for a tool as the agent does:

@@ -162,3 +162,50 @@ func TestPermissionsCheckBrokenSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestPermissionsCheckExplainsPaths: a path constraint's decision names
+// the path, the folders it fell outside and a rule that would allow it,
+// in JSON and in text; --add-dir makes the folder one the session may use.
+func TestPermissionsCheckExplainsPaths(t *testing.T) {
+	home, proj := permProject(t)
+	extra := filepath.Join(filepath.Dir(proj), "extra")
+	if err := os.MkdirAll(extra, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := `{"command":"cd .. && make install"}`
+	code, out, errOut := permRun(t, home, proj, "check", "--tool", "Bash", "--input", in, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got struct {
+		Decision string `json:"decision"`
+		Path     struct {
+			Path      string   `json:"path"`
+			Access    string   `json:"access"`
+			Command   string   `json:"command"`
+			Outside   []string `json:"outside"`
+			AllowWith string   `json:"allowWith"`
+		} `json:"path"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Decision != "ask" || got.Path.Path != filepath.Dir(proj) || got.Path.Access != "cwd" ||
+		!cmp.Equal(got.Path.Outside, []string{proj}) || got.Path.AllowWith != "Bash(make install)" {
+		t.Errorf("got %+v", got)
+	}
+
+	code, out, _ = permRun(t, home, proj, "check", "--tool", "Bash", "--input", `{"command":"make -C ../extra"}`)
+	if code != 0 || !strings.HasPrefix(out, "ask: ") || !strings.Contains(out, "path: "+extra) ||
+		!strings.Contains(out, "outside: "+proj) || !strings.Contains(out, "allowed by a rule such as: Bash(make -C ../extra)") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+	code, out, _ = permRun(t, home, proj, "check", "--tool", "Bash", "--input", `{"command":"make -C ../extra"}`, "--add-dir", "../extra")
+	if code != 0 || !strings.HasPrefix(out, "allow: ") {
+		t.Errorf("with --add-dir: exit %d\n%s", code, out)
+	}
+	code, _, errOut = permRun(t, home, proj, "check", "--tool", "Bash", "--input", in, "--add-dir", "nowhere")
+	if code != 2 || !strings.Contains(errOut, "--add-dir nowhere: no such directory") {
+		t.Errorf("missing --add-dir: exit %d: %s", code, errOut)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/tokens"
+	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
 )
 
@@ -30,6 +32,10 @@ type printer struct {
 	// the cost is the model choice's, which counts side requests too.
 	usage   model.Usage
 	denials *denials
+	// budget, when positive, is --max-budget-usd; structured is the
+	// --json-schema tool, nil without one.
+	budget     float64
+	structured *tools.StructuredOutput
 }
 
 func newPrinter(env Env, format string, verbose bool, ag *agent.Agent, choice *modelChoice, d *denials) *printer {
@@ -53,7 +59,7 @@ func (p *printer) init(checker *permission.Checker) {
 	p.line(map[string]any{
 		"type": "system", "subtype": "init", "cwd": p.env.Cwd, "session_id": p.ag.ID(),
 		"tools": names, "mcp_servers": []any{}, "model": p.choice.Name,
-		"permissionMode": string(checker.Mode()), "slash_commands": []string{"compact", "context", "summary"},
+		"permissionMode": string(checker.Mode()), "slash_commands": append([]string{"compact", "context", "summary"}, extensionNames(p.ag)...),
 		"apiKeySource": p.keySource(), "output_style": "default", "uuid": uuid.NewString(),
 	})
 }
@@ -79,6 +85,23 @@ func (p *printer) keySource() string {
 // run runs one turn and prints it. It returns errReported when the turn
 // failed (the failure was printed).
 func (p *printer) run(ctx context.Context, prompt string) error {
+	if p.structured != nil {
+		p.structured.Reset()
+	}
+	done, failure := p.turn(ctx, prompt)
+	if p.structured != nil && failure == nil {
+		done, failure = p.insist(ctx, done)
+	}
+	return p.finish(done, failure)
+}
+
+// turn runs one turn, printing its messages, and returns how it ended.
+func (p *printer) turn(ctx context.Context, prompt string) (*engine.Result, error) {
+	if p.overBudget() {
+		return nil, errBudget
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var sent time.Time
 	var done *engine.Result
 	var failure error
@@ -93,6 +116,9 @@ func (p *printer) run(ctx context.Context, prompt string) error {
 		case engine.EventAssistant:
 			p.apiTime += p.env.Now().Sub(sent)
 			p.spent(ev.Response.Usage)
+			if p.overBudget() {
+				stop(errBudget) // the response is printed; nothing more is asked
+			}
 			if p.format == "stream-json" {
 				p.line(map[string]any{"type": "assistant", "message": assistantJSON(ev.Response), "parent_tool_use_id": nil, "session_id": p.ag.ID(), "uuid": uuid.NewString()})
 			}
@@ -126,7 +152,10 @@ func (p *printer) run(ctx context.Context, prompt string) error {
 			done = ev.Done
 		}
 	}
-	return p.finish(done, failure)
+	if errors.Is(context.Cause(ctx), errBudget) {
+		failure = errBudget
+	}
+	return done, failure
 }
 
 func (p *printer) finish(done *engine.Result, failure error) error {
@@ -137,6 +166,10 @@ func (p *printer) finish(done *engine.Result, failure error) error {
 	}
 	var exit error
 	switch {
+	case errors.Is(failure, errBudget):
+		res["subtype"], res["is_error"], res["num_turns"], res["result"] = "error_max_budget_usd", true, 0, failure.Error()
+		res["usage"] = p.usage
+		exit = failure
 	case failure != nil:
 		res["subtype"], res["is_error"], res["num_turns"], res["result"] = "error_during_execution", true, 0, failure.Error()
 		res["usage"] = p.usage
@@ -147,6 +180,20 @@ func (p *printer) finish(done *engine.Result, failure error) error {
 		if done.Stop == engine.StopMaxTurns {
 			res["subtype"], res["is_error"] = "error_max_turns", true
 			exit = fmt.Errorf("stopped after %d turns (--max-turns); continue with `cairn -c -p …`: %w", done.Turns, errReported)
+		}
+	}
+	if failure == nil && p.structured != nil {
+		if v, ok := p.structured.Value(); ok {
+			res["structured_output"] = v
+		} else {
+			n, why := p.structured.Attempts()
+			res["subtype"], res["is_error"] = "error_max_structured_output_retries", true
+			res["errors"] = []string{structuredFailure(n, why)}
+			exit = fmt.Errorf("%s: %w", structuredFailure(n, why), errReported)
+			if p.format == "text" {
+				fmt.Fprintln(p.env.Stderr, "cairn:", structuredFailure(n, why))
+				return exit
+			}
 		}
 	}
 	switch p.format {
@@ -161,26 +208,6 @@ func (p *printer) finish(done *engine.Result, failure error) error {
 		}
 	}
 	return exit
-}
-
-// printFailure ends a run that failed before its turn began (the session
-// could not be opened: another process has it, say). In json and
-// stream-json it prints a result with is_error set and the reason, so a
-// program reading stdout learns why; the reason goes to stderr as well, as
-// every error does. sessionID may be empty when no session was chosen.
-func printFailure(env Env, format, sessionID string, err error) {
-	if format == "text" {
-		return
-	}
-	b, merr := jsonw.Marshal(map[string]any{
-		"type": "result", "subtype": "error_during_execution", "is_error": true, "session_id": sessionID,
-		"duration_ms": 0, "duration_api_ms": 0, "num_turns": 0, "result": err.Error(), "total_cost_usd": 0,
-		"usage": model.Usage{}, "permission_denials": []any{}, "uuid": uuid.NewString(),
-	})
-	if merr != nil {
-		return
-	}
-	env.Stdout.Write(append(b, '\n'))
 }
 
 // spent adds a response's usage to the run's.

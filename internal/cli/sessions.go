@@ -15,5 +15,6 @@ func newSessionsCmd(env Env) *cobra.Command {
 	cmd.AddCommand(newSessionsCleanupCmd(env))
 	cmd.AddCommand(newSessionsRestoreCmd(env))
 	cmd.AddCommand(newSessionsRewindCmd(env))
+	cmd.AddCommand(newSessionsSyncCmd(env))
 	return cmd
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func newSessionsListCmd(env Env) *cobra.Command {
-	var all, asJSON bool
+	var all, asJSON, fromStore bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List this project's sessions (every project's with --all), newest first",
@@ -24,7 +24,12 @@ func newSessionsListCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			infos, err := session.List(cmd.Context(), home, session.ListOptions{Cwd: env.Cwd, All: all, Warn: warner(env)})
+			var infos []session.Info
+			if fromStore {
+				infos, err = storeList(cmd.Context(), env, all)
+			} else {
+				infos, err = session.List(cmd.Context(), home, session.ListOptions{Cwd: env.Cwd, All: all, Warn: warner(env)})
+			}
 			if err != nil {
 				return err
 			}
@@ -45,6 +50,7 @@ func newSessionsListCmd(env Env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "list the sessions of every project")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&fromStore, "store", false, "list the team store's sessions of this project (every project's with --all)")
 	return cmd
 }
 

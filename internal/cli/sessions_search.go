@@ -11,22 +11,30 @@ import (
 )
 
 func newSessionsSearchCmd(env Env) *cobra.Command {
-	var all, asJSON bool
+	var all, asJSON, fromStore bool
 	cmd := &cobra.Command{
-		Use:   "search QUERY",
+		Use:   "search QUERY...",
 		Short: "Search the text of this project's sessions (every project's with --all)",
-		Args:  args(cobra.ExactArgs(1)),
+		Long: "Search the text of this project's sessions (every project's with --all). " +
+			"The words of QUERY may come quoted or not: `search fix login` is `search \"fix login\"`.",
+		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if strings.TrimSpace(a[0]) == "" {
+			query := strings.Join(a, " ")
+			if strings.TrimSpace(query) == "" {
 				return usagef("the search query is empty; give the text to look for")
 			}
 			home, err := env.Home()
 			if err != nil {
 				return err
 			}
-			matches, err := session.Search(cmd.Context(), home, session.SearchOptions{
-				Query: a[0], Cwd: env.Cwd, All: all, Warn: warner(env),
-			})
+			var matches []session.Match
+			if fromStore {
+				matches, err = storeSearch(cmd.Context(), env, query, all)
+			} else {
+				matches, err = session.Search(cmd.Context(), home, session.SearchOptions{
+					Query: query, Cwd: env.Cwd, All: all, Warn: warner(env),
+				})
+			}
 			if err != nil {
 				return err
 			}
@@ -34,7 +42,7 @@ func newSessionsSearchCmd(env Env) *cobra.Command {
 				return writeJSON(env.Stdout, matches)
 			}
 			if len(matches) == 0 {
-				fmt.Fprintf(env.Stdout, "No matches for %q.\n", a[0])
+				fmt.Fprintf(env.Stdout, "No matches for %q.\n", query)
 				return nil
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -55,6 +63,7 @@ func newSessionsSearchCmd(env Env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "search the sessions of every project")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&fromStore, "store", false, "search the team store's sessions of this project (every project's with --all)")
 	return cmd
 }
 

@@ -27,6 +27,14 @@ func TestSessionsSearch(t *testing.T) {
 			{SessionID: sessID3, UUID: "bbbbbbbb-a0", Timestamp: sessNow.Add(-time.Hour), Snippet: "Answer to publish v2"},
 		}},
 		{"not in this project", []string{"publish"}, []session.Match{}},
+		{"several words unquoted", []string{"login", "page"}, []session.Match{
+			{SessionID: sessID1, UUID: "11111111-u0", Timestamp: sessNow.Add(-3 * time.Hour), Snippet: "add a login page"},
+			{SessionID: sessID1, UUID: "11111111-a0", Timestamp: sessNow.Add(-3 * time.Hour), Snippet: "Answer to add a login page"},
+		}},
+		{"several words quoted", []string{"login page"}, []session.Match{
+			{SessionID: sessID1, UUID: "11111111-u0", Timestamp: sessNow.Add(-3 * time.Hour), Snippet: "add a login page"},
+			{SessionID: sessID1, UUID: "11111111-a0", Timestamp: sessNow.Add(-3 * time.Hour), Snippet: "Answer to add a login page"},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := sessRun(t, home, "/work/app", append([]string{"sessions", "search", "--json"}, tc.args...)...)
@@ -80,7 +88,6 @@ func TestSessionsSearch(t *testing.T) {
 		for _, args := range [][]string{
 			{"sessions", "search"},
 			{"sessions", "search", "  "},
-			{"sessions", "search", "a", "b"},
 			{"sessions", "search", "a", "--bogus"},
 		} {
 			if r := sessRun(t, home, "/work/app", args...); r.code != 2 {

@@ -54,7 +54,7 @@ func loadSession(cmd *cobra.Command, env Env, ref string, opts transcript.LoadOp
 	if err != nil {
 		return nil, err
 	}
-	path, err := home.Find(env.Cwd, ref)
+	path, err := findSession(cmd.Context(), env, home, ref, env.Stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,8 @@ type setup struct {
 	gov      *governance
 	refused  *denials
 	opts     agent.Options
+	// structured is the --json-schema answer's tool; nil without one.
+	structured *tools.StructuredOutput
 	// warnings are what the user should read before the session starts.
 	warnings []string
 	// ctx ends the session when a hook answers "continue": false.
@@ -43,8 +45,13 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	if err != nil {
 		return nil, err
 	}
-	st, err := settings.Load(home.Dir, env.Cwd)
+	extra, removeExtra, err := f.ext.settingsFiles()
 	if err != nil {
+		return nil, err
+	}
+	st, err := settings.Load(home.Dir, env.Cwd, extra...)
+	if err != nil {
+		removeExtra()
 		return nil, err
 	}
 	s := &setup{home: home, settings: st}
@@ -55,6 +62,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	defer func() {
 		if !ok {
 			stopSweep()
+			removeExtra()
 		}
 	}()
 	if s.choice, err = chooseModel(env, f.provider, f.model, st); err != nil {
@@ -62,22 +70,30 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	}
 	userHome, _ := os.UserHomeDir()
 	instr, mem, memRules, ctxWarnings := sessionContextOptions(env, home, userHome, st, s.choice)
-	allowed := append(append(memRules, sessionReadRules(home, env.Cwd)...), f.allowed...)
+	allowed := append(append(append(memRules, sessionReadRules(home, env.Cwd)...), skillReadRules(home)...), f.allowed...)
+	if err := checkDirs(env.Cwd, f.addDirs); err != nil {
+		return nil, err
+	}
 	s.checker, err = permission.New(permission.Options{
 		CairnHome: home.Dir, UserHome: userHome, ProjectDir: env.Cwd, Cwd: env.Cwd,
 		Mode: permission.Mode(f.permissionMode), AllowedTools: allowed, DisallowedTools: f.disallowed,
-		Headless: headless,
+		AdditionalDirectories: f.addDirs, Headless: headless, SettingsFiles: extra,
 	})
 	if err != nil {
 		return nil, err
 	}
+	sb, sw, err := newSandbox(st, s.checker, userHome)
+	if err != nil {
+		return nil, err
+	}
+	s.warnings = append(s.warnings, sw...)
 	var hw []string
 	s.hooks, hw = hook.Load(st.Files)
 	s.warnings = append(append(append(s.warnings, s.checker.Warnings()...), ctxWarnings...), hw...)
 	// A hook answering "continue": false ends the run through this cause.
 	var halt context.CancelCauseFunc
 	s.ctx, halt = context.WithCancelCause(ctx)
-	s.stop = func() { halt(nil); stopSweep() }
+	s.stop = func() { halt(nil); stopSweep(); removeExtra() }
 	s.refused = &denials{}
 	s.gov = &governance{checker: s.checker, refused: s.refused, stderr: out, halt: halt, cwd: env.Cwd}
 	s.gov.hooks = hook.NewRunner(s.hooks, hook.Options{ProjectDir: env.Cwd, Session: s.gov.session})
@@ -88,7 +104,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	s.opts = agent.Options{
 		Home: home, Cwd: env.Cwd,
 		Model: s.choice.Model, ModelName: s.choice.Name, MaxTokens: s.choice.MaxTokens, Window: s.choice.Window,
-		Tools:    tools.Core(),
+		Tools:    withSandbox(tools.Core(), sb),
 		Gate:     gateWith(s.checker, s.refused),
 		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
 		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
@@ -101,11 +117,18 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		Now:                env.Now,
 		Instructions:       instr, Memory: mem,
 	}
+	s.loadExtensions(env)
+	if err := s.headlessOptions(f); err != nil {
+		return nil, err
+	}
 	var aw []string
 	s.opts.Tools, aw = withTask(s.opts.Tools, home, env.Cwd)
 	s.warnings = append(s.warnings, aw...)
 	if collapseEnabled(env, st) {
 		s.opts.Collapse = &compact.CollapseConfig{}
+	}
+	if err := s.withTeamStore(ctx, env, f, out); err != nil {
+		return nil, err
 	}
 	if !s.hooks.Empty() {
 		s.opts.Gate, s.opts.AfterTool, s.opts.BeforePrompt, s.opts.BeforeStop = s.gov.gate, s.gov.afterTool, s.gov.beforePrompt, s.gov.beforeStop
@@ -114,12 +137,15 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	}
 	// The MCP servers come last, so no failure after them leaves them
 	// running: they close with the session.
-	servers, mw := connectMCP(ctx, env, home)
+	servers, mw, err := connectMCPWith(ctx, env, home, &f.ext)
+	if err != nil {
+		return nil, err
+	}
 	s.warnings = append(s.warnings, mw...)
 	s.opts.Tools = append(s.opts.Tools, servers.Tools()...)
 	s.opts.MCPInstructions = servers.Instructions()
 	stop := s.stop
-	s.stop = func() { stop(); servers.Close() }
+	s.stop = func() { stop(); servers.Close(); _ = sb.Close() }
 	ok = true
 	return s, nil
 }

@@ -26,6 +26,10 @@ func Resumed(conv *transcript.Conversation) []model.Message {
 type Saving struct {
 	Count  int   `json:"count"`
 	Tokens int64 `json:"tokensSaved"`
+	// Writes is what it cost in cache writes: the cache_creation tokens
+	// of the first response after each of its acts, when the changed
+	// prefix was written to the prompt cache again.
+	Writes int64 `json:"cacheWriteTokens"`
 }
 
 // Savings is what each layer of the pipeline freed in the conversation
@@ -55,18 +59,30 @@ type CompactionSaving struct {
 	// Dropped is every token the session's compactions have summarised
 	// away, as far as the boundary knows.
 	Dropped int64 `json:"cumulativeDroppedTokens,omitempty"`
+	// Writes is the cache writes of the first response after it: the
+	// compacted prefix written to the cache.
+	Writes int64 `json:"cacheWriteTokens,omitempty"`
 }
 
 // SavingsOf reads what each layer freed from conv's entries. Records it
 // cannot decode are left out: the figures are a report, not the view.
 func SavingsOf(conv *transcript.Conversation) Savings {
 	var s Savings
+	// owed is where the cache writes of the next response go: the layer
+	// that acted last.
+	var owed *int64
 	for i := range conv.Entries {
 		e := &conv.Entries[i]
 		switch {
+		case e.Type == transcript.TypeAssistant && owed != nil:
+			if m, ok, _ := e.DecodeMessage(); ok && m.Usage != nil {
+				*owed += m.Usage.CacheCreationInputTokens
+				owed = nil
+			}
 		case e.IsCompactBoundary():
 			if md, err := e.DecodeCompactMetadata(); err == nil {
 				s.Compaction = &CompactionSaving{Trigger: md.Trigger, PreTokens: md.PreTokens, PostTokens: md.PostTokens, Dropped: md.CumulativeDroppedTokens}
+				owed = &s.Compaction.Writes
 			}
 		case len(e.SnipMetadata) > 0:
 			var md struct {
@@ -75,15 +91,18 @@ func SavingsOf(conv *transcript.Conversation) Savings {
 			_ = json.Unmarshal(e.SnipMetadata, &md)
 			s.Snip.Count++
 			s.Snip.Tokens += md.TokensFreed
+			owed = &s.Snip.Writes
 		case e.IsMicrocompactBoundary():
 			if md, err := e.DecodeMicrocompactMetadata(); err == nil {
 				s.Micro.Count++
 				s.Micro.Tokens += md.TokensSaved
+				owed = &s.Micro.Writes
 			}
 		case e.IsCollapseCommit():
 			if md, err := e.DecodeCollapseMetadata(); err == nil {
 				s.Collapse.Count++
 				s.Collapse.Tokens += md.TokensSaved
+				owed = &s.Collapse.Writes
 			}
 		case e.Type == transcript.TypeUser && len(e.ToolUseResult) > 0:
 			var d struct {

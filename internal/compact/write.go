@@ -149,7 +149,7 @@ func (m *Manager) write(ctx context.Context, history []model.Message, keep int, 
 
 // ErrDoesNotFit is returned when the newest message alone does not fit in
 // the context window: it is neither cut nor dropped.
-var ErrDoesNotFit = errors.New("the request cannot fit in the context window")
+var ErrDoesNotFit = errors.New("the prompt is too long for the context window")
 
 // truncate is the last resort when a request does not fit and cannot be
 // summarised: the oldest history is dropped, keeping the newest messages
@@ -179,7 +179,7 @@ func (m *Manager) truncate(ctx context.Context, history []model.Message, system 
 	}
 	k = max(0, min(k, least))
 	if need := tokens.EstimateRequest(system, tools, history[least:]); need > m.cfg.Window.Effective() {
-		return nil, fmt.Errorf("%w: the newest message needs about %d tokens and the context window holds %d; shorten the prompt, or read less at once (a smaller file, a range of lines)", ErrDoesNotFit, need, m.cfg.Window.Effective())
+		return nil, fmt.Errorf("%w: the newest message needs about %d tokens and the context window holds %d; shorten the prompt, or read less at once (a smaller file, a range of lines)", ErrDoesNotFit, need, max(0, m.cfg.Window.Effective()))
 	}
 	note := "[The earlier part of this conversation could not be summarised and was left out to fit the context window.]"
 	res, err := m.write(ctx, history, k, note, TriggerAuto, pre, start, nil, system, tools)

@@ -30,16 +30,18 @@ const (
 	PostCompact      Event = "PostCompact"
 	SubagentStart    Event = "SubagentStart"
 	SubagentStop     Event = "SubagentStop"
+	Notification     Event = "Notification"
+	SessionEnd       Event = "SessionEnd"
 )
 
 // Events lists the events cairn runs, in the order of an agent's life.
-var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, SubagentStart, SubagentStop, Stop, PreCompact, PostCompact}
+var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, SubagentStart, SubagentStop, Stop, Notification, PreCompact, PostCompact, SessionEnd}
 
 // laterEvents are Claude Code events cairn knows of but does not run yet;
 // hooks configured for them are skipped with a gentler warning than an
 // unknown name gets.
 var laterEvents = []string{
-	"Notification", "SessionEnd", "PermissionRequest",
+	"PermissionRequest",
 	"PermissionDenied", "PostToolUseFailure", "StopFailure", "InstructionsLoaded",
 	"CwdChanged", "FileChanged", "WorktreeCreate", "WorktreeRemove", "TaskCompleted",
 	"TeammateIdle", "ConfigChange", "Elicitation", "ElicitationResult", "UserPromptExpansion",
@@ -67,6 +69,7 @@ type Config struct {
 // group is one entry of an event's list: a matcher and its commands.
 type group struct {
 	match    matcher
+	pattern  string // as written
 	commands []Command
 }
 
@@ -227,7 +230,7 @@ func parseGroups(w *warner, ev Event, raw json.RawMessage) []group {
 			}
 		}
 		if len(cmds) > 0 {
-			out = append(out, group{match: m, commands: cmds})
+			out = append(out, group{match: m, pattern: pattern, commands: cmds})
 		}
 	}
 	return out

@@ -35,9 +35,9 @@ func TestAdd(t *testing.T) {
 		},
 		{
 			name:     "unknown and later events are skipped",
-			raw:      `{"Notification":[{"hooks":[{"type":"command","command":"a"}]}],"BeforeLunch":[],"Stop":[{"hooks":[{"type":"command","command":"b"}]}]}`,
+			raw:      `{"PermissionRequest":[{"hooks":[{"type":"command","command":"a"}]}],"BeforeLunch":[],"Stop":[{"hooks":[{"type":"command","command":"b"}]}]}`,
 			want:     cmds{Stop: {{Command: "b", File: "s.json"}}},
-			warnings: []string{`unknown hook event "BeforeLunch"`, "does not run Notification hooks yet"},
+			warnings: []string{`unknown hook event "BeforeLunch"`, "does not run PermissionRequest hooks yet"},
 		},
 		{
 			name:     "unknown fields are ignored",

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -200,5 +201,48 @@ func TestRunLeavesBackgroundJobsAlone(t *testing.T) {
 	}
 	if got[0].Exit != 0 || got[0].Err != nil {
 		t.Errorf("exit %d, err %v", got[0].Exit, got[0].Err)
+	}
+}
+
+// Notification and SessionEnd hooks get Claude Code's input, matched on
+// the notification's kind and the end's reason; List shows every hook
+// with its event, matcher and file.
+func TestNotificationAndSessionEnd(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	c := &Config{}
+	raw := `{"Notification":[{"matcher":"permission_prompt","hooks":[{"type":"command","command":"cat >> ` + out + `; echo >> ` + out + `"}]}],` +
+		`"SessionEnd":[{"matcher":"clear|other","hooks":[{"type":"command","command":"cat >> ` + out + `; echo >> ` + out + `","timeout":5}]}]}`
+	if w := c.Add("s.json", json.RawMessage(raw)); len(w) != 0 {
+		t.Fatalf("warnings %q", w)
+	}
+	r := NewRunner(c, Options{ProjectDir: dir, Session: func() Session { return Session{ID: "s1", Cwd: dir} }})
+	r.Notification(context.Background(), NotifyIdle, "waiting") // not matched
+	r.Notification(context.Background(), NotifyPermission, "cairn needs your permission to use Bash")
+	r.SessionEnd(context.Background(), EndExit) // not matched
+	r.SessionEnd(context.Background(), EndOther)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%v: %q", err, line)
+		}
+		delete(m, "transcript_path")
+		got = append(got, m)
+	}
+	want := []map[string]any{
+		{"session_id": "s1", "cwd": dir, "hook_event_name": "Notification", "message": "cairn needs your permission to use Bash", "title": "cairn", "notification_type": "permission_prompt"},
+		{"session_id": "s1", "cwd": dir, "hook_event_name": "SessionEnd", "reason": "other"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("inputs (-want +got):\n%s", diff)
+	}
+	list := c.List()
+	if len(list) != 2 || list[0].Event != Notification || list[0].Matcher != "permission_prompt" || list[1].Event != SessionEnd || list[1].Timeout != 5*time.Second || list[1].File != "s.json" {
+		t.Errorf("List = %+v", list)
 	}
 }

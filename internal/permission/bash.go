@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/shellsafe"
@@ -14,35 +15,59 @@ import (
 // and the line's redirections and cd targets must stay where the mode and
 // rules allow.
 type bashCheck struct {
-	req    Request
-	p      place
-	line   string
-	script *shellsafe.Script
-	all    []*shellsafe.Command
-	cwds   []string // the directories commands may run in: cwd and every cd target
-	byRule map[*shellsafe.Command]Rule
-	used   []string // the allow rules that allowed commands
-	wrote  bool     // acceptEdits allowed a write inside the project
+	req         Request
+	p           place
+	line        string
+	script      *shellsafe.Script
+	all         []*shellsafe.Command
+	cwds        []string // the directories commands may run in: cwd and every cd target
+	byRule      map[*shellsafe.Command]Rule
+	used        []string // the allow rules that allowed commands
+	wrote       bool     // acceptEdits allowed a write inside the project
+	unsandboxed bool     // the call asks to run outside the sandbox
+	// dirsOf are the directories each command may run in; cwdUnknown is
+	// set when the line may end up somewhere only known at run time.
+	dirsOf     map[*shellsafe.Command]dirs
+	cwdUnknown bool
+	parent     map[*shellsafe.Command]*shellsafe.Command // wrappers of commands they run
 }
 
 func decideBash(req Request, p place) (Decision, hint) {
 	var in struct {
-		Command string `json:"command"`
+		Command        string `json:"command"`
+		DisableSandbox bool   `json:"dangerouslyDisableSandbox"`
 	}
 	if json.Unmarshal(req.Input, &in) != nil || strings.TrimSpace(in.Command) == "" {
 		d := ask("The Bash call has no command to check; its input must be a JSON object with a \"command\" string.")
 		return d, hint{action: "run Bash", rule: "Bash"}
 	}
 	b := &bashCheck{req: req, p: p, line: in.Command, script: shellsafe.Parse(in.Command), byRule: map[*shellsafe.Command]Rule{}}
+	b.unsandboxed = in.DisableSandbox
+	if sb := req.Sandbox; sb.Active() && !b.unsandboxed && !sb.Excluded(in.Command) {
+		// In the sandbox /tmp is the session's own.
+		b.p.roots = append(slices.Clip(b.p.roots), "/tmp")
+	}
 	b.all = b.script.All()
-	b.cwds = b.dirs()
+	b.parent = make(map[*shellsafe.Command]*shellsafe.Command)
+	for _, c := range b.all {
+		for _, ic := range c.Inner {
+			b.parent[ic] = c
+		}
+	}
+	b.trackDirs()
 	return b.decide()
 }
 
 func (b *bashCheck) decide() (Decision, hint) {
-	h := hint{action: "run `" + b.line + "`", rule: "Bash(" + b.line + ")"}
+	h := hint{action: "run `" + clip(b.line) + "`", rule: b.lineRule()}
 	if d, ok := b.denied(); ok {
 		return d, h
+	}
+	sb := b.req.Sandbox
+	if sb.Active() && b.unsandboxed {
+		// In every mode: the sandbox holds under bypassPermissions too.
+		h.rule, h.fix = "", "No rule allows it: run the command inside the sandbox, or have the person run it."
+		return ask("`%s` asks to run outside the sandbox (dangerouslyDisableSandbox): that needs the person's approval, in every permission mode.", clip(b.line)), h
 	}
 	if b.req.Mode == ModePlan && !b.readOnly() {
 		return planDenied(h.action), h
@@ -50,8 +75,19 @@ func (b *bashCheck) decide() (Decision, hint) {
 	if d, ok := b.asked(); ok {
 		return d, h
 	}
+	if sb.AutoAllow() && !sb.Excluded(b.line) {
+		return Decision{Allow, "The command runs in " + sb.Describe() + "; autoAllowBashIfSandboxed lets sandboxed commands run without asking.", ""}, h
+	}
 	if b.req.Mode == ModeBypass {
 		return Decision{Allow, "bypassPermissions mode allows every command that no deny rule denies.", ""}, h
+	}
+	// Path constraints come before allow rules (SPEC G7).
+	if pc, why := b.pathProblem(); pc != nil {
+		if pc.AllowWith != "" {
+			h.rule = pc.AllowWith
+		}
+		h.path = pc
+		return ask("%s", why), h
 	}
 	if r, ok := wholeTool(b.req.Rules.Allow); ok {
 		return Decision{Allow, fmt.Sprintf("Allowed by the rule %s%s.", r, from(r)), r.String()}, h
@@ -66,7 +102,7 @@ func (b *bashCheck) decide() (Decision, hint) {
 		return ask("%s", why), h
 	}
 	if b.req.Destructive && len(b.used) == 0 {
-		return ask("Running `%s` needs confirmation: the Bash tool reports it as destructive.", b.line), h
+		return ask("Running `%s` needs confirmation: the Bash tool reports it as destructive.", clip(b.line)), h
 	}
 	if len(b.used) == 0 && b.wrote {
 		return Decision{Allow, "Every command of the line is read-only, and acceptEdits mode allows its writes inside the project.", ""}, h
@@ -106,7 +142,7 @@ func (b *bashCheck) denied() (Decision, bool) {
 }
 
 func (b *bashCheck) deny(r Rule, what string) Decision {
-	return Decision{Deny, fmt.Sprintf("Permission to run `%s` is denied: the rule %s%s matches %s.", b.line, r, from(r), what), r.String()}
+	return Decision{Deny, fmt.Sprintf("Permission to run `%s` is denied: the rule %s%s matches %s.", clip(b.line), r, from(r), what), r.String()}
 }
 
 // asked applies the ask rules, and asks when a deny rule might match a
@@ -147,10 +183,10 @@ func (b *bashCheck) readOnly() bool {
 // allowed without asking, and the command it is in (nil for the line).
 func (b *bashCheck) firstProblem() (*shellsafe.Command, string) {
 	if len(b.script.Whole) > 0 {
-		return nil, fmt.Sprintf("`%s` needs confirmation: %s.", b.line, b.script.Whole[0])
+		return nil, fmt.Sprintf("`%s` needs confirmation: %s.", clip(b.line), b.script.Whole[0])
 	}
 	if len(b.script.Commands) == 0 && len(b.script.Redirects) == 0 {
-		return nil, fmt.Sprintf("`%s` runs no command cairn can check; it needs confirmation.", b.line)
+		return nil, fmt.Sprintf("`%s` runs no command cairn can check; it needs confirmation.", clip(b.line))
 	}
 	for _, c := range b.script.Commands {
 		if bad, why := b.command(c); why != "" {
@@ -325,7 +361,7 @@ func (b *bashCheck) redirect(r shellsafe.Redirect, byRule bool) string {
 		return ""
 	}
 	if r.Dynamic {
-		return fmt.Sprintf("`%s` needs confirmation: the redirection target %s is only known when it runs.", b.line, r.Target)
+		return fmt.Sprintf("`%s` needs confirmation: the redirection target %s is only known when it runs.", clip(b.line), r.Target)
 	}
 	p := b.p.abs(r.Target, b.p.cwd)
 	for _, dir := range b.cwds {
@@ -334,23 +370,23 @@ func (b *bashCheck) redirect(r shellsafe.Redirect, byRule bool) string {
 		}
 	}
 	if p == "" {
-		return fmt.Sprintf("`%s` needs confirmation: it redirects to %s.", b.line, r.Target)
+		return fmt.Sprintf("`%s` needs confirmation: it redirects to %s.", clip(b.line), r.Target)
 	}
 	inside := b.p.inside(p)
 	if !r.Write {
 		if inside || b.allowedPath("Read", p) {
 			return ""
 		}
-		return fmt.Sprintf("`%s` needs permission: it reads %s, outside the project %s.", b.line, p, b.p.project)
+		return fmt.Sprintf("`%s` needs permission: it reads %s, outside the project %s.", clip(b.line), p, b.p.project)
 	}
 	editRule := b.allowedPath("Edit", p)
 	switch {
 	case !inside && !editRule:
-		return fmt.Sprintf("`%s` needs permission: it writes %s, outside the project %s. Allow it with a rule such as %s.", b.line, p, b.p.project, suggestPath("Edit", b.p, p))
+		return fmt.Sprintf("`%s` needs permission: it writes %s, outside the project %s. Allow it with a rule such as %s.", clip(b.line), p, b.p.project, suggestPath("Edit", b.p, p))
 	case r.Truncate && exists(p) && !byRule && !editRule:
-		return fmt.Sprintf("`%s` needs confirmation: '%s' overwrites the existing file %s.", b.line, r.Op, p)
+		return fmt.Sprintf("`%s` needs confirmation: '%s' overwrites the existing file %s.", clip(b.line), r.Op, p)
 	case inside && !byRule && !editRule && b.req.Mode != ModeAcceptEdits:
-		return fmt.Sprintf("`%s` needs permission: it writes %s.", b.line, p)
+		return fmt.Sprintf("`%s` needs permission: it writes %s.", clip(b.line), p)
 	case !byRule && !editRule:
 		b.wrote = true
 	}
@@ -395,9 +431,9 @@ func isCd(c *shellsafe.Command) bool {
 	return false
 }
 
-// cdTargets returns where a cd may go from each directory the line may
-// run in ("" when unknown).
-func (b *bashCheck) cdTargets(c *shellsafe.Command) []string {
+// cdTargetsFrom returns where a cd may go from each of the directories
+// from ("" when unknown: cd -, cd $VAR, pushd +N).
+func (b *bashCheck) cdTargetsFrom(c *shellsafe.Command, from []string) []string {
 	var ops []shellsafe.Word
 	for _, a := range c.Args[1:] {
 		if a.Value == "-" || !strings.HasPrefix(a.Value, "-") || a.Dynamic {
@@ -408,37 +444,29 @@ func (b *bashCheck) cdTargets(c *shellsafe.Command) []string {
 		return []string{b.p.home}
 	}
 	t := ops[0]
-	if t.Dynamic || t.Glob || t.Value == "-" {
+	if t.Glob || t.Value == "-" || path.Base(c.Name()) == "pushd" && strings.HasPrefix(t.Value, "+") {
 		return []string{""}
 	}
 	var out []string
-	for _, dir := range b.cwdsBefore() {
-		out = append(out, b.p.abs(t.Value, dir))
+	for _, dir := range from {
+		v, ok := shellsafe.Expand(t, b.lookup(dir))
+		if !ok {
+			return []string{""}
+		}
+		out = append(out, b.p.absLogical(v, dir)) // cd -L, bash's default
 	}
 	return out
 }
 
-func (b *bashCheck) cwdsBefore() []string {
-	if b.cwds == nil {
-		return []string{b.p.cwd}
+// cdTargets returns where a cd may go from the directories it may run in.
+func (b *bashCheck) cdTargets(c *shellsafe.Command) []string {
+	ds, ok := b.dirsOf[c]
+	if !ok || len(ds.list) == 0 {
+		return b.cdTargetsFrom(c, []string{b.p.cwd})
 	}
-	return b.cwds
-}
-
-// dirs returns the directories commands of the line may run in: the
-// working directory and every literal cd target (from any of those), so a
-// relative path is checked from all of them.
-func (b *bashCheck) dirs() []string {
-	out := []string{b.p.cwd}
-	for _, c := range b.all {
-		if !isCd(c) {
-			continue
-		}
-		for _, t := range b.cdTargets(c) {
-			if t != "" && !contains(out, t) && len(out) < maxDirs {
-				out = append(out, t)
-			}
-		}
+	out := b.cdTargetsFrom(c, ds.list)
+	if ds.unknown {
+		out = append(out, "")
 	}
 	return out
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/tools"
 )
@@ -26,6 +28,19 @@ var benchCommands = []string{
 	`for f in *.go; do gofmt -l "$f"; done`,
 	"git log --oneline -20 $(git merge-base HEAD main)..HEAD",
 	"python3 -c 'print(1)' 2>/dev/null || echo missing",
+}
+
+// benchPathCommands are lines whose paths decide: writes outside the
+// project after a cd, secrets read, writes through wrappers.
+var benchPathCommands = []string{
+	"cd .. && touch evil.txt",
+	"cp README.md ~/.ssh/authorized_keys",
+	"cd src && make build && cd ..",
+	`mkdir -p "$HOME/.config/autostart"`,
+	"git -C src log --oneline",
+	"cat README.md > /tmp/x",
+	"timeout 5 cp -r src build/",
+	"tar czf out.tgz src",
 }
 
 // benchSettings is a team's settings file of the usual size.
@@ -67,10 +82,27 @@ func BenchmarkCheckBash(b *testing.B) {
 	}
 	b.Run("each", func(b *testing.B) {
 		i := 0
+		cpu := cpuTime()
 		for b.Loop() {
 			check(inputs[i%len(inputs)])
 			i++
 		}
+		reportCPU(b, cpu)
+	})
+	// The path constraints' own cases: writes outside, secrets, cd.
+	paths := make([]json.RawMessage, len(benchPathCommands))
+	for i, cmd := range benchPathCommands {
+		paths[i], _ = json.Marshal(map[string]string{"command": cmd})
+		b.Logf("%-50s %s", cmd, check(paths[i]).Behavior)
+	}
+	b.Run("paths", func(b *testing.B) {
+		i := 0
+		cpu := cpuTime()
+		for b.Loop() {
+			check(paths[i%len(paths)])
+			i++
+		}
+		reportCPU(b, cpu)
 	})
 	for _, k := range []int{0, 4, 10} {
 		b.Run(benchCommands[k], func(b *testing.B) {
@@ -92,5 +124,23 @@ func BenchmarkCheckEdit(b *testing.B) {
 	in, _ := json.Marshal(map[string]string{"file_path": filepath.Join(proj, "src", "a.go")})
 	for b.Loop() {
 		c.Check(context.Background(), "Edit", in, false, false)
+	}
+}
+
+// cpuTime is the CPU time the process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time per op since start: on a loaded machine
+// the wall-clock ns/op mostly measures waiting for a core, this what the
+// check itself costs.
+func reportCPU(b *testing.B, start time.Duration) {
+	if start > 0 && b.N > 0 {
+		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/cairn-dev/cairn/internal/sandbox"
 	"github.com/cairn-dev/cairn/internal/settings"
 )
 
@@ -33,6 +34,11 @@ type Options struct {
 	AdditionalDirectories []string
 	// Headless is set for `cairn -p`: what would ask is denied.
 	Headless bool
+	// Sandbox is the sandbox the Bash tool runs commands in (nil: none).
+	Sandbox *sandbox.Sandbox
+	// SettingsFiles are more settings files above the project's
+	// (--settings), in order.
+	SettingsFiles []string
 }
 
 // Checker is the single entry point the agent and `cairn permissions
@@ -45,6 +51,7 @@ type Checker struct {
 	home     string
 	dirs     []string
 	headless bool
+	sandbox  *sandbox.Sandbox
 	warnings []string
 
 	mu   sync.Mutex
@@ -56,7 +63,7 @@ type Checker struct {
 // then .cairn/, as settings.Paths lists them) and builds a Checker with
 // the flags in opts. Rules that do not parse are skipped with a warning.
 func New(opts Options) (*Checker, error) {
-	perms, err := settings.LoadPermissions(opts.CairnHome, opts.ProjectDir)
+	perms, err := settings.LoadPermissions(opts.CairnHome, opts.ProjectDir, opts.SettingsFiles...)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +72,7 @@ func New(opts Options) (*Checker, error) {
 
 // FromSettings builds a Checker from settings already read.
 func FromSettings(perms *settings.Permissions, opts Options) (*Checker, error) {
-	c := &Checker{project: opts.ProjectDir, home: opts.UserHome, headless: opts.Headless, cwd: opts.Cwd}
+	c := &Checker{project: opts.ProjectDir, home: opts.UserHome, headless: opts.Headless, cwd: opts.Cwd, sandbox: opts.Sandbox}
 	if c.cwd == "" {
 		c.cwd = c.project
 	}
@@ -173,6 +180,19 @@ func settingsRoot(file string) string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
+// Roots returns the project and the additional directories, absolute.
+func (c *Checker) Roots() []string {
+	var out []string
+	for i := 0; i < len(c.roots); i += 2 {
+		out = append(out, c.roots[i])
+	}
+	return out
+}
+
+// UseSandbox tells the checker that Bash commands run in sb (see
+// Request.Sandbox). Call it before the checker is used.
+func (c *Checker) UseSandbox(sb *sandbox.Sandbox) { c.sandbox = sb }
+
 // Warnings are the problems found in the settings and flags (rules that
 // do not parse, an unknown defaultMode); none stops the checker.
 func (c *Checker) Warnings() []string { return append([]string(nil), c.warnings...) }
@@ -211,7 +231,7 @@ func (c *Checker) Request(tool string, input json.RawMessage, readOnly, destruct
 		Tool: tool, Input: input, ReadOnly: readOnly, Destructive: destructive,
 		Mode: mode, Rules: c.rules,
 		ProjectDir: c.project, AdditionalDirectories: c.dirs,
-		Cwd: cwd, Home: c.home, Headless: c.headless,
+		Cwd: cwd, Home: c.home, Headless: c.headless, Sandbox: c.sandbox,
 		resolvedRoots: c.roots,
 	}
 }
@@ -220,4 +240,10 @@ func (c *Checker) Request(tool string, input json.RawMessage, readOnly, destruct
 // answers for this input (tool.Tool's ReadOnly and Destructive).
 func (c *Checker) Check(ctx context.Context, tool string, input json.RawMessage, readOnly, destructive bool) Decision {
 	return Decide(ctx, c.Request(tool, input, readOnly, destructive))
+}
+
+// Explain decides one call as Check does and, when a path constraint
+// decided, says which path fell outside which folders (see Explain).
+func (c *Checker) Explain(ctx context.Context, tool string, input json.RawMessage, readOnly, destructive bool) (Decision, *PathCheck) {
+	return Explain(ctx, c.Request(tool, input, readOnly, destructive))
 }

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/sandbox"
 )
 
 // Behavior is what happens to a call.
@@ -40,6 +42,9 @@ type Request struct {
 	// Headless is set when no one can answer a question: what would ask
 	// is denied, with a reason the model can act on.
 	Headless bool
+	// Sandbox is the sandbox Bash commands run in; nil or inactive when
+	// they run without one.
+	Sandbox *sandbox.Sandbox
 
 	// resolvedRoots are ProjectDir and AdditionalDirectories, absolute,
 	// paired with their symbolic links resolved; Checker resolves them
@@ -65,8 +70,16 @@ type Decision struct {
 // starts are decided one by one. It never blocks; a cancelled ctx
 // denies.
 func Decide(ctx context.Context, req Request) Decision {
+	d, _ := Explain(ctx, req)
+	return d
+}
+
+// Explain decides a call as Decide does, and when a path constraint
+// decided, also says which path fell outside which folders and which
+// rule would allow it (nil otherwise).
+func Explain(ctx context.Context, req Request) (Decision, *PathCheck) {
 	if err := ctx.Err(); err != nil {
-		return Decision{Behavior: Deny, Reason: "the permission check was cancelled: " + err.Error()}
+		return Decision{Behavior: Deny, Reason: "the permission check was cancelled: " + err.Error()}, nil
 	}
 	if req.Mode == "" {
 		req.Mode = ModeDefault
@@ -74,10 +87,38 @@ func Decide(ctx context.Context, req Request) Decision {
 	p := newPlace(req)
 	if req.Tool == "Bash" {
 		d, h := decideBash(req, p)
-		return finish(req, d, h)
+		return finish(req, d, h), h.path
 	}
 	c := describe(req, p)
-	return finish(req, decideTool(req, p, c), toolHint(req, p, c))
+	d, pc := decideTool(req, p, c), (*PathCheck)(nil)
+	if d.Behavior == Allow && req.Mode != ModeBypass {
+		d, pc = toolPaths(req, p, c, d)
+	}
+	return finish(req, d, toolHint(req, p, c)), pc
+}
+
+// toolPaths applies the path constraints to a file tool's call that an
+// allow rule allowed: a rule for the whole tool (Edit, Read) says which
+// tool may run, not where; writing outside the project and its folders,
+// or reading a secret there, needs a rule that names the place.
+func toolPaths(req Request, p place, c call, d Decision) (Decision, *PathCheck) {
+	r, ok := firstRule(req.Rules.Allow, req, p, c, false)
+	if !ok || !r.whole() || c.path == "" {
+		return d, nil
+	}
+	pc := &PathCheck{Path: c.path, Command: req.Tool}
+	if real := p.realPath(c.path); real != c.path {
+		pc.Resolved = real
+	}
+	switch {
+	case c.kind == kindEdit && !p.inside(c.path):
+		pc.Access, pc.Outside, pc.AllowWith = "write", p.rootsGiven(), suggestPath("Edit", p, c.path)
+		return ask("Writing %s needs permission: it is outside the project %s and its additional directories, and the rule %s%s does not name it. Allow it with a rule such as %s, or add the folder with --add-dir.", c.path, p.project, r, from(r), pc.AllowWith), pc
+	case c.kind == kindRead && p.secret(c.path):
+		pc.Access, pc.Outside, pc.AllowWith = "read", p.rootsGiven(), suggestPath("Read", p, c.path)
+		return ask("Reading %s needs permission: it may hold secrets (credentials, keys or .env files outside the project), and the rule %s%s does not name it. Allow it with a rule such as %s.", c.path, r, from(r), pc.AllowWith), pc
+	}
+	return d, nil
 }
 
 // call is what a tool call touches, as far as rules are concerned.

@@ -8,9 +8,11 @@ import (
 // hint is what would let a call that asks run without asking: the action
 // in words, the rule to add, the mode to use.
 type hint struct {
-	action string // "run `rm -rf build`"
-	rule   string // "Bash(rm -rf build)"
-	mode   Mode   // "" when no mode short of bypass helps
+	action string     // "run `rm -rf build`"
+	rule   string     // "Bash(rm -rf build)"
+	mode   Mode       // "" when no mode short of bypass helps
+	path   *PathCheck // the path constraint that decided, if one did
+	fix    string     // what to do instead, when no rule or mode helps
 }
 
 // finish turns an ask into a deny when no one can answer (headless, or
@@ -29,6 +31,8 @@ func finish(req Request, d Decision, h hint) Decision {
 		b.WriteString(".")
 	}
 	switch {
+	case h.fix != "":
+		b.WriteString(" " + h.fix)
 	case h.rule != "" && h.mode != "":
 		fmt.Fprintf(&b, " Add %s to permissions.allow in .cairn/settings.json or rerun with --permission-mode %s.", h.rule, h.mode)
 	case h.rule != "":

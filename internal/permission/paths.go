@@ -75,8 +75,48 @@ func clean(p, base string) string {
 
 // abs resolves a path as a tool or the shell would: ~ is the home folder,
 // a relative path is relative to dir. It returns "" when that cannot be
-// known (~user, no home).
+// known (~user, no home). A ".." is taken as the kernel takes it: after
+// the symbolic links before it are followed (link/.. is the folder above
+// where link leads, not the folder holding link).
 func (p place) abs(path, dir string) string {
+	a := p.absLogical(path, dir)
+	if a == "" || !strings.Contains(path, "..") && !strings.Contains(dir, "..") {
+		return a
+	}
+	raw := path
+	if strings.HasPrefix(raw, "~") {
+		raw = p.home + raw[1:]
+	} else if !filepath.IsAbs(raw) {
+		raw = dir + "/" + raw
+	}
+	if !hasDotDot(raw) {
+		return a
+	}
+	cur := "/"
+	for _, part := range strings.Split(raw, "/") {
+		switch part {
+		case "", ".":
+		case "..":
+			cur = filepath.Dir(p.realPath(cur))
+		default:
+			cur = filepath.Join(cur, part)
+		}
+	}
+	return cur
+}
+
+func hasDotDot(path string) bool {
+	for _, part := range strings.Split(path, "/") {
+		if part == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// absLogical resolves a path as abs does, but takes ".." as the shell's
+// cd does: by dropping the part before it.
+func (p place) absLogical(path, dir string) string {
 	switch {
 	case path == "":
 		return ""

@@ -44,17 +44,39 @@ type Options struct {
 	// MCPInstructions is the section of the MCP servers' instructions
 	// (SPEC G5), fixed for the session; "" leaves it out.
 	MCPInstructions string
+	// Skills is the section listing the session's skills (fixed for the
+	// session); "" leaves it out.
+	Skills string
+	// OutputStyle is the text of the output style in force ("" for the
+	// default); DropCodingRules leaves cairn's working rules out, for a
+	// style that replaces them.
+	OutputStyle     string
+	DropCodingRules bool
+	// SystemPrompt, when set, replaces cairn's own identity, working
+	// rules and output style (--system-prompt); the facts of the session
+	// (environment, memory, MCP servers, skills) stay.
+	SystemPrompt string
 }
 
 // Cairn returns the sections of cairn's system prompt.
 func Cairn(o Options) []Section {
+	ident, rules := identity, workingRules
+	if o.DropCodingRules {
+		rules = ""
+	}
+	if o.SystemPrompt != "" {
+		ident, rules, o.OutputStyle = "", "", ""
+	}
 	return []Section{
-		Fixed("identity", true, identity),
-		Fixed("rules", true, workingRules),
+		Fixed("custom", false, o.SystemPrompt),
+		Fixed("identity", true, ident),
+		Fixed("rules", true, rules),
+		Fixed("output_style", false, o.OutputStyle),
 		{Key: "environment", Text: func(context.Context) (string, error) { return environment(o), nil }},
 		MemorySection(o.Memory),
 		TokenBudgetSection(o.TokenBudgets),
 		Fixed("mcp_instructions", false, o.MCPInstructions),
+		Fixed("skills", false, o.Skills),
 		Fixed("append", false, o.AppendText),
 	}
 }

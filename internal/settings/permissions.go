@@ -50,15 +50,15 @@ type Permissions struct {
 }
 
 // LoadPermissions reads the permissions of every file of
-// Paths(homeDir, projectDir). Missing files are skipped. What cannot be
+// Paths(homeDir, projectDir), then of the extra files (--settings). Missing files are skipped. What cannot be
 // read is skipped with a warning naming the file and line when skipping
 // it only allows less (a file that holds no restricting setting, an
 // "allow" list of the wrong kind); it is an error naming the file and
 // line when skipping it could allow more (a deny or ask list, a default
 // mode, disableBypassPermissionsMode).
-func LoadPermissions(homeDir, projectDir string) (*Permissions, error) {
+func LoadPermissions(homeDir, projectDir string, extra ...string) (*Permissions, error) {
 	p := &Permissions{}
-	for _, path := range Paths(homeDir, projectDir) {
+	for _, path := range append(Paths(homeDir, projectDir), extra...) {
 		fields, ok, warning, err := readFile(path)
 		if err != nil {
 			return nil, err

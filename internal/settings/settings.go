@@ -69,12 +69,14 @@ func Paths(homeDir, projectDir string) []string {
 // skipping that one could let cairn do what the user forbade, so it is an
 // error. A known key with a value of the wrong kind is an error naming
 // the file.
-func Load(homeDir, projectDir string) (*Settings, error) {
+//
+// The extra files (--settings) come after the project's, above them.
+func Load(homeDir, projectDir string, extra ...string) (*Settings, error) {
 	s := &Settings{
 		Raw:    make(map[string]json.RawMessage),
 		Source: make(map[string]string),
 	}
-	for _, p := range Paths(homeDir, projectDir) {
+	for _, p := range append(Paths(homeDir, projectDir), extra...) {
 		fields, ok, warning, err := readFile(p)
 		if err != nil {
 			return nil, err

@@ -9,7 +9,7 @@ import (
 // fixed really is, and that Classify agrees with Parse.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
-		"git status; rm -rf ~", "echo $(rm x) `id` <(ls)", "FOO=1 rm -rf /", "sudo -u x timeout 5 xargs rm",
+		"git status; rm -rf ~", "echo $(rm x) `id` <(ls)", "FOO=1 rm -rf /", "sudo -u x timeout 5 xargs rm", "a\x00b", "$($($($(x))))", "cd - && cd $OLDPWD",
 		"bash -c 'sh -c \"eval ls\"'", "cat <<EOF\n$(x)\nEOF", "{a,b}{c,d}", "$'\\x72m' -rf /", "if (", "a\\",
 		"f() { g; }; f", "for i in *; do rm \"$i\"; done", "find . -exec sh -c 'rm $1' _ {} \\;", "echo ${x:-$(rm y)}",
 		"env -S 'rm -rf /'", "x=(1 2); ${x[@]}", "coproc cat", "echo {1..1000}{1..1000}", "$((1))",

@@ -16,6 +16,15 @@ const maxDepth = 8
 // maxLen is the longest command line parsed; a longer one is dynamic.
 const maxLen = 1 << 20
 
+// maxNesting bounds how deeply parentheses, braces and substitutions may
+// nest in the text before it is parsed; maxCommands how many simple
+// commands a line may hold. Beyond either the line is dynamic: checking
+// it would cost more than any real command needs.
+const (
+	maxNesting  = 200
+	maxCommands = 5000
+)
+
 // Script is everything a command line would run.
 type Script struct {
 	// Commands are the simple commands in source order, including those
@@ -56,6 +65,13 @@ type Command struct {
 	// InSubst is set on a command that runs inside a substitution
 	// ($(…), `…`, <(…), >(…)).
 	InSubst bool
+	// After is the simple command that must have succeeded for this one
+	// to run (the one before "&&" in "cd src && make"), when there is one.
+	After *Command
+	// Repeats is set on a command that may run more than once, or at a
+	// place other than where it is written: in a loop body or a function
+	// body.
+	Repeats bool
 	// Dynamic is set when what the command does cannot be known: its name
 	// is not fixed, or it runs text that is not fixed (eval, sh -c).
 	// Reason says why. A dynamic argument is marked on the Word alone.
@@ -140,6 +156,14 @@ func parseScript(src string, depth int) (s *Script) {
 		s.addReason("the command line is longer than %d bytes", maxLen)
 		return s
 	}
+	if strings.IndexByte(src, 0) >= 0 {
+		s.addReason("the command line holds a NUL byte, which bash cannot be given")
+		return s
+	}
+	if nesting(src) > maxNesting {
+		s.addReason("the command line nests parentheses, braces or substitutions more than %d deep", maxNesting)
+		return s
+	}
 	parser := parsers.Get().(*syntax.Parser)
 	f, err := parser.Parse(strings.NewReader(src), "")
 	parsers.Put(parser) // not reached when it panics: that one is dropped
@@ -150,6 +174,30 @@ func parseScript(src string, depth int) (s *Script) {
 	w := &walker{src: src, depth: depth, s: s}
 	w.stmts(f.Stmts)
 	return s
+}
+
+// nesting is how deeply ( { and ` nest in src, counted without regard to
+// quoting: an upper bound of what the parser will recurse through.
+func nesting(src string) int {
+	depth, deepest, tick := 0, 0, false
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '(', '{':
+			depth++
+		case ')', '}':
+			if depth > 0 {
+				depth--
+			}
+		case '`':
+			if tick = !tick; tick {
+				depth++
+			} else if depth > 0 {
+				depth--
+			}
+		}
+		deepest = max(deepest, depth)
+	}
+	return deepest
 }
 
 // addReason records a reason about the script as a whole.

@@ -18,10 +18,16 @@ type walker struct {
 	depth   int
 	s       *Script
 	inSubst bool
+	repeats bool // inside a loop or function body
 }
 
 func (w *walker) stmts(sts []*syntax.Stmt) {
 	for _, st := range sts {
+		if len(w.s.Commands) >= maxCommands {
+			// Not followed further: the line asks as a whole.
+			w.s.addReason("the command line runs more than %d commands", maxCommands)
+			return
+		}
 		w.stmt(st)
 	}
 }
@@ -43,18 +49,26 @@ func (w *walker) stmt(st *syntax.Stmt) {
 		w.stmts(c.Stmts)
 	case *syntax.BinaryCmd:
 		w.stmt(c.X)
+		var last *Command
+		if n := len(w.s.Commands); n > 0 && c.Op == syntax.AndStmt && endsInCall(c.X) {
+			last = w.s.Commands[n-1]
+		}
 		w.stmt(c.Y)
+		if _, ok := c.Y.Cmd.(*syntax.CallExpr); ok && last != nil && len(w.s.Commands) > 0 {
+			if y := w.s.Commands[len(w.s.Commands)-1]; y != last {
+				y.After = last
+			}
+		}
 	case *syntax.IfClause:
 		for cl := c; cl != nil; cl = cl.Else {
 			w.stmts(cl.Cond)
 			w.stmts(cl.Then)
 		}
 	case *syntax.WhileClause:
-		w.stmts(c.Cond)
-		w.stmts(c.Do)
+		w.repeated(func(w *walker) { w.stmts(c.Cond); w.stmts(c.Do) })
 	case *syntax.ForClause:
 		w.substs(c.Loop)
-		w.stmts(c.Do)
+		w.repeated(func(w *walker) { w.stmts(c.Do) })
 	case *syntax.CaseClause:
 		w.substs(c.Word)
 		for _, it := range c.Items {
@@ -64,7 +78,8 @@ func (w *walker) stmt(st *syntax.Stmt) {
 			w.stmts(it.Stmts)
 		}
 	case *syntax.FuncDecl:
-		w.stmt(c.Body) // the body may run when the function is called
+		// The body may run whenever, and as often as, the function is called.
+		w.repeated(func(w *walker) { w.stmt(c.Body) })
 	case *syntax.TimeClause:
 		w.stmt(c.Stmt)
 	case *syntax.CoprocClause:
@@ -100,6 +115,13 @@ func (w *walker) substs(node syntax.Node) {
 	})
 }
 
+// repeated walks what may run more than once.
+func (w *walker) repeated(walk func(w *walker)) {
+	inner := *w
+	inner.repeats = true
+	walk(&inner)
+}
+
 func (w *walker) subst(sts []*syntax.Stmt) {
 	inner := *w
 	inner.inSubst = true
@@ -130,7 +152,34 @@ func (w *walker) call(st *syntax.Stmt, c *syntax.CallExpr) {
 	}
 	stdin, hasStdin := w.heredoc(st.Redirs)
 	w.unwrap(cmd, stdin, hasStdin, w.depth)
+	if w.repeats {
+		markRepeats([]*Command{cmd})
+	}
 	w.s.Commands = append(w.s.Commands, cmd)
+}
+
+// endsInCall reports whether the last command a statement runs is a
+// simple command of its own (a, or a && b), so that what follows an
+// "&&" runs only when that command succeeded.
+func endsInCall(st *syntax.Stmt) bool {
+	if st.Background || st.Negated || st.Coprocess {
+		return false
+	}
+	switch c := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		return len(c.Args) > 0
+	case *syntax.BinaryCmd:
+		return c.Op == syntax.AndStmt && endsInCall(c.Y)
+	}
+	return false
+}
+
+// markRepeats sets Repeats on commands and the commands they run.
+func markRepeats(cs []*Command) {
+	for _, c := range cs {
+		c.Repeats = true
+		markRepeats(c.Inner)
+	}
 }
 
 // callEnd is where a simple command's text ends: after its words and

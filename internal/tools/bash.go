@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/sandbox"
 	"github.com/cairn-dev/cairn/internal/shellsafe"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
@@ -59,6 +60,11 @@ type Bash struct {
 	MaxTimeout     time.Duration
 	KillGrace      time.Duration
 	MaxOutput      int
+	// Sandbox, when active, runs every command under it (SPEC G6) but
+	// those of its excluded commands and those the model asks to run
+	// outside it (dangerouslyDisableSandbox, which the permission check
+	// makes ask the person).
+	Sandbox *sandbox.Sandbox
 }
 
 var bashSchema = schema(`{
@@ -73,8 +79,23 @@ var bashSchema = schema(`{
 	"additionalProperties": false
 }`)
 
+// bashSandboxSchema is bashSchema with the parameter that runs a command
+// outside the sandbox.
+var bashSandboxSchema = schema(strings.Replace(string(bashSchema), `"run_in_background": {`,
+	`"dangerouslyDisableSandbox": {"type": "boolean", "description": "Run the command outside the sandbox; only after it failed because of the sandbox. The person is asked first."},
+		"run_in_background": {`, 1))
+
 // Spec describes Bash to the model.
-func (Bash) Spec() model.ToolSpec {
+func (b Bash) Spec() model.ToolSpec {
+	spec := b.spec()
+	if b.Sandbox.Active() {
+		spec.InputSchema = bashSandboxSchema
+		spec.Description += "\n- Commands run in " + b.Sandbox.Describe() + ". When a command fails because of that (a read-only file system, a missing network), say so, and run it again with dangerouslyDisableSandbox: true only if it must run outside: the person is asked first."
+	}
+	return spec
+}
+
+func (Bash) spec() model.ToolSpec {
 	return model.ToolSpec{
 		Name: "Bash",
 		Description: `Runs a command with bash and returns its output (stdout and stderr together) and exit code.
@@ -135,11 +156,16 @@ type bashDetail struct {
 
 // Run runs the command.
 func (b Bash) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
-	a := parseArgs("Bash", input, "command", "timeout", "description", "run_in_background")
+	known := []string{"command", "timeout", "description", "run_in_background"}
+	if b.Sandbox.Active() {
+		known = append(known, "dangerouslyDisableSandbox")
+	}
+	a := parseArgs("Bash", input, known...)
 	command := a.str("command", true)
 	timeoutMs, hasTimeout := a.int("timeout")
 	a.str("description", false)
 	background := a.bool("run_in_background")
+	sandboxed := b.Sandbox.Active() && !a.bool("dangerouslyDisableSandbox") && !b.Sandbox.Excluded(command)
 	switch {
 	case a.err != nil:
 	case strings.TrimSpace(command) == "":
@@ -163,9 +189,23 @@ func (b Bash) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (to
 		env.SetCwd(dir)
 	}
 	if background {
-		return b.runBackground(env, dir, command)
+		return b.runBackground(env, dir, command, sandboxed)
 	}
-	return b.run(ctx, env, dir, command, timeout, notes)
+	return b.run(ctx, env, dir, command, timeout, notes, sandboxed)
+}
+
+// command makes the process that runs a line: bash -c, under the sandbox
+// when sandboxed. Its messages start "bash: line 1:" either way.
+func (b Bash) command(dir, line string, sandboxed bool) (*exec.Cmd, error) {
+	env := append(os.Environ(), "GIT_EDITOR=true", "GIT_TERMINAL_PROMPT=0")
+	if sandboxed {
+		return b.Sandbox.Command(dir, env, "bash", "-c", line)
+	}
+	cmd := exec.Command(bashPath(), "-c", line)
+	cmd.Args[0] = "bash"
+	cmd.Dir = dir
+	cmd.Env = env
+	return cmd, nil
 }
 
 func orDefault[T comparable](v, def T) T {
@@ -182,7 +222,7 @@ func orDefault[T comparable](v, def T) T {
 const cwdTrap = `trap 'pwd -P >&3 2>/dev/null' EXIT; `
 
 // run runs a command in the foreground.
-func (b Bash) run(ctx context.Context, env *tool.Env, dir, command string, timeout time.Duration, notes []string) (tool.Result, error) {
+func (b Bash) run(ctx context.Context, env *tool.Env, dir, command string, timeout time.Duration, notes []string, sandboxed bool) (tool.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, err
 	}
@@ -198,13 +238,14 @@ func (b Bash) run(ctx context.Context, env *tool.Env, dir, command string, timeo
 	}
 	defer pr.Close()
 
-	cmd := exec.Command(bashPath(), "-c", cwdTrap+command)
-	cmd.Args[0] = "bash" // its messages start "bash: line 1:"
-	cmd.Dir = dir
+	cmd, err := b.command(dir, cwdTrap+command, sandboxed)
+	if err != nil {
+		pw.Close()
+		return failf("Cannot start the sandbox: %v. Run the command again with dangerouslyDisableSandbox: true (the person is asked first), or fix the sandbox settings.", err), nil
+	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.ExtraFiles = []*os.File{cwdFile}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Env = append(os.Environ(), "GIT_EDITOR=true", "GIT_TERMINAL_PROMPT=0")
 	err = cmd.Start()
 	pw.Close()
 	if err != nil {
@@ -264,6 +305,9 @@ func (b Bash) run(ctx context.Context, env *tool.Env, dir, command string, timeo
 		notes = append(notes, interrupted)
 	}
 	output := trimOutput(strings.ToValidUTF8(out.String(), "\uFFFD"))
+	if sandboxed && exitCode != 0 && interrupted == "" && b.Sandbox.Blocked(output) {
+		notes = append(notes, "The command ran in "+b.Sandbox.Describe()+"; it may have failed because of that. If it must run outside the sandbox, run it again with dangerouslyDisableSandbox: true: the person is asked first.")
+	}
 	detail := bashDetail{Stdout: output, Stderr: strings.Join(notes, "\n")}
 	text := output
 	if exitCode != 0 && interrupted == "" {
@@ -402,7 +446,7 @@ func (h *headTail) String() string {
 }
 
 // runBackground starts a command and returns at once.
-func (b Bash) runBackground(env *tool.Env, dir, command string) (tool.Result, error) {
+func (b Bash) runBackground(env *tool.Env, dir, command string, sandboxed bool) (tool.Result, error) {
 	base := env.SessionDir
 	if base == "" {
 		base = os.TempDir()
@@ -417,12 +461,12 @@ func (b Bash) runBackground(env *tool.Env, dir, command string) (tool.Result, er
 	}
 	defer logFile.Close()
 	id := strings.TrimSuffix(filepath.Base(logFile.Name()), ".log")
-	cmd := exec.Command(bashPath(), "-c", command)
-	cmd.Args[0] = "bash"
-	cmd.Dir = dir
+	cmd, err := b.command(dir, command, sandboxed)
+	if err != nil {
+		return failf("Cannot start the sandbox: %v. Run the command again with dangerouslyDisableSandbox: true (the person is asked first), or fix the sandbox settings.", err), nil
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Env = append(os.Environ(), "GIT_EDITOR=true", "GIT_TERMINAL_PROMPT=0")
 	if err := cmd.Start(); err != nil {
 		return failf("Cannot start bash: %v", err), nil
 	}

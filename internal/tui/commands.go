@@ -233,6 +233,19 @@ func (m *Model) help() string {
 		}
 		fmt.Fprintf(&b, "  %-28s %s\n", name, c.help)
 	}
+	if len(m.opts.Commands) > 0 {
+		b.WriteString("\nCustom commands and skills\n")
+		for _, c := range m.opts.Commands {
+			if _, ok := m.custom(c.Name); !ok {
+				continue
+			}
+			name := "/" + c.Name
+			if c.Args != "" {
+				name += " " + c.Args
+			}
+			fmt.Fprintf(&b, "  %-28s %s\n", name, customHelp(c))
+		}
+	}
 	b.WriteString("\nKeys\n")
 	for _, k := range [][2]string{
 		{"enter", "send"}, {"shift+enter, alt+enter, ctrl+j", "new line"},

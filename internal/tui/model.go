@@ -41,6 +41,8 @@ type Model struct {
 	apiTime time.Duration
 	started time.Time
 	quit    bool
+	// status is the status line's state (settings "statusLine").
+	statusLine statusState
 }
 
 // work is an operation on the session in progress: a turn or a command.
@@ -107,7 +109,7 @@ func (m *Model) welcome() {
 // Init starts listening to the permission gate and the notices, reads
 // the prompt history and measures the context.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.opts.Asker.wait(), m.opts.Notices.wait(), m.readHistory(), m.measure()}
+	cmds := []tea.Cmd{m.opts.Asker.wait(), m.opts.Notices.wait(), m.readHistory(), m.measure(), m.refreshStatus()}
 	if m.opts.PickResume {
 		cmds = append(cmds, m.openResume())
 	}
@@ -139,6 +141,21 @@ func (m *Model) setUsed(used int64) {
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case statusMsg:
+		return m, m.onStatus(msg)
+	case statusDueMsg:
+		m.statusLine.pending = false
+		return m, m.refreshStatus()
+	case usedMsg, turnEndMsg, doneMsg:
+		// What the status line shows may have changed: run it again.
+		model, cmd := m.update(msg)
+		return model, tea.Batch(cmd, m.refreshStatus())
+	}
+	return m.update(msg)
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -249,6 +266,10 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+end":
 		m.tr.end()
 		return nil
+	case "tab":
+		if m.complete() {
+			return nil
+		}
 	case "enter":
 		if m.prompt.empty() {
 			return nil

@@ -16,7 +16,7 @@ import (
 )
 
 // SuggestRule is the allow rule that "Yes, and don't ask again" offers
-// for a call, in Claude Code's syntax: for Bash a rule a command of the
+// for a call, in Claude Code's syntax: for Bash one rule per command of the
 // line (see bashRules), several separated by ", "; the file
 // (project-relative when inside project); the web host; else the tool.
 func SuggestRule(tool string, input json.RawMessage, project string) string {
@@ -38,10 +38,12 @@ func SuggestRule(tool string, input json.RawMessage, project string) string {
 	return tool
 }
 
-// bashRules are the rules that allow a command line again, one a command
+// bashRules are the rules that allow a command line again, one per command,
 // as Claude Code saves them: `go vet ./... && go test ./...` gives
 // "Bash(go vet:*), Bash(go test:*)". A command whose second word names a
-// subcommand gets a prefix rule for the two; any other the exact command.
+// subcommand and that has more arguments (the part that changes from one
+// call to the next) gets a prefix rule for the two; any other the exact
+// command (`npm test`, `rm -rf build`).
 // Read-only commands of a compound line (cd, ls, git status) are allowed
 // anyway and get none. A line that is not fixed text ($(…), eval,
 // variables in a command's name) gets none: "" offers no rule.
@@ -63,7 +65,7 @@ func bashRules(line string) string {
 			continue
 		}
 		r := "Bash(" + c.Text() + ")"
-		if len(c.Args) > 1 && subcommand.MatchString(c.Args[1].Value) && len(c.Assigns) == 0 {
+		if len(c.Args) > 2 && subcommand.MatchString(c.Args[1].Value) && len(c.Assigns) == 0 {
 			r = "Bash(" + shellsafe.Quote(c.Args[0].Value) + " " + c.Args[1].Value + ":*)"
 		}
 		if strings.ContainsAny(r[len("Bash("):len(r)-1], "\n()") {

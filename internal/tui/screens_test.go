@@ -81,7 +81,7 @@ func TestPermissionPrompt(t *testing.T) {
 func TestMeterNearThreshold(t *testing.T) {
 	r := newRig(t, modeltest.Config{})
 	// Effective 22,000 tokens; auto-compaction at 9,000, warning at 2,000.
-	r.window = tokens.Window{Size: 30_000, MaxOutput: 8_000}
+	r.window = tokens.Window{Size: 18_000, MaxOutput: 8_000} // compacts at 9,001 (reserves scaled to half the window)
 	r.srv.Enqueue(modeltest.Text("That is a long log; the failures are all timeouts."))
 	s, err := r.open(t.Context(), "")
 	if err != nil {

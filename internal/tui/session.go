@@ -76,6 +76,13 @@ type Options struct {
 	// opens the /resume picker at once (cairn -r without an id).
 	Prompt     string
 	PickResume bool
+	// Commands are the session's custom commands and skills: /help lists
+	// them, the completion menu offers them, and typing one sends it to
+	// the session as the prompt.
+	Commands []Command
+	// StatusLine, when set, is run for the line under the footer
+	// (settings "statusLine"), at most every 300 ms and never waited for.
+	StatusLine StatusLine
 	// Warnings are shown when the UI starts (from loading the session).
 	Warnings []string
 	// Now is the clock (time.Now when nil): the spinner's elapsed time

@@ -42,7 +42,9 @@ func (m *Model) submit(display, text string, pastes map[int]history.Paste) tea.C
 	m.tr.end()
 	hist := m.record(display, pastes)
 	if name, args, ok := slashCommand(text); ok {
-		return tea.Batch(hist, m.command(name, args))
+		if _, own := m.custom(name); !own {
+			return tea.Batch(hist, m.command(name, args))
+		}
 	}
 	if m.work != nil {
 		m.queue = append(m.queue, queued{display, text})

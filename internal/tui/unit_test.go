@@ -40,7 +40,8 @@ func TestSuggestRule(t *testing.T) {
 	for _, tc := range []struct {
 		tool, input, want string
 	}{
-		{"Bash", `{"command":"npm test"}`, "Bash(npm test:*)"},
+		{"Bash", `{"command":"npm test"}`, "Bash(npm test)"},
+		{"Bash", `{"command":"npm run test -- --watch"}`, "Bash(npm run:*)"},
 		{"Bash", `{"command":"go vet ./... && go test ./..."}`, "Bash(go vet:*), Bash(go test:*)"},
 		{"Bash", `{"command":"cd sub && make"}`, "Bash(make)"},
 		{"Bash", `{"command":"rm -rf build; rm -rf dist"}`, "Bash(rm -rf build), Bash(rm -rf dist)"},

@@ -53,8 +53,9 @@ func (m *Model) chrome() []string {
 		out = append(out, rule)
 		out = append(out, strings.Split(m.prompt.view(), "\n")...)
 		out = append(out, rule)
+		out = append(out, m.completionLines()...)
 	}
-	return append(out, m.footer())
+	return append(append(out, m.footer()), m.statusLines()...)
 }
 
 // status is the spinner line while the session works, else empty.

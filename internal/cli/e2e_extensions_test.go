@@ -1,0 +1,399 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
+)
+
+// put writes a file of the test, making its folders.
+func put(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snipID is the message id cairn adds to a user message for Snip.
+var snipID = regexp.MustCompile(`\n?\[id:[0-9a-z]+\]$`)
+
+// userTexts are the text blocks of a request's last user message,
+// without the message's Snip id.
+func userTexts(r *modeltest.Request) []string {
+	var all []string
+	msgs := r.Params.Messages
+	for _, b := range msgs[len(msgs)-1].Content {
+		switch b.Type {
+		case model.BlockText:
+			all = append(all, b.Text)
+		case model.BlockToolResult:
+			var blocks []model.Block
+			if err := json.Unmarshal(b.Content, &blocks); err != nil {
+				all = append(all, b.ResultText())
+			}
+			for _, c := range blocks {
+				all = append(all, c.Text)
+			}
+		}
+	}
+	var out []string
+	for _, s := range all {
+		if s = snipID.ReplaceAllString(s, ""); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func systemText(r *modeltest.Request) string {
+	var b strings.Builder
+	for _, s := range r.Params.System {
+		b.WriteString(s.Text)
+	}
+	return b.String()
+}
+
+func hasText(texts []string, s string) bool {
+	for _, t := range texts {
+		if strings.Contains(t, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// A custom command typed as the prompt of a headless run is sent as
+// Claude Code sends it: a block naming the command and its arguments,
+// then its body with the arguments in place, the !`…` line's output
+// inlined (allowed by the command's allowed-tools), and the @file as a
+// Read of it.
+func TestCustomCommandHeadless(t *testing.T) {
+	p := newProject(t)
+	put(t, filepath.Join(p.dir, "src/main.go"), "package main\n\nfunc main() {}\n")
+	put(t, filepath.Join(p.dir, ".claude/commands/review.md"), "---\ndescription: Review a file for bugs\nargument-hint: <file>\nallowed-tools: Bash(echo:*)\n---\nReview $ARGUMENTS carefully; start with $0.\nHere is the file: @src/main.go and @missing.txt\nStatus: !`echo hello-from-bang`\n")
+	p.srv.Enqueue(modeltest.Text("Reviewed."))
+	code, out, errOut := p.cairn(t, "-p", "/review src/main.go")
+	if code != 0 || out != "Reviewed.\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, filepath.Join(p.dir, ".claude/commands/review.md")+": @missing.txt is not included") {
+		t.Errorf("stderr has no warning about @missing.txt naming the file:\n%s", errOut)
+	}
+	texts := userTexts(p.srv.Last())
+	want := []string{
+		"<command-message>review</command-message>\n<command-name>/review</command-name>\n<command-args>src/main.go</command-args>\n",
+		"Review src/main.go carefully; start with src/main.go.\nHere is the file: @src/main.go and @missing.txt\nStatus: hello-from-bang\n",
+	}
+	var got []string
+	for _, s := range texts {
+		if !strings.HasPrefix(s, "<system-reminder>") {
+			got = append(got, s)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the command's blocks (-want +got):\n%s", diff)
+	}
+	if !hasText(texts, `Called the Read tool with the following input: {"file_path":"`+filepath.Join(p.dir, "src/main.go")+`"}`) ||
+		!hasText(texts, "Result of calling the Read tool:\n1\tpackage main\n2\t\n3\tfunc main() {}") {
+		t.Errorf("the @src/main.go include is not sent as a Read of it:\n%s", strings.Join(texts, "\n---\n"))
+	}
+	// The model is offered the command by its description.
+	if sys := systemText(p.srv.Last()); !strings.Contains(sys, "- review: Review a file for bugs") {
+		t.Errorf("system prompt does not list the command:\n%s", sys)
+	}
+}
+
+// A !`…` line the rules do not allow stops the command: nothing runs,
+// nothing is sent, and the error names the file and the line.
+func TestCustomCommandDeniedShell(t *testing.T) {
+	p := newProject(t)
+	marker := filepath.Join(p.dir, "ran")
+	put(t, filepath.Join(p.dir, ".claude/commands/bang.md"), "first !`touch "+marker+"` then !`echo ok`\n")
+	code, _, errOut := p.cairn(t, "-p", "/bang")
+	if code == 0 {
+		t.Fatalf("exit 0, want a failure; stderr %q", errOut)
+	}
+	if !strings.Contains(errOut, filepath.Join(p.dir, ".claude/commands/bang.md")+": !`touch "+marker+"` did not run") {
+		t.Errorf("stderr does not name the file and the line:\n%s", errOut)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the denied command ran")
+	}
+	if n := len(p.srv.Requests()); n != 0 {
+		t.Errorf("%d requests sent, want none", n)
+	}
+	// The same line runs once a rule allows it.
+	put(t, filepath.Join(p.dir, ".claude/settings.json"), `{"permissions":{"allow":["Bash(touch:*)"]}}`)
+	p.srv.Enqueue(modeltest.Text("Done."))
+	if code, out, errOut := p.cairn(t, "-p", "/bang"); code != 0 || out != "Done.\n" {
+		t.Fatalf("with the rule: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Error("the allowed command did not run")
+	}
+}
+
+// Skills: offered by name and description from the first request; the
+// body arrives only when the model calls Skill, with the skill's folder
+// named; the person typing /name loads it too; a subfolder command is
+// /folder:name.
+func TestSkills(t *testing.T) {
+	p := newProject(t)
+	skill := filepath.Join(p.dir, ".claude/skills/deploy-check")
+	put(t, filepath.Join(skill, "SKILL.md"), "---\nname: deploy-check\ndescription: Checks that a deploy is safe. Use before deploying.\nallowed-tools: Read\n---\n# Deploy check\nRun the checks in checklist.md next to this file.\n")
+	put(t, filepath.Join(skill, "checklist.md"), "- item one\n")
+	put(t, filepath.Join(p.home, "skills/broken/SKILL.md"), "---\nname: [x\n---\nbody\n")
+	put(t, filepath.Join(p.dir, ".claude/commands/git/log.md"), "---\ndescription: Show the log\n---\nShow the log of $ARGUMENTS\n")
+
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Skill", `{"skill":"deploy-check"}`)}},
+		modeltest.Text("Checked."),
+	)
+	code, out, errOut := p.cairn(t, "-p", "is the deploy safe?")
+	if code != 0 || out != "Checked.\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, filepath.Join(p.home, "skills/broken/SKILL.md")) {
+		t.Errorf("no warning names the broken skill:\n%s", errOut)
+	}
+	reqs := p.srv.Requests()
+	first, second := reqs[0], reqs[1]
+	if sys := systemText(first); !strings.Contains(sys, "- deploy-check: Checks that a deploy is safe. Use before deploying.") || strings.Contains(sys, "Run the checks") {
+		t.Errorf("first system prompt should list the skill, not its body:\n%s", sys)
+	}
+	if systemText(first) != systemText(second) {
+		t.Error("the system prompt changed between requests: the skill listing broke the cache")
+	}
+	if !slicesContain(first.Params.ToolNames(), "Skill") {
+		t.Errorf("tools %v have no Skill", first.Params.ToolNames())
+	}
+	want := []string{"Launching skill: deploy-check", "Base directory for this skill: " + skill + "\n\n# Deploy check\nRun the checks in checklist.md next to this file.\n"}
+	if diff := cmp.Diff(want, userTexts(second)); diff != "" {
+		t.Errorf("Skill result (-want +got):\n%s", diff)
+	}
+
+	// Typed by the person.
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "/deploy-check now please"); code != 0 {
+		t.Fatalf("/deploy-check: exit %d: %s", code, errOut)
+	}
+	want = []string{
+		"<command-message>deploy-check</command-message>\n<command-name>/deploy-check</command-name>\n<command-args>now please</command-args>\n",
+		"Base directory for this skill: " + skill + "\n\n# Deploy check\nRun the checks in checklist.md next to this file.\n\n\nARGUMENTS: now please",
+	}
+	if diff := cmp.Diff(want, nonReminders(userTexts(p.srv.Last()))); diff != "" {
+		t.Errorf("/deploy-check (-want +got):\n%s", diff)
+	}
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "/git:log main"); code != 0 {
+		t.Fatalf("/git:log: exit %d: %s", code, errOut)
+	}
+	if got := nonReminders(userTexts(p.srv.Last())); len(got) != 2 || got[1] != "Show the log of main\n" {
+		t.Errorf("/git:log sent %q", got)
+	}
+}
+
+func nonReminders(texts []string) []string {
+	var out []string
+	for _, s := range texts {
+		if !strings.HasPrefix(s, "<system-reminder>") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func slicesContain(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// The output style the settings name reaches the system prompt: a
+// built-in one beside cairn's working rules, a file's own without them
+// unless it keeps them; an unknown name is a warning.
+func TestOutputStyles(t *testing.T) {
+	p := newProject(t)
+	put(t, filepath.Join(p.dir, ".claude/settings.json"), `{"outputStyle": "explanatory"}`)
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "hi"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	sys := systemText(p.srv.Last())
+	if !strings.Contains(sys, "# Output style: explanatory") || !strings.Contains(sys, "# How to work") {
+		t.Errorf("explanatory: system prompt lacks the style or the working rules:\n%s", sys)
+	}
+
+	put(t, filepath.Join(p.dir, ".claude/output-styles/pirate.md"), "---\nname: Pirate\ndescription: talks like a pirate\n---\nAnswer as a pirate would.\n")
+	put(t, filepath.Join(p.dir, ".claude/settings.json"), `{"outputStyle": "Pirate"}`)
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "hi"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	sys = systemText(p.srv.Last())
+	if !strings.Contains(sys, "Answer as a pirate would.") || strings.Contains(sys, "# How to work") {
+		t.Errorf("pirate: want the style without the working rules:\n%s", sys)
+	}
+
+	put(t, filepath.Join(p.dir, ".claude/settings.json"), `{"outputStyle": "nautical"}`)
+	p.srv.Enqueue(modeltest.Text("ok"))
+	code, _, errOut := p.cairn(t, "-p", "hi")
+	if code != 0 || !strings.Contains(errOut, `outputStyle names "nautical"`) {
+		t.Errorf("exit %d, stderr %q: want a warning about the unknown style", code, errOut)
+	}
+}
+
+// cairn memory explain lists the commands, skills and styles, where each
+// came from, and which won a name two share.
+func TestMemoryExplainExtensions(t *testing.T) {
+	p := newProject(t)
+	put(t, filepath.Join(p.dir, ".claude/commands/review.md"), "project review\n")
+	put(t, filepath.Join(p.home, "commands/review.md"), "user review\n")
+	put(t, filepath.Join(p.dir, ".cairn/skills/lint/SKILL.md"), "---\nname: lint\ndescription: lints\n---\nbody\n")
+	put(t, filepath.Join(p.dir, ".claude/settings.json"), `{"outputStyle": "learning"}`)
+	code, out, errOut := p.cairn(t, "memory", "explain", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Extensions struct {
+			Entries []struct {
+				Kind, Name, Path, Scope, WonBy string
+				Used                           bool
+			}
+			OutputStyle     string
+			OutputStyleFrom string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var got []string
+	for _, e := range rep.Extensions.Entries {
+		if e.Kind == "output style" {
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s %s %s used=%v", e.Kind, e.Name, e.Scope, e.Used))
+	}
+	want := []string{"command review project (.claude) used=false", "command review user used=true", "skill lint project (.cairn) used=true"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+	if rep.Extensions.OutputStyle != "learning" || rep.Extensions.OutputStyleFrom != filepath.Join(p.dir, ".claude/settings.json") {
+		t.Errorf("style %q from %q", rep.Extensions.OutputStyle, rep.Extensions.OutputStyleFrom)
+	}
+	_, text, _ := p.cairn(t, "memory", "explain")
+	if !strings.Contains(text, "/review  "+filepath.Join(p.dir, ".claude/commands/review.md")+" [project (.claude)] — not used: "+filepath.Join(p.home, "commands/review.md")+" wins") {
+		t.Errorf("text report:\n%s", text)
+	}
+}
+
+// SessionEnd hooks run when a headless run ends (reason "other"), and
+// `cairn hooks list` shows every hook with its event, matcher and file.
+func TestSessionEndHookAndHooksList(t *testing.T) {
+	p := newProject(t)
+	out := filepath.Join(p.dir, "ended.json")
+	settingsFile := filepath.Join(p.dir, ".claude/settings.json")
+	put(t, settingsFile, `{"hooks": {
+		"SessionEnd": [{"hooks": [{"type": "command", "command": "cat > `+out+`"}]}],
+		"Notification": [{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": "true", "timeout": 3}]}],
+		"PreCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "echo keep the API notes"}]}]
+	}}`)
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "hi"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("the SessionEnd hook did not run: %v", err)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	if in["hook_event_name"] != "SessionEnd" || in["reason"] != "other" || in["session_id"] == "" {
+		t.Errorf("SessionEnd input %s", b)
+	}
+
+	code, js, errOut := p.cairn(t, "hooks", "list", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Hooks []struct{ Event, Matcher, Command, File string }
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatalf("%v: %s", err, js)
+	}
+	var got []string
+	for _, h := range rep.Hooks {
+		got = append(got, h.Event+" ["+h.Matcher+"] "+h.Command+" "+filepath.Base(filepath.Dir(h.File)))
+	}
+	want := []string{"Notification [permission_prompt] true .claude", "PreCompact [manual] echo keep the API notes .claude", "SessionEnd [] cat > " + out + " .claude"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("hooks list (-want +got):\n%s", diff)
+	}
+	if _, text, _ := p.cairn(t, "hooks", "list"); !strings.Contains(text, "Notification\n  [permission_prompt] true\n      from "+settingsFile+", timeout 3s") {
+		t.Errorf("text listing:\n%s", text)
+	}
+}
+
+// In the real terminal: the status line of the settings shows its
+// command's first line; a custom command typed with its arguments and a
+// skill typed as /name reach the model expanded; the session's end runs
+// SessionEnd with reason prompt_input_exit.
+func TestExtensionsInTerminalUI(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	p := newProject(t)
+	ended := filepath.Join(p.dir, "ended.json")
+	put(t, filepath.Join(p.dir, ".claude/commands/review.md"), "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $ARGUMENTS now.\n")
+	put(t, filepath.Join(p.dir, ".claude/skills/deploy-check/SKILL.md"), "---\nname: deploy-check\ndescription: Checks a deploy\n---\nRun the deploy checks.\n")
+	put(t, filepath.Join(p.dir, ".claude/settings.json"), `{"statusLine": {"type": "command", "command": "printf 'SL:%s\n' \"$(cat | grep -o '\"model\":{\"id\":\"[^\"]*' | cut -d'\"' -f6)\""},
+		"hooks": {"SessionEnd": [{"matcher": "prompt_input_exit", "hooks": [{"type": "command", "command": "cat > `+ended+`"}]}]}}`)
+	p.srv.Enqueue(modeltest.Text("Reviewed it."), modeltest.Text("Deploy checked."))
+	x := tmux{t: t, name: fmt.Sprintf("cairn-ext-%d", os.Getpid())}
+	env := []string{"CAIRN_HOME=" + p.home, "ANTHROPIC_BASE_URL=" + p.srv.URL, "ANTHROPIC_API_KEY=test-key", "HOME=" + p.home, "TERM=xterm-256color"}
+	script := fmt.Sprintf("cd %q && env -i PATH=%q %s %q; echo cairn-exited-$?; sleep 60", p.dir, os.Getenv("PATH"), strings.Join(quoteAll(env), " "), binary)
+	x.run("new-session", "-d", "-s", x.name, "-x", "100", "-y", "30", script)
+	t.Cleanup(func() { exec.Command("tmux", "-L", x.name, "kill-server").Run() })
+
+	x.waitFor("Welcome to cairn")
+	x.waitFor("SL:claude-")
+	x.run("send-keys", "-t", x.name, "-l", "/review hello.py")
+	x.run("send-keys", "-t", x.name, "Enter")
+	x.waitFor("Reviewed it.")
+	if got := nonReminders(userTexts(p.srv.Last())); len(got) != 2 || got[1] != "Review hello.py now.\n" {
+		t.Errorf("/review sent %q", got)
+	}
+	x.run("send-keys", "-t", x.name, "-l", "/deploy-check")
+	x.run("send-keys", "-t", x.name, "Enter")
+	x.waitFor("Deploy checked.")
+	if got := nonReminders(userTexts(p.srv.Last())); len(got) != 2 || !strings.Contains(got[1], "Run the deploy checks.") {
+		t.Errorf("/deploy-check sent %q", got)
+	}
+	x.run("send-keys", "-t", x.name, "C-c")
+	x.waitFor("Press Ctrl+C again to exit")
+	x.run("send-keys", "-t", x.name, "C-c")
+	x.waitFor("cairn-exited-0")
+	if b, err := os.ReadFile(ended); err != nil || !strings.Contains(string(b), `"reason":"prompt_input_exit"`) {
+		t.Errorf("SessionEnd input %q (%v)", b, err)
+	}
+}

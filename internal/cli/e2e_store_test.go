@@ -1,0 +1,155 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/model/modeltest"
+)
+
+// machine is one computer of a team: its own home and its own checkout of
+// the same repository, sharing one team store.
+func machine(t *testing.T, srv *modeltest.Server, remote, store string) *project {
+	t.Helper()
+	p := &project{dir: t.TempDir(), home: t.TempDir(), srv: srv}
+	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", remote}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = p.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	p.env = []string{"CAIRN_STORE=" + store}
+	return p
+}
+
+func sessionIDOf(t *testing.T, out string) string {
+	t.Helper()
+	var res struct {
+		SessionID string `json:"session_id"`
+		IsError   bool   `json:"is_error"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.SessionID == "" || res.IsError {
+		t.Fatalf("result %q: %v", out, err)
+	}
+	return res.SessionID
+}
+
+func TestTeamStoreAcrossMachines(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	url := pgtest.URL(t)
+	srv := modeltest.Start(t, modeltest.Config{})
+	remote := "git@example.com:team/" + pgtest.Project(t) + ".git"
+	a := machine(t, srv, remote, url)
+	b := machine(t, srv, strings.Replace(remote, "git@example.com:", "https://example.com/", 1), url)
+
+	// Machine A starts a session; its lines reach the store as it runs.
+	srv.Enqueue(modeltest.Text("The answer is 42."))
+	code, out, errOut := a.cairn(t, "-p", "what is the answer", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("A: exit %d: %s", code, errOut)
+	}
+	id := sessionIDOf(t, out)
+
+	// The team sees it in the store, from machine B.
+	code, out, errOut = b.cairn(t, "sessions", "list", "--store", "--json")
+	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "what is the answer") {
+		t.Fatalf("B: list --store: exit %d: %s %s", code, out, errOut)
+	}
+
+	// Machine B resumes it: the whole conversation goes with its request.
+	srv.Enqueue(modeltest.Text("Still 42."))
+	code, _, errOut = b.cairn(t, "-p", "--resume="+id, "are you sure", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("B: resume: exit %d: %s", code, errOut)
+	}
+	body := string(srv.Last().Body)
+	for _, want := range []string{"what is the answer", "The answer is 42.", "are you sure"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("B's request lacks %q", want)
+		}
+	}
+
+	// B works on while the store is down: it says so once, saves locally.
+	b.env = []string{"CAIRN_STORE=postgres://cairn@127.0.0.1:1/none?connect_timeout=2"}
+	srv.Enqueue(modeltest.Text("Noted offline."))
+	code, _, errOut = b.cairn(t, "-p", "--resume="+id, "remember the offline prompt", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("B offline: exit %d: %s", code, errOut)
+	}
+	if n := strings.Count(errOut, "is behind"); n != 1 || !strings.Contains(errOut, "cairn sessions sync") {
+		t.Errorf("B offline said %d times that the store is behind: %s", n, errOut)
+	}
+	// Once it is back, sync sends what it missed, once.
+	b.env = []string{"CAIRN_STORE=" + url}
+	code, out, errOut = b.cairn(t, "sessions", "sync", id)
+	if code != 0 || !strings.Contains(out, "sent") {
+		t.Fatalf("sync: exit %d: %s %s", code, out, errOut)
+	}
+	code, out, _ = b.cairn(t, "sessions", "sync", "--all")
+	if code != 0 || !strings.Contains(out, "has it all") {
+		t.Errorf("second sync: exit %d: %s", code, out)
+	}
+
+	// A resumes its own (now stale) copy: the store's newer lines come
+	// first, so A's request carries B's offline prompt.
+	srv.Enqueue(modeltest.Text("Yes, I see it."))
+	code, _, errOut = a.cairn(t, "-p", "--resume="+id, "do you see it", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("A: resume: exit %d: %s", code, errOut)
+	}
+	body = string(srv.Last().Body)
+	for _, want := range []string{"are you sure", "remember the offline prompt", "Noted offline.", "do you see it"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("A's request lacks %q", want)
+		}
+	}
+	// Nothing doubled: A's file and the store agree line for line.
+	code, out, _ = a.cairn(t, "sessions", "search", "--store", "offline prompt", "--json")
+	if code != 0 || strings.Count(out, `"uuid"`) != 1 {
+		t.Errorf("search --store: exit %d: %s", code, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(a.home, "projects", "*", id+".jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("A's transcript: %v", files)
+	}
+	local, _ := os.ReadFile(files[0])
+	code, out, _ = a.cairn(t, "sessions", "list", "--store", "--json")
+	var listed []struct {
+		SessionID string `json:"sessionId"`
+		Bytes     int64  `json:"bytes"`
+	}
+	json.Unmarshal([]byte(out), &listed)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(listed) != 1 || listed[0].Bytes != int64(len(local)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("store lists %+v, A's file has %d bytes", listed, len(local))
+		}
+		time.Sleep(50 * time.Millisecond)
+		_, out, _ = a.cairn(t, "sessions", "list", "--store", "--json")
+		json.Unmarshal([]byte(out), &listed)
+	}
+
+	// A third machine without a copy shows it from the store.
+	c := machine(t, srv, remote, url)
+	code, out, errOut = c.cairn(t, "sessions", "show", id, "--json")
+	if code != 0 || !strings.Contains(out, "remember the offline prompt") || !strings.Contains(out, "do you see it") {
+		t.Errorf("C: show: exit %d: %s %s", code, out, errOut)
+	}
+}
+
+func TestTeamStoreNotConfigured(t *testing.T) {
+	p := newProject(t)
+	code, _, errOut := p.cairn(t, "sessions", "sync", "--all")
+	if code != 1 || !strings.Contains(errOut, "CAIRN_STORE") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/serve"
+	"github.com/cairn-dev/cairn/session"
+	"github.com/cairn-dev/cairn/transcript"
+	"github.com/cairn-dev/cairn/transcript/pgstore"
+)
+
+func newServeCmd(env Env) *cobra.Command {
+	var addr, storeFlag string
+	cmd := &cobra.Command{
+		Use:   "serve [--addr 127.0.0.1:7420] [--store URL]",
+		Short: "Serve the sessions (the local home's, or the team store's) over HTTP, read-only, with a web viewer",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			home, err := env.Home()
+			if err != nil {
+				return err
+			}
+			var sessions serve.Sessions = localSessions{home: home}
+			where := home.Projects()
+			if storeFlag != "" {
+				db, err := pgstore.Open(ctx, storeFlag)
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				sessions = storeSessions{db: db}
+				where = "the team store"
+			}
+			token := env.Getenv("CAIRN_SERVE_TOKEN")
+			if token == "" {
+				b := make([]byte, 16)
+				rand.Read(b)
+				token = hex.EncodeToString(b)
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w (another cairn serve there? pick another with --addr)", addr, err)
+			}
+			srv := &http.Server{Handler: serve.Handler(serve.Options{Sessions: sessions, Token: token}), ReadHeaderTimeout: 10 * time.Second}
+			fmt.Fprintf(env.Stdout, "cairn serve: the sessions of %s at http://%s/?token=%s\n", where, ln.Addr(), token)
+			go func() {
+				<-ctx.Done()
+				shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				srv.Shutdown(shut)
+			}()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:7420", "the address to listen on (loopback unless you say otherwise)")
+	cmd.Flags().StringVar(&storeFlag, "store", "", "serve the team store at this postgres:// URL instead of the local home")
+	return cmd
+}
+
+// localSessions serves the sessions of a cairn home.
+type localSessions struct{ home session.Home }
+
+func (l localSessions) List(ctx context.Context, q serve.ListQuery) ([]serve.Info, string, error) {
+	infos, err := session.List(ctx, l.home, session.ListOptions{All: true})
+	if err != nil {
+		return nil, "", err
+	}
+	if q.Query != "" {
+		matches, err := session.Search(ctx, l.home, session.SearchOptions{Query: q.Query, All: true})
+		if err != nil {
+			return nil, "", err
+		}
+		hit := map[string]bool{}
+		for _, m := range matches {
+			hit[m.SessionID] = true
+		}
+		infos = slices.DeleteFunc(infos, func(in session.Info) bool { return !hit[in.SessionID] })
+	}
+	if q.Project != "" {
+		infos = slices.DeleteFunc(infos, func(in session.Info) bool { return in.Project != q.Project })
+	}
+	out := make([]serve.Info, len(infos))
+	for i, in := range infos {
+		out[i] = serve.Info{SessionID: in.SessionID, Project: in.Project, FirstPrompt: in.FirstPrompt, LastPrompt: in.LastPrompt,
+			Created: in.Created, Modified: in.Modified, Messages: int64(in.Messages), Bytes: in.Bytes}
+	}
+	return pageOf(out, q)
+}
+
+// pageOf cuts a newest-first listing to the page after q.Cursor.
+func pageOf(all []serve.Info, q serve.ListQuery) ([]serve.Info, string, error) {
+	start := 0
+	if q.Cursor != "" {
+		us, id, ok := strings.Cut(q.Cursor, "_")
+		micro, err := strconv.ParseInt(us, 10, 64)
+		if !ok || err != nil {
+			return nil, "", serve.BadRequest(fmt.Errorf("bad cursor %q", q.Cursor))
+		}
+		start = len(all)
+		for i, in := range all {
+			if m := in.Modified.UnixMicro(); m < micro || m == micro && in.SessionID < id {
+				start = i
+				break
+			}
+		}
+	}
+	end := min(len(all), start+q.Limit)
+	next := ""
+	if end < len(all) {
+		last := all[end-1]
+		next = strconv.FormatInt(last.Modified.UnixMicro(), 10) + "_" + last.SessionID
+	}
+	return all[start:end], next, nil
+}
+
+func (l localSessions) Source(ctx context.Context, id string) (transcript.Source, error) {
+	if strings.ContainsAny(id, `/\`) || id == "" {
+		return nil, fmt.Errorf("session %q: %w", id, serve.ErrNotFound)
+	}
+	path, err := l.home.Find("", id)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, fmt.Errorf("session %q: %w", id, serve.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return transcript.OpenFile(path)
+}
+
+// storeSessions serves the team store's sessions, every project's.
+type storeSessions struct{ db *pgstore.DB }
+
+func (s storeSessions) List(ctx context.Context, q serve.ListQuery) ([]serve.Info, string, error) {
+	st := s.db.Project(q.Project)
+	var want map[string]bool
+	if q.Query != "" {
+		hits, err := st.Search(ctx, q.Query, 1000, q.Project == "")
+		if err != nil {
+			return nil, "", err
+		}
+		want = map[string]bool{}
+		for _, h := range hits {
+			want[h.Project+"\x1f"+h.SessionID] = true
+		}
+	}
+	list, err := st.List(ctx, pgstore.ListOptions{AllProjects: q.Project == ""})
+	if err != nil {
+		return nil, "", err
+	}
+	var out []serve.Info
+	for _, in := range list {
+		if want != nil && !want[in.Project+"\x1f"+in.SessionID] {
+			continue
+		}
+		out = append(out, serve.Info{SessionID: in.SessionID, Project: in.Project, FirstPrompt: in.FirstPrompt, LastPrompt: in.LastPrompt,
+			Created: in.Created, Modified: in.Modified, Messages: in.Messages, Bytes: in.Bytes})
+	}
+	return pageOf(out, q)
+}
+
+func (s storeSessions) Source(ctx context.Context, id string) (transcript.Source, error) {
+	project, err := s.db.ProjectOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.db.Project(project).OpenSource(ctx, id)
+}

@@ -1,0 +1,96 @@
+package permission
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/shellsafe"
+)
+
+// badLines are command lines cairn cannot follow: they must ask (or be
+// denied headless) with the reason, under any rule, and be decided at
+// once.
+var badLines = map[string]string{
+	"unparsable":          "echo 'unterminated",
+	"unparsable compound": "git status && (",
+	"over 1 MB":           strings.Repeat("echo a; ", 1<<17+8),
+	"1 MB of commands":    strings.Repeat("echo a; ", 1<<17)[:1<<20-16],
+	"nested $(":           strings.Repeat("$(", 5000) + "echo" + strings.Repeat(")", 5000),
+	"nested quoted $(":    strings.Repeat(`"$(`, 3000) + "echo" + strings.Repeat(`)"`, 3000),
+	"nested braces":       strings.Repeat("{ ", 1000) + "echo" + strings.Repeat("; }", 1000),
+	"nested subshells":    strings.Repeat("(", 10000) + "echo" + strings.Repeat(")", 10000),
+	"NUL byte":            "git status\x00; rm -rf ~",
+	"NUL in a word":       "echo a\x00b",
+	"thousands of cd":     strings.Repeat("cd a; ", 50000) + "touch x",
+}
+
+func TestBadInput(t *testing.T) {
+	proj, home, _ := pathSetup(t)
+	for _, allow := range [][]string{{"Bash(echo:*)", "Bash(git status:*)", "Bash(cd:*)", "Bash(touch:*)"}, {"Bash"}} {
+		rs := rules(t, allow, nil, nil, proj).Compile()
+		for name, line := range badLines {
+			for _, headless := range []bool{false, true} {
+				d, _ := decideIn(proj, home, rs, ModeDefault, headless, nil, "Bash", bashInput(line))
+				want := Ask
+				if headless {
+					want = Deny
+				}
+				if d.Behavior != want || d.Reason == "" {
+					t.Errorf("%s under %v (headless %v): got %s, want %s: %.300s", name, allow, headless, d.Behavior, want, d.Reason)
+				}
+				if len(d.Reason) > 2000 {
+					t.Errorf("%s: a reason of %d bytes; it quotes too much of the line", name, len(d.Reason))
+				}
+			}
+		}
+	}
+}
+
+// FuzzDecideBash: whatever the line, the decision has a reason, and a
+// line that cannot be read as a whole is never allowed, not even by a
+// rule for every Bash command.
+//
+//	go test -run '^$' -fuzz FuzzDecideBash -fuzztime 1m ./internal/permission/
+func FuzzDecideBash(f *testing.F) {
+	for _, s := range []string{"cd .. && touch x", "touch ~/.profile", "cp a ~/.ssh/x", "cd $OLDPWD; touch x",
+		"echo x > /tmp/y", "git -C .. commit", "tar -C / -xf a", "ln -s /etc e && echo > e/x", "x\x00y", "$(", "((((", "cd -"} {
+		f.Add(s)
+	}
+	for _, s := range badLines {
+		if len(s) < 4096 {
+			f.Add(s)
+		}
+	}
+	root := f.TempDir()
+	proj, home := root+"/proj", root+"/home"
+	write(f, proj+"/README.md", "x\n")
+	write(f, home+"/.bashrc", "x\n")
+	p := Rules{}
+	for _, r := range []string{"Bash(touch:*)", "Bash(cp:*)", "Bash(cd:*)", "Bash(echo:*)"} {
+		rule, _ := ParseRule(r)
+		p.Allow = append(p.Allow, rule)
+	}
+	whole, _ := ParseRule("Bash")
+	sets := []Rules{p.Compile(), {Allow: []Rule{whole}}}
+	f.Fuzz(func(t *testing.T, line string) {
+		if strings.TrimSpace(line) == "" {
+			return
+		}
+		// The line as the check gets it, through JSON (which replaces
+		// invalid UTF-8).
+		in := bashInput(line)
+		var sent struct{ Command string }
+		_ = json.Unmarshal(in, &sent)
+		unreadable := len(shellsafe.Parse(sent.Command).Whole) > 0
+		for _, rs := range sets {
+			d, _ := decideIn(proj, home, rs, ModeDefault, false, nil, "Bash", in)
+			if d.Reason == "" {
+				t.Fatalf("%q: %s without a reason", line, d.Behavior)
+			}
+			if unreadable && d.Behavior == Allow {
+				t.Fatalf("%q cannot be read but is allowed: %s", line, d.Reason)
+			}
+		}
+	})
+}

@@ -1,0 +1,981 @@
+package permission
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/internal/sandbox"
+	"github.com/cairn-dev/cairn/internal/shellsafe"
+)
+
+// Path constraints (SPEC G4, G7): a rule such as Bash(touch:*) says which
+// program may run, not where it may write. Before any allow rule is
+// consulted, every command of a line is followed from the directories it
+// may run in (after each cd), and the paths it writes, and the secrets it
+// reads, must be inside the project or an additional directory. An allow
+// rule that names the path itself (Bash(touch /tmp/x), Edit(~/.bashrc))
+// still allows it.
+
+// role is how a command uses a path it names.
+type role int
+
+const (
+	roleRead  role = iota // reads it: only secrets matter
+	roleWrite             // creates, changes, moves or deletes it
+	roleLink              // a link is made that leads there
+	roleMaybe             // an unknown command that changes things names it
+)
+
+// pathArg is a path a command names, and what it does with it.
+type pathArg struct {
+	word shellsafe.Word
+	role role
+	// fromLink: a link target, resolved from the folder of the link
+	// rather than the working directory.
+	linkDir string
+}
+
+// PathCheck explains a decision that a path constraint took: which path,
+// which folders it fell outside, which rule would allow it. It is part of
+// Decision's JSON form (`cairn permissions check --json`).
+type PathCheck struct {
+	// Path is the file or folder, absolute; Resolved is where its
+	// symbolic links lead, when that is elsewhere.
+	Path     string `json:"path"`
+	Resolved string `json:"resolved,omitempty"`
+	// Access is "write", "read" (a secret), "link" or "cwd" (the command
+	// works in that folder).
+	Access string `json:"access"`
+	// Command is the command of the line that uses the path.
+	Command string `json:"command"`
+	// Outside are the folders the path is not in: the project and the
+	// additional directories. Empty when the path is a secret inside none
+	// of them, or not known.
+	Outside []string `json:"outside"`
+	// AllowWith is a rule that would allow it.
+	AllowWith string `json:"allowWith"`
+}
+
+// dirs are the directories a command may run in; unknown is set when one
+// of them is only known at run time (after cd -, cd $VAR).
+type dirs struct {
+	list    []string
+	unknown bool
+}
+
+// trackDirs follows cd through the line: each command gets the directories
+// it may run in — the working directory and the targets of every cd before
+// it (a cd may fail or run in a subshell, so none is ever dropped). A cd in
+// a loop or a function may run any number of times anywhere: then the
+// targets are closed under every cd and every command gets all of them.
+func (b *bashCheck) trackDirs() {
+	b.dirsOf = make(map[*shellsafe.Command]dirs, len(b.all))
+	cur := dirs{list: []string{b.p.cwd}}
+	repeats := false
+	landed := make(map[*shellsafe.Command]dirs) // where a cd that succeeded leads
+	for _, c := range b.all {
+		here := cur
+		if w := b.parent[c]; w != nil && w.Via != shellsafe.Shell {
+			here = b.dirsOf[w] // env, nice, sudo … run it where they run
+		} else if l, ok := landed[c.After]; ok && c.After != nil {
+			here = l // "cd src && make": make runs only in src
+		}
+		b.dirsOf[c] = here
+		if !isCd(c) {
+			continue
+		}
+		repeats = repeats || c.Repeats
+		to := b.applyCd(c, dirs{unknown: here.unknown}, here.list)
+		if prev := c.After; prev != nil && isCd(prev) && backCd(c) {
+			// "cd x && cd -" goes back to where the cd x ran.
+			to = b.dirsOf[prev]
+		}
+		landed[c] = to
+		for _, d := range to.list {
+			if !contains(cur.list, d) && len(cur.list) < maxDirs {
+				cur.list = append(cur.list, d)
+			} else if !contains(cur.list, d) {
+				cur.unknown = true // too many to follow
+			}
+		}
+		cur.unknown = cur.unknown || to.unknown
+	}
+	if repeats {
+		for range maxDirs {
+			n, unknown := len(cur.list), cur.unknown
+			for _, c := range b.all {
+				if isCd(c) {
+					cur = b.applyCd(c, cur, cur.list)
+				}
+			}
+			if len(cur.list) == n && cur.unknown == unknown {
+				break
+			}
+		}
+		for _, c := range b.all {
+			b.dirsOf[c] = cur
+		}
+	}
+	b.cwds = cur.list
+	b.cwdUnknown = cur.unknown
+}
+
+// backCd reports whether a cd goes back to the previous directory: cd -,
+// cd $OLDPWD.
+func backCd(c *shellsafe.Command) bool {
+	if path.Base(c.Name()) != "cd" || len(c.Args) != 2 {
+		return false
+	}
+	switch v := c.Args[1].Value; v {
+	case "-", "$OLDPWD", `"$OLDPWD"`, "${OLDPWD}", `"${OLDPWD}"`:
+		return v == "-" || c.Args[1].Dynamic
+	}
+	return false
+}
+
+// applyCd adds to ds where a cd may lead from the directories from.
+func (b *bashCheck) applyCd(c *shellsafe.Command, ds dirs, from []string) dirs {
+	out := dirs{list: append([]string(nil), ds.list...), unknown: ds.unknown}
+	for _, t := range b.cdTargetsFrom(c, from) {
+		switch {
+		case t == "":
+			out.unknown = true
+		case !contains(out.list, t) && len(out.list) < maxDirs:
+			out.list = append(out.list, t)
+		case !contains(out.list, t):
+			out.unknown = true // too many to follow
+		}
+	}
+	return out
+}
+
+// lookup knows the variables the shell would expand in a path: HOME, and
+// PWD in dir.
+func (b *bashCheck) lookup(dir string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		switch name {
+		case "HOME":
+			return b.p.home, b.p.home != ""
+		case "PWD":
+			return dir, dir != ""
+		}
+		return "", false
+	}
+}
+
+// pathProblem applies the path constraints to the whole line. It returns
+// the first path that falls outside, with the reason, or nil.
+func (b *bashCheck) pathProblem() (*PathCheck, string) {
+	if len(b.script.Whole) > 0 {
+		// What cannot be read cannot be followed: no rule allows it.
+		return &PathCheck{Access: "write", Command: clip(b.line), AllowWith: b.lineRule()},
+			fmt.Sprintf("`%s` needs confirmation: %s, so cairn cannot tell which files it writes.", clip(b.line), b.script.Whole[0])
+	}
+	for _, c := range b.all {
+		if pc, why := b.commandPaths(c); pc != nil {
+			return pc, why
+		}
+	}
+	for _, r := range b.script.Redirects {
+		if pc, why := b.redirectPath(nil, r, dirs{list: b.cwds, unknown: b.cwdUnknown}); pc != nil {
+			return pc, why
+		}
+	}
+	return nil, ""
+}
+
+// commandPaths checks the paths of one command and its redirections.
+func (b *bashCheck) commandPaths(c *shellsafe.Command) (*PathCheck, string) {
+	ds := b.dirsOf[c]
+	if len(ds.list) == 0 {
+		ds.list = []string{b.p.cwd} // only absolute paths are known; unknown says so
+	}
+	src := clip(strings.TrimSpace(c.Source))
+	if src == "" {
+		src = clip(c.Text())
+	}
+	for _, r := range c.Redirects {
+		if pc, why := b.redirectPath(c, r, ds); pc != nil {
+			return pc, why
+		}
+	}
+	if len(c.Args) == 0 || isCd(c) {
+		return nil, ""
+	}
+	unknownProgram := c.Dynamic && len(c.Inner) == 0 || c.Args[0].Dynamic || c.Args[0].Glob
+	var args []pathArg
+	known := false
+	if !unknownProgram {
+		args, known = pathArgs(c)
+	}
+	if !known && len(c.Inner) == 0 {
+		if unknownProgram || !shellsafe.ClassifyCommand(bare(c)).ReadOnly {
+			// An unknown command that changes things: it may write any
+			// path it is given, and where it runs.
+			for _, a := range c.Args[1:] {
+				_, val, isOpt := strings.Cut(a.Value, "=")
+				if pathLike(a.Value) || a.Dynamic || (isOpt && strings.HasPrefix(a.Value, "-") && pathLike(val)) {
+					args = append(args, pathArg{word: a, role: roleMaybe})
+				} else {
+					args = append(args, pathArg{word: a, role: roleRead})
+				}
+			}
+			if pc, why := b.cwdOutside(c, ds, src); pc != nil {
+				return pc, why
+			}
+		} else {
+			for _, a := range c.Args[1:] {
+				args = append(args, pathArg{word: a, role: roleRead})
+			}
+		}
+	}
+	if c.OpenArgs && (writes(args) || !shellsafe.ClassifyCommand(bare(c)).ReadOnly) {
+		return &PathCheck{Access: "write", Command: src, AllowWith: "Bash(" + src + ")"},
+			"`" + src + "` needs confirmation: it writes files whose names are only known when it runs, which may be outside the project " + b.p.project + "."
+	}
+	for _, a := range args {
+		if pc, why := b.argPath(c, a, ds, src); pc != nil {
+			return pc, why
+		}
+	}
+	return nil, ""
+}
+
+// cwdOutside asks when a command that changes things runs in a folder
+// outside the project.
+func (b *bashCheck) cwdOutside(c *shellsafe.Command, ds dirs, src string) (*PathCheck, string) {
+	if ds.unknown {
+		return &PathCheck{Access: "cwd", Command: src, AllowWith: "Bash(" + c.Text() + ")"},
+			"`" + src + "` needs confirmation: it changes files, and the directory it runs in is only known when it runs."
+	}
+	for _, d := range ds.list {
+		if !b.p.inside(d) && !b.named(c, shellsafe.Word{Value: d}) {
+			return b.outsideCheck(d, "cwd", src, c), "`" + src + "` needs permission: it changes files and runs in " + d + ", outside " + b.where() + "."
+		}
+	}
+	return nil, ""
+}
+
+// argPath checks one path a command names.
+func (b *bashCheck) argPath(c *shellsafe.Command, a pathArg, ds dirs, src string) (*PathCheck, string) {
+	v := a.word.Value
+	if strings.HasPrefix(v, "-") && (a.role == roleMaybe || a.role == roleRead) {
+		// An option: only a value after = may be a path.
+		_, val, ok := strings.Cut(v, "=")
+		if !ok || a.role == roleMaybe && !pathLike(val) {
+			return nil, ""
+		}
+		v = val
+		a.word = shellsafe.Word{Value: val, Dynamic: a.word.Dynamic, Glob: a.word.Glob}
+	}
+	for _, dir := range ds.list {
+		w := a.word
+		if w.Dynamic {
+			x, ok := shellsafe.Expand(w, b.lookup(dir))
+			if !ok {
+				if a.role == roleRead || a.role == roleMaybe && !strings.Contains(w.Value, "/") {
+					continue
+				}
+				return &PathCheck{Access: access(a.role), Command: src, AllowWith: "Bash(" + src + ")"},
+					"`" + src + "` needs confirmation: the path " + w.Value + " it writes is only known when it runs, so cairn cannot tell whether it stays inside " + b.where() + "."
+			}
+			v = x
+		}
+		if a.word.Glob {
+			v = globBase(v)
+		}
+		base := dir
+		if a.linkDir != "" {
+			base = b.p.abs(a.linkDir, dir)
+		}
+		if !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") && ds.unknown && a.role != roleRead {
+			return &PathCheck{Access: access(a.role), Command: src, AllowWith: "Bash(" + c.Text() + ")"},
+				"`" + src + "` needs confirmation: it writes " + v + " relative to a directory only known when it runs (after cd - or cd to a variable)."
+		}
+		p := b.p.abs(v, base)
+		if p == "" {
+			if a.role == roleRead {
+				continue
+			}
+			return &PathCheck{Path: v, Access: access(a.role), Command: src, AllowWith: "Bash(" + c.Text() + ")"},
+				"`" + src + "` needs confirmation: cairn cannot tell where " + v + " is."
+		}
+		switch a.role {
+		case roleRead:
+			if b.secret(p) && !b.allowedPathRule("Read", p) && !b.named(c, a.word) {
+				pc := b.outsideCheck(p, "read", src, c)
+				pc.AllowWith = suggestPath("Read", b.p, p)
+				return pc, "`" + src + "` needs permission: it reads " + p + ", which may hold secrets (credentials, keys or .env files outside the project). Allow it with a rule such as " + pc.AllowWith + " or Bash(" + c.Text() + ")."
+			}
+		default:
+			if b.p.inside(p) || b.allowedPathRule("Edit", p) || b.named(c, a.word) {
+				continue
+			}
+			pc := b.outsideCheck(p, access(a.role), src, c)
+			what := "writes"
+			switch a.role {
+			case roleLink:
+				what = "makes a link to"
+			case roleMaybe:
+				what = "may write"
+			}
+			return pc, "`" + src + "` needs permission: it " + what + " " + p + ", outside " + b.where() + ". Allow it with a rule that names the path, such as " + pc.AllowWith + ", or add the folder with --add-dir."
+		}
+	}
+	return nil, ""
+}
+
+// redirectPath checks a redirection's target: a write must stay inside,
+// a read must not be a secret. c is the command it is on (nil for the
+// line).
+func (b *bashCheck) redirectPath(c *shellsafe.Command, r shellsafe.Redirect, ds dirs) (*PathCheck, string) {
+	if r.Target == "" || (r.Write && isDevice(r.Target)) {
+		return nil, ""
+	}
+	src := clip(b.line)
+	if c != nil {
+		src = clip(strings.TrimSpace(c.Source))
+	}
+	role := roleRead
+	if r.Write {
+		role = roleWrite
+	}
+	w := shellsafe.Word{Value: r.Target, Dynamic: r.Dynamic}
+	for _, dir := range ds.list {
+		v := r.Target
+		if r.Dynamic {
+			x, ok := shellsafe.Expand(w, b.lookup(dir))
+			if !ok {
+				if !r.Write {
+					continue
+				}
+				return &PathCheck{Access: "write", Command: src, AllowWith: b.lineRule()},
+					"`" + src + "` needs confirmation: the redirection target " + r.Target + " is only known when it runs."
+			}
+			v = x
+		}
+		if r.Write && !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") && ds.unknown {
+			return &PathCheck{Access: "write", Command: src, AllowWith: b.lineRule()},
+				"`" + src + "` needs confirmation: it writes " + v + " relative to a directory only known when it runs (after cd - or cd to a variable)."
+		}
+		p := b.p.abs(v, dir)
+		if p == "" {
+			return &PathCheck{Path: v, Access: access(role), Command: src, AllowWith: b.lineRule()},
+				"`" + src + "` needs confirmation: cairn cannot tell where " + v + " is."
+		}
+		if !r.Write {
+			if b.secret(p) && !b.allowedPathRule("Read", p) {
+				pc := b.outsideCheck(p, "read", src, c)
+				pc.AllowWith = suggestPath("Read", b.p, p)
+				return pc, "`" + src + "` needs permission: it reads " + p + ", which may hold secrets. Allow it with a rule such as " + pc.AllowWith + "."
+			}
+			continue
+		}
+		if b.p.inside(p) || b.allowedPathRule("Edit", p) {
+			continue
+		}
+		pc := b.outsideCheck(p, "write", src, c)
+		pc.AllowWith = suggestPath("Edit", b.p, p)
+		return pc, "`" + src + "` needs permission: it writes " + p + ", outside " + b.where() + ". Allow it with a rule such as " + pc.AllowWith + ", or add the folder with --add-dir."
+	}
+	return nil, ""
+}
+
+// outsideCheck describes a path that fell outside.
+func (b *bashCheck) outsideCheck(p, acc, src string, c *shellsafe.Command) *PathCheck {
+	pc := &PathCheck{Path: p, Access: acc, Command: src}
+	if r := b.p.realPath(p); r != p {
+		pc.Resolved = r
+	}
+	if !b.p.inside(p) {
+		pc.Outside = append([]string(nil), b.p.rootsGiven()...)
+	}
+	if c != nil {
+		pc.AllowWith = "Bash(" + c.Text() + ")"
+	} else {
+		pc.AllowWith = suggestPath("Edit", b.p, p)
+	}
+	return pc
+}
+
+// where names the project and the additional directories, for messages.
+func (b *bashCheck) where() string {
+	roots := b.p.rootsGiven()
+	if len(roots) <= 1 {
+		return "the project " + b.p.project
+	}
+	return "the project " + b.p.project + " and the added directories " + strings.Join(roots[1:], ", ")
+}
+
+// named reports whether an allow rule names the path word itself: the
+// rule allowing c (or a wrapper running it) is an exact command, or its
+// fixed words include the path.
+func (b *bashCheck) named(c *shellsafe.Command, w shellsafe.Word) bool {
+	for x := c; x != nil; x = b.parent[x] {
+		r, ok := b.allowRule(x)
+		if !ok {
+			continue
+		}
+		bp := b.req.Rules.pattern(r.Specifier)
+		switch {
+		case bp.all:
+		case bp.re != nil:
+			if strings.Contains(bp.lit, w.Value) && w.Value != "" {
+				return true
+			}
+		case !bp.prefix:
+			return true
+		default:
+			if len(bp.words) > 1 && contains(bp.words[1:], w.Value) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// allowedPathRule reports whether an allow rule for tool with a specifier
+// (Edit(~/.bashrc), not Edit) covers path: naming the place is what lets a
+// path outside the project be written.
+func (b *bashCheck) allowedPathRule(tool string, p string) bool {
+	for _, r := range b.req.Rules.Allow {
+		if r.Tool == tool && r.Specifier != "" && r.Broken == "" && matchForms(b.p, r, p, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// secret reports whether a path outside the project and its folders may
+// hold credentials.
+func (b *bashCheck) secret(p string) bool { return b.p.secret(p) }
+
+// secret reports whether p, in any of its forms, is a place that holds
+// credentials — ~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gcloud, keychains and
+// the like, or a .env file — and lies outside the project and its folders.
+func (p place) secret(path string) bool {
+	if p.inside(path) {
+		return false
+	}
+	for _, f := range p.forms(path) {
+		if isSecret(f, p.home) {
+			return true
+		}
+	}
+	return false
+}
+
+func isSecret(p, home string) bool {
+	if home != "" {
+		if rel, ok := below(p, home); ok && rel != "" {
+			for _, d := range sandbox.Hidden {
+				if rel == d || strings.HasPrefix(rel, d+"/") {
+					return true
+				}
+			}
+		}
+	}
+	switch base := filepath.Base(p); {
+	case base == ".env", strings.HasPrefix(base, ".env.") && !strings.HasSuffix(base, ".example") && !strings.HasSuffix(base, ".sample") && !strings.HasSuffix(base, ".template"):
+		return true
+	case strings.HasPrefix(base, "id_rsa"), strings.HasPrefix(base, "id_ed25519"), strings.HasPrefix(base, "id_ecdsa"), strings.HasPrefix(base, "id_dsa"):
+		return true
+	case p == "/etc/shadow", p == "/etc/gshadow", p == "/etc/sudoers", strings.HasPrefix(p, "/etc/ssh/ssh_host_"):
+		return true
+	}
+	return false
+}
+
+func access(r role) string {
+	switch r {
+	case roleRead:
+		return "read"
+	case roleLink:
+		return "link"
+	}
+	return "write"
+}
+
+func writes(args []pathArg) bool {
+	for _, a := range args {
+		if a.role != roleRead {
+			return true
+		}
+	}
+	return false
+}
+
+// pathLike reports whether an argument looks like a path outside the
+// folder it is given in: absolute, from the home folder, or going up.
+func pathLike(v string) bool {
+	return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || v == ".." ||
+		strings.HasPrefix(v, "../") || strings.Contains(v, "/../") || strings.HasSuffix(v, "/..")
+}
+
+// bare is the command without its redirections (classified apart).
+func bare(c *shellsafe.Command) *shellsafe.Command {
+	x := *c
+	x.Redirects = nil
+	return &x
+}
+
+// rootsGiven returns the project and the additional directories as given.
+func (p place) rootsGiven() []string {
+	var out []string
+	for i := 0; i < len(p.resolved); i += 2 {
+		out = append(out, p.resolved[i])
+	}
+	return out
+}
+
+// pathArgs returns the paths a command names and what it does with each;
+// known is false for a command this table does not describe (its
+// arguments are then judged by how they look).
+func pathArgs(c *shellsafe.Command) (out []pathArg, known bool) {
+	name := path.Base(c.Name())
+	args := c.Args[1:]
+	all := func(r role, ws []shellsafe.Word) {
+		for _, w := range ws {
+			out = append(out, pathArg{word: w, role: r})
+		}
+	}
+	switch name {
+	case "touch", "mkdir", "rm", "rmdir", "unlink", "shred", "truncate", "mkfifo", "mknod", "tee":
+		ops, vals := splitArgs(args, writerShort[name], "reference", "date", "mode", "size", "iterations", "context")
+		all(roleWrite, ops)
+		all(roleRead, vals["-r"])
+		all(roleRead, vals["--reference"])
+	case "chmod", "chown", "chgrp", "chattr", "setfacl":
+		ops, vals := splitArgs(args, "", "reference")
+		if len(vals["--reference"]) == 0 && len(ops) > 0 && name != "setfacl" {
+			ops = ops[1:] // the mode or the owner
+		}
+		all(roleWrite, ops)
+	case "cp", "mv", "install", "scp", "rsync":
+		ops, vals := splitArgs(args, copyShort[name], copyLong...)
+		ops = localPaths(ops)
+		src := roleRead
+		if name == "mv" {
+			src = roleWrite // the sources are moved away
+		}
+		target := append(vals["-t"], vals["--target-directory"]...)
+		if name == "install" && hasShortFlag(args, 'd') {
+			all(roleWrite, ops)
+			break
+		}
+		if len(target) == 0 && len(ops) > 0 {
+			target, ops = ops[len(ops)-1:], ops[:len(ops)-1]
+		}
+		all(src, ops)
+		all(roleWrite, target)
+		for _, k := range []string{"--backup-dir", "--temp-dir", "--log-file", "--partial-dir", "-T"} {
+			all(roleWrite, vals[k])
+		}
+		all(roleRead, vals["--files-from"])
+		all(roleRead, vals["-i"]) // scp's identity file
+	case "ln":
+		ops, vals := splitArgs(args, "tS", "target-directory", "suffix")
+		target := append(vals["-t"], vals["--target-directory"]...)
+		linkDir := "."
+		switch {
+		case len(target) > 0:
+			linkDir = target[0].Value
+		case len(ops) >= 2:
+			target, ops = ops[len(ops)-1:], ops[:len(ops)-1]
+			linkDir = path.Dir(target[0].Value)
+			if !target[0].Dynamic && strings.HasSuffix(target[0].Value, "/") {
+				linkDir = target[0].Value
+			}
+		case len(ops) == 1:
+			target = []shellsafe.Word{{Value: "."}}
+		}
+		all(roleWrite, target)
+		symbolic := hasShortFlag(args, 's') || hasLong(args, "--symbolic")
+		for _, w := range ops {
+			a := pathArg{word: w, role: roleLink}
+			if symbolic {
+				a.linkDir = linkDir
+			}
+			out = append(out, a)
+		}
+	case "dd":
+		for _, w := range args {
+			if v, ok := strings.CutPrefix(w.Value, "of="); ok {
+				out = append(out, pathArg{word: shellsafe.Word{Value: v, Dynamic: w.Dynamic && strings.Contains(v, "$"), Glob: w.Glob}, role: roleWrite})
+			}
+			if v, ok := strings.CutPrefix(w.Value, "if="); ok {
+				out = append(out, pathArg{word: shellsafe.Word{Value: v, Dynamic: w.Dynamic && strings.Contains(v, "$")}, role: roleRead})
+			}
+		}
+	case "tar", "bsdtar", "gtar":
+		out = tarPaths(args)
+	case "git":
+		out = gitPaths(c, args)
+	case "find":
+		out = findPaths(args)
+	case "sed", "perl":
+		ops, _ := splitArgs(args, "efl", "expression", "file")
+		if !hasShortFlag(args, 'i') && !hasLongPrefix(args, "--in-place") {
+			all(roleRead, ops)
+			break
+		}
+		if len(ops) > 0 && !hasShortFlag(args, 'e') && !hasLong(args, "--expression") && name == "sed" {
+			ops = ops[1:] // the script
+		}
+		all(roleWrite, ops)
+	case "sort", "tree", "curl", "wget", "patch", "unzip":
+		ops, vals := splitArgs(args, outShort[name], outLong...)
+		for _, k := range []string{"-o", "--output", "-O", "--output-document", "-P", "--directory-prefix", "-d", "-c", "--cookie-jar", "-D", "--dump-header", "--output-dir", "-a", "--append-output"} {
+			if name == "curl" && k == "-O" {
+				continue
+			}
+			all(roleWrite, vals[k])
+		}
+		for _, k := range []string{"-T", "--upload-file", "-K", "--config", "-i", "--input", "-r", "--reject-file"} {
+			all(roleRead, vals[k])
+		}
+		for _, k := range []string{"-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form"} {
+			if name != "curl" {
+				continue
+			}
+			for _, w := range vals[k] {
+				if _, f, ok := strings.Cut(w.Value, "@"); ok {
+					f, _, _ = strings.Cut(f, ";")
+					out = append(out, pathArg{word: shellsafe.Word{Value: f, Dynamic: w.Dynamic}, role: roleRead})
+				}
+			}
+		}
+		switch name {
+		case "patch":
+			all(roleWrite, ops)
+		case "sort", "tree":
+			all(roleRead, ops)
+		}
+	case "uniq", "xxd":
+		ops, _ := splitArgs(args, "fsw", "")
+		if len(ops) > 1 {
+			all(roleRead, ops[:1])
+			all(roleWrite, ops[1:2])
+		} else {
+			all(roleRead, ops)
+		}
+	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4":
+		ops, _ := splitArgs(args, "S", "suffix")
+		if hasShortFlag(args, 'c') || hasShortFlag(args, 't') || hasShortFlag(args, 'l') || hasLong(args, "--stdout") {
+			all(roleRead, ops)
+		} else {
+			all(roleWrite, ops)
+		}
+	case "zip":
+		ops, _ := splitArgs(args, "bnt", "")
+		if len(ops) > 0 {
+			all(roleWrite, ops[:1])
+			all(roleRead, ops[1:])
+		}
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+// Option letters and names that take a value, per command.
+var (
+	writerShort = map[string]string{"touch": "drt", "mkdir": "m", "mkfifo": "m", "mknod": "m", "truncate": "sr", "shred": "ns"}
+	copyShort   = map[string]string{"cp": "tS", "mv": "tS", "install": "tmogS", "scp": "cFiJlLoPS", "rsync": "efTB"}
+	copyLong    = []string{"target-directory", "suffix", "mode", "owner", "group", "exclude", "include", "filter",
+		"rsh", "rsync-path", "files-from", "exclude-from", "include-from", "partial-dir", "temp-dir", "backup-dir",
+		"compare-dest", "copy-dest", "link-dest", "log-file", "password-file", "chmod", "chown", "usermap", "groupmap"}
+	outShort = map[string]string{"sort": "okStT", "tree": "oILP", "curl": "oOdFHXAeuUTKcDbrmw",
+		"wget": "OoPaeiUT", "patch": "oipdrBDFVYz", "unzip": "dx"}
+	outLong = []string{"output", "output-document", "directory-prefix", "cookie-jar", "dump-header", "output-dir",
+		"append-output", "upload-file", "config", "input", "reject-file", "data", "data-binary", "data-raw",
+		"data-urlencode", "form", "header", "user-agent", "request", "user", "referer", "key", "field-separator",
+		"temporary-directory", "directory"}
+)
+
+// splitArgs separates operands from options. Short options named in
+// shortVal and long options in longVal take a value (the next argument,
+// the rest of a cluster, or after =); vals holds them by option ("-t",
+// "--target-directory").
+func splitArgs(args []shellsafe.Word, shortVal string, longVal ...string) (ops []shellsafe.Word, vals map[string][]shellsafe.Word) {
+	vals = map[string][]shellsafe.Word{}
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		v := w.Value
+		switch {
+		case w.Dynamic && !strings.HasPrefix(v, "-"):
+			ops = append(ops, w)
+		case v == "--":
+			return append(ops, args[i+1:]...), vals
+		case strings.HasPrefix(v, "--"):
+			name, val, hasVal := strings.Cut(v, "=")
+			if hasVal {
+				vals[name] = append(vals[name], shellsafe.Word{Value: val, Dynamic: w.Dynamic, Glob: w.Glob})
+			} else if contains(longVal, name[2:]) && i+1 < len(args) {
+				i++
+				vals[name] = append(vals[name], args[i])
+			}
+		case strings.HasPrefix(v, "-") && len(v) > 1:
+			for j := 1; j < len(v); j++ {
+				if strings.IndexByte(shortVal, v[j]) < 0 {
+					continue
+				}
+				key := "-" + v[j:j+1]
+				if j+1 < len(v) {
+					vals[key] = append(vals[key], shellsafe.Word{Value: v[j+1:], Dynamic: w.Dynamic, Glob: w.Glob})
+				} else if i+1 < len(args) {
+					i++
+					vals[key] = append(vals[key], args[i])
+				}
+				break
+			}
+		default:
+			ops = append(ops, w)
+		}
+	}
+	return ops, vals
+}
+
+// localPaths drops the operands of scp and rsync that name another
+// machine (host:path, rsync://…).
+func localPaths(ws []shellsafe.Word) []shellsafe.Word {
+	var out []shellsafe.Word
+	for _, w := range ws {
+		v := w.Value
+		if strings.Contains(v, "://") {
+			continue
+		}
+		if i := strings.IndexByte(v, ':'); i > 0 && !strings.Contains(v[:i], "/") {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func hasShortFlag(args []shellsafe.Word, letter byte) bool {
+	for _, w := range args {
+		v := w.Value
+		if v == "--" {
+			return false
+		}
+		if len(v) > 1 && v[0] == '-' && v[1] != '-' && strings.IndexByte(v[1:], letter) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func hasLong(args []shellsafe.Word, name string) bool {
+	for _, w := range args {
+		if n, _, _ := strings.Cut(w.Value, "="); n == name {
+			return true
+		}
+	}
+	return false
+}
+
+func hasLongPrefix(args []shellsafe.Word, prefix string) bool {
+	for _, w := range args {
+		if strings.HasPrefix(w.Value, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// tarPaths: creating or appending writes the archive (-f) and reads the
+// members; extracting writes into -C (or the working directory).
+func tarPaths(args []shellsafe.Word) []pathArg {
+	var out []pathArg
+	if len(args) == 0 {
+		return nil
+	}
+	// The first argument may be a cluster without a dash: tar czf out.tgz.
+	first := args[0].Value
+	if !strings.HasPrefix(first, "-") && !args[0].Dynamic {
+		args = append([]shellsafe.Word{{Value: "-" + first}}, args[1:]...)
+	}
+	ops, vals := splitArgs(args, "fCTXbHgKLNVI", "file", "directory", "files-from", "exclude-from", "exclude", "transform", "xform", "use-compress-program", "to-command", "owner", "group", "mode", "newer", "after-date", "format", "label", "one-top-level")
+	mode := byte('t')
+	for _, w := range args {
+		v := w.Value
+		switch {
+		case v == "--create" || v == "--append" || v == "--update" || v == "--concatenate":
+			mode = 'c'
+		case v == "--extract" || v == "--get":
+			mode = 'x'
+		case len(v) > 1 && v[0] == '-' && v[1] != '-':
+		cluster:
+			for j := 1; j < len(v); j++ {
+				switch v[j] {
+				case 'c', 'r', 'u', 'A':
+					mode = 'c'
+				case 'x':
+					mode = 'x'
+				}
+				if strings.IndexByte("fCTXbHgKLNVI", v[j]) >= 0 {
+					break cluster // the rest is the option's value
+				}
+			}
+		}
+	}
+	archive := append(vals["-f"], vals["--file"]...)
+	dirsC := append(vals["-C"], vals["--directory"]...)
+	switch mode {
+	case 'c':
+		for _, w := range archive {
+			out = append(out, pathArg{word: w, role: roleWrite})
+		}
+		for _, w := range ops {
+			out = append(out, pathArg{word: w, role: roleRead})
+		}
+	case 'x':
+		for _, w := range archive {
+			out = append(out, pathArg{word: w, role: roleRead})
+		}
+		if len(dirsC) == 0 {
+			dirsC = []shellsafe.Word{{Value: "."}}
+		}
+		for _, w := range dirsC {
+			out = append(out, pathArg{word: w, role: roleWrite})
+		}
+	default:
+		for _, w := range archive {
+			out = append(out, pathArg{word: w, role: roleRead})
+		}
+	}
+	return out
+}
+
+// gitPaths: git works in -C DIR (and --git-dir, --work-tree); a git
+// command that changes things writes there. clone, init and worktree add
+// write their directory operand.
+func gitPaths(c *shellsafe.Command, args []shellsafe.Word) []pathArg {
+	var out []pathArg
+	readOnly := shellsafe.ClassifyCommand(bare(c)).ReadOnly
+	r := roleRead
+	if !readOnly {
+		r = roleWrite
+	}
+	var dirs []string
+	i := 0
+	for ; i < len(args); i++ {
+		v := args[i].Value
+		switch {
+		case v == "-C" && i+1 < len(args):
+			i++
+			d := args[i]
+			if len(dirs) > 0 && !d.Dynamic && !filepath.IsAbs(d.Value) && !strings.HasPrefix(d.Value, "~") {
+				d.Value = path.Join(dirs[len(dirs)-1], d.Value) // -C is cumulative
+			}
+			dirs = append(dirs, d.Value)
+			out = append(out, pathArg{word: d, role: r})
+		case strings.HasPrefix(v, "--git-dir=") || strings.HasPrefix(v, "--work-tree="):
+			_, val, _ := strings.Cut(v, "=")
+			out = append(out, pathArg{word: shellsafe.Word{Value: val, Dynamic: args[i].Dynamic}, role: r})
+		case v == "-c" && i+1 < len(args):
+			i++
+		case strings.HasPrefix(v, "-"):
+		default:
+			goto sub
+		}
+	}
+sub:
+	if i >= len(args) {
+		return out
+	}
+	rest := args[i+1:]
+	ops, _ := splitArgs(rest, "bcoujm", "branch", "origin", "template", "separate-git-dir", "reference", "depth", "config", "upload-pack")
+	base := ""
+	if len(dirs) > 0 {
+		base = dirs[len(dirs)-1]
+	}
+	under := func(w shellsafe.Word) shellsafe.Word {
+		if base != "" && !w.Dynamic && !filepath.IsAbs(w.Value) && !strings.HasPrefix(w.Value, "~") {
+			w.Value = path.Join(base, w.Value)
+		}
+		return w
+	}
+	switch args[i].Value {
+	case "clone":
+		if len(ops) >= 2 {
+			out = append(out, pathArg{word: under(ops[len(ops)-1]), role: roleWrite})
+		}
+	case "init":
+		for _, w := range ops {
+			out = append(out, pathArg{word: under(w), role: roleWrite})
+		}
+	case "worktree":
+		if len(ops) >= 2 && ops[0].Value == "add" {
+			out = append(out, pathArg{word: under(ops[1]), role: roleWrite})
+		}
+	default:
+		for _, w := range rest {
+			role := roleRead
+			if !readOnly && pathLike(w.Value) {
+				role = roleMaybe
+			}
+			out = append(out, pathArg{word: under(w), role: role})
+		}
+	}
+	return out
+}
+
+// findPaths: find reads its starting points, and deletes below them with
+// -delete; -fprint and the like write their file.
+func findPaths(args []shellsafe.Word) []pathArg {
+	var out []pathArg
+	i := 0
+	for ; i < len(args); i++ {
+		v := args[i].Value
+		if strings.HasPrefix(v, "-") && v != "-" || v == "(" || v == "!" {
+			break
+		}
+	}
+	starts := args[:i]
+	if len(starts) == 0 {
+		starts = []shellsafe.Word{{Value: "."}}
+	}
+	r := roleRead
+	for j := i; j < len(args); j++ {
+		switch args[j].Value {
+		case "-delete":
+			r = roleWrite
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			if j+1 < len(args) {
+				out = append(out, pathArg{word: args[j+1], role: roleWrite})
+			}
+		}
+	}
+	for _, w := range starts {
+		out = append(out, pathArg{word: w, role: r})
+	}
+	return out
+}
+
+// lineRule is the rule that would allow exactly this line; "" for a line
+// too long to make a rule of.
+func (b *bashCheck) lineRule() string {
+	if len(b.line) > 1000 || strings.IndexByte(b.line, 0) >= 0 {
+		return ""
+	}
+	return "Bash(" + b.line + ")"
+}
+
+// clip shortens a command line for a message.
+func clip(line string) string {
+	const max = 200
+	line = strings.ReplaceAll(line, "\x00", `\0`)
+	if len(line) <= max {
+		return line
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(line[cut]) {
+		cut--
+	}
+	return line[:cut] + "…"
+}

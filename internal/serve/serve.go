@@ -1,0 +1,388 @@
+// Package serve is cairn's read-only HTTP server over sessions: the paged
+// history API (SPEC R7), session list and search, the resume view, a live
+// tail as server-sent events, and the web viewer. Every route but
+// /healthz needs the bearer token.
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/jsonl"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// PageSize is the history API's page size, default and most.
+const PageSize = 100
+
+// ErrNotFound is what a Sessions returns for a session it does not have.
+var ErrNotFound = transcript.ErrNotFound
+
+// Info is a session as the list shows it.
+type Info struct {
+	SessionID   string    `json:"sessionId"`
+	Project     string    `json:"project"`
+	FirstPrompt string    `json:"firstPrompt"`
+	LastPrompt  string    `json:"lastPrompt"`
+	Created     time.Time `json:"created"`
+	Modified    time.Time `json:"modified"`
+	Messages    int64     `json:"messages"`
+	Bytes       int64     `json:"bytes"`
+}
+
+// ListQuery filters and pages a listing.
+type ListQuery struct {
+	Project string // "" for every project
+	Query   string // full-text words; "" for all
+	Limit   int
+	Cursor  string // from a previous page's next
+}
+
+// Sessions is what the server shows: the sessions of a local home or of
+// the team store. Implementations are safe for concurrent use; a missing
+// session is an error wrapping ErrNotFound.
+type Sessions interface {
+	// List returns a page of sessions, newest first, and the cursor of
+	// the next page ("" when this is the last).
+	List(ctx context.Context, q ListQuery) (page []Info, next string, err error)
+	// Source opens a session's transcript as it is now.
+	Source(ctx context.Context, sessionID string) (transcript.Source, error)
+}
+
+// Options configure a server.
+type Options struct {
+	Sessions Sessions
+	// Token is the bearer token every route but /healthz needs.
+	Token string
+	// Poll is how often a live tail looks for new lines (default 500 ms).
+	Poll time.Duration
+}
+
+//go:embed web
+var web embed.FS
+
+// Handler returns the server's routes.
+func Handler(o Options) http.Handler {
+	if o.Poll == 0 {
+		o.Poll = 500 * time.Millisecond
+	}
+	s := &server{o: o}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /api/sessions", s.auth(s.list))
+	mux.HandleFunc("GET /api/sessions/{id}/events", s.auth(s.events))
+	mux.HandleFunc("GET /api/sessions/{id}/view", s.auth(s.view))
+	mux.HandleFunc("GET /api/sessions/{id}/stream", s.auth(s.stream))
+	static, _ := fs.Sub(web, "web")
+	files := http.FileServerFS(static)
+	mux.HandleFunc("GET /", s.viewer(files))
+	return mux
+}
+
+type server struct{ o Options }
+
+const cookieName = "cairn_token"
+
+// authorized accepts the bearer token, or the viewer's cookie.
+func (s *server) authorized(r *http.Request) bool {
+	got := ""
+	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		got = strings.TrimPrefix(h, "Bearer ")
+	} else if c, err := r.Cookie(cookieName); err == nil {
+		got = c.Value
+	}
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Token)) == 1
+}
+
+func (s *server) auth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
+			httpError(w, http.StatusUnauthorized, "a bearer token is needed (the URL cairn serve printed has it)")
+			return
+		}
+		h(w, r)
+	}
+}
+
+// viewer serves the web viewer. /?token=T sets the cookie once and
+// drops the token from the address.
+func (s *server) viewer(files http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if t := r.URL.Query().Get("token"); t != "" {
+			if subtle.ConstantTimeCompare([]byte(t), []byte(s.o.Token)) != 1 {
+				httpError(w, http.StatusUnauthorized, "wrong token")
+				return
+			}
+			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			q := r.URL.Query()
+			q.Del("token")
+			target := r.URL.Path
+			if len(q) > 0 {
+				target += "?" + q.Encode()
+			}
+			http.Redirect(w, r, target, http.StatusSeeOther)
+			return
+		}
+		if !s.authorized(r) {
+			httpError(w, http.StatusUnauthorized, "open the URL cairn serve printed (it carries the token)")
+			return
+		}
+		files.ServeHTTP(w, r)
+	}
+}
+
+func httpError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+func (s *server) fail(w http.ResponseWriter, err error) {
+	if errors.Is(err, ErrNotFound) {
+		httpError(w, http.StatusNotFound, "no such session")
+		return
+	}
+	httpError(w, http.StatusInternalServerError, err.Error())
+}
+
+func limitOf(r *http.Request) int {
+	n, err := strconv.Atoi(r.URL.Query().Get("limit"))
+	if err != nil || n <= 0 || n > PageSize {
+		return PageSize
+	}
+	return n
+}
+
+func (s *server) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	page, next, err := s.o.Sessions.List(r.Context(), ListQuery{Project: q.Get("project"), Query: q.Get("q"), Limit: limitOf(r), Cursor: q.Get("cursor")})
+	if err != nil {
+		var bad badRequest
+		if errors.As(err, &bad) {
+			httpError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		s.fail(w, err)
+		return
+	}
+	if page == nil {
+		page = []Info{}
+	}
+	var nextp *string
+	if next != "" {
+		nextp = &next
+	}
+	writeJSON(w, struct {
+		Sessions []Info  `json:"sessions"`
+		Next     *string `json:"next"`
+	}{page, nextp})
+}
+
+// badRequest marks a Sessions error caused by the request (a bad cursor).
+type badRequest struct{ error }
+
+// BadRequest wraps err so the server answers 400.
+func BadRequest(err error) error { return badRequest{err} }
+
+// Page is one page of a session's history.
+type Page struct {
+	Events  []json.RawMessage `json:"events"`
+	FirstID string            `json:"firstId"`
+	HasMore bool              `json:"hasMore"`
+}
+
+// ErrUnknownBefore is returned by History for a before id the session
+// does not hold.
+var ErrUnknownBefore = errors.New("no event with that id in this session")
+
+// History returns the page of a session's history ending just before the
+// event before (the newest page when before is ""): up to limit chain
+// events, oldest first. It reads the transcript backwards and decodes only
+// the lines it returns, so a page of a huge session costs a page.
+func History(ctx context.Context, src transcript.Source, before string, limit int) (Page, error) {
+	if limit <= 0 || limit > PageSize {
+		limit = PageSize
+	}
+	var pat []byte
+	if before != "" {
+		pat = []byte(`"uuid":"` + before + `"`)
+	}
+	found := before == ""
+	var rev []json.RawMessage
+	var firstID string
+	page := Page{}
+	back := jsonl.NewBackward(src, src.Size(), jsonl.DefaultBlock, jsonl.MaxLineBytes, nil)
+	for {
+		if err := ctx.Err(); err != nil {
+			return Page{}, err
+		}
+		line, ok, err := back.Next()
+		if err != nil {
+			return Page{}, err
+		}
+		if !ok {
+			break
+		}
+		if line.Torn {
+			continue // being written, or cut by a crash
+		}
+		if !found {
+			if bytes.Contains(line.Bytes, pat) {
+				if id, ok := chainID(line.Bytes); ok && id == before {
+					found = true
+				}
+			}
+			continue
+		}
+		if !bytes.Contains(line.Bytes, []byte(`"uuid"`)) {
+			continue
+		}
+		id, ok := chainID(line.Bytes)
+		if !ok {
+			continue
+		}
+		if len(rev) == limit {
+			page.HasMore = true
+			break
+		}
+		rev = append(rev, json.RawMessage(bytes.Clone(line.Bytes)))
+		firstID = id
+	}
+	if !found {
+		return Page{}, ErrUnknownBefore
+	}
+	page.Events = make([]json.RawMessage, 0, len(rev))
+	for i := len(rev) - 1; i >= 0; i-- {
+		page.Events = append(page.Events, rev[i])
+	}
+	page.FirstID = firstID
+	return page, nil
+}
+
+// chainID decodes the uuid of a conversation line.
+func chainID(line []byte) (string, bool) {
+	e, err := transcript.DecodeEntry(line)
+	if err != nil || !e.IsChain() {
+		return "", false
+	}
+	return e.UUID, true
+}
+
+func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	src, err := s.o.Sessions.Source(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	defer src.Close()
+	page, err := History(r.Context(), src, r.URL.Query().Get("before"), limitOf(r))
+	if errors.Is(err, ErrUnknownBefore) {
+		httpError(w, http.StatusBadRequest, "before names no event of this session")
+		return
+	}
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, page)
+}
+
+func (s *server) view(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	src, err := s.o.Sessions.Source(r.Context(), id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	defer src.Close()
+	conv, err := transcript.Load(r.Context(), src, transcript.LoadOptions{})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	msgs := conv.Messages()
+	if msgs == nil {
+		msgs = []model.Message{}
+	}
+	warnings := conv.Warnings
+	if warnings == nil {
+		warnings = []string{}
+	}
+	writeJSON(w, struct {
+		SessionID string          `json:"sessionId"`
+		Messages  []model.Message `json:"messages"`
+		Warnings  []string        `json:"warnings"`
+	}{id, msgs, warnings})
+}
+
+// stream sends every line appended to the session from now on as a
+// server-sent event, until the client goes away.
+func (s *server) stream(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	src, err := s.o.Sessions.Source(r.Context(), id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	off := src.Size()
+	src.Close()
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		httpError(w, http.StatusInternalServerError, "streaming is not supported here")
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprint(w, ": tailing "+id+"\n\n")
+	fl.Flush()
+	tick := time.NewTicker(s.o.Poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+		src, err := s.o.Sessions.Source(r.Context(), id)
+		if err != nil {
+			return
+		}
+		size := src.Size()
+		if size > off {
+			buf := make([]byte, size-off)
+			n, _ := src.ReadAt(buf, off)
+			buf = buf[:n]
+			// Only whole lines: a line being written waits for the next tick.
+			if end := bytes.LastIndexByte(buf, '\n'); end >= 0 {
+				for l := range bytes.SplitSeq(buf[:end], []byte("\n")) {
+					if len(bytes.TrimSpace(l)) > 0 {
+						fmt.Fprintf(w, "data: %s\n\n", l)
+					}
+				}
+				off += int64(end + 1)
+				fl.Flush()
+			}
+		}
+		src.Close()
+	}
+}

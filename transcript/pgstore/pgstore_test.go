@@ -1,0 +1,119 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/transcript"
+	"github.com/cairn-dev/cairn/transcript/pgstore"
+	"github.com/cairn-dev/cairn/transcript/transcripttest"
+)
+
+func open(t testing.TB) *pgstore.DB {
+	t.Helper()
+	db, err := pgstore.Open(context.Background(), pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
+func TestConformance(t *testing.T) {
+	db := open(t)
+	transcripttest.Run(t, func(t *testing.T) transcripttest.Harness {
+		project := pgtest.Project(t)
+		s := db.Project(project)
+		return transcripttest.Harness{
+			Store: s,
+			Reopen: func() transcript.Store {
+				return open(t).Project(project)
+			},
+			AppendRaw: func(id string, b []byte) {
+				if err := s.AppendRaw(context.Background(), id, b); err != nil {
+					t.Fatal(err)
+				}
+			},
+		}
+	})
+}
+
+func TestDuplicatesSkipped(t *testing.T) {
+	ctx := context.Background()
+	s := open(t).Project(pgtest.Project(t))
+	es := transcripttest.Entries("s1", 4)
+	a, err := s.OpenAppender(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Append(ctx, es[:3], true); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append(ctx, es, true); err != nil { // a replay after an outage
+		t.Fatal(err)
+	}
+	got := transcripttest.ReadAll(t, s, "s1")
+	if len(got) != 4 {
+		t.Fatalf("%d lines after a replay, want 4", len(got))
+	}
+	info, err := s.Info(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Messages != 4 || info.FirstPrompt != "prompt 0" || info.LastPrompt != "prompt 2" {
+		t.Errorf("info = %+v, want 4 messages, prompts 0 … 2", info)
+	}
+	src, _ := s.OpenSource(ctx, "s1")
+	if info.Bytes != src.Size() {
+		t.Errorf("listed size %d, source size %d", info.Bytes, src.Size())
+	}
+}
+
+func TestSearch(t *testing.T) {
+	ctx := context.Background()
+	s := open(t).Project(pgtest.Project(t))
+	es := transcripttest.Entries("s1", 2)
+	es[0].Message = []byte(`{"role":"user","content":"why does the zebrafish parser fail"}`)
+	a, err := s.OpenAppender(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append(ctx, es, true); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	hits, err := s.Search(ctx, "zebrafish parser", 10, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].UUID != es[0].UUID || !strings.Contains(hits[0].Snippet, "«zebrafish»") {
+		t.Errorf("hits = %+v, want the prompt", hits)
+	}
+	if hits, _ := s.Search(ctx, "zebrafish", 10, false); len(hits) != 1 {
+		t.Errorf("one word: %d hits", len(hits))
+	}
+	if hits, _ := s.Search(ctx, "unicorn", 10, false); len(hits) != 0 {
+		t.Errorf("absent word: %d hits", len(hits))
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	ctx := context.Background()
+	_, err := pgstore.Open(ctx, "postgres://nobody:secret@127.0.0.1:1/none?connect_timeout=2")
+	if err == nil {
+		t.Fatal("Open of a closed port succeeded")
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("the error shows the password: %v", err)
+	}
+	if !pgstore.IsUnavailable(err) {
+		t.Errorf("IsUnavailable(%v) = false", err)
+	}
+	if pgstore.IsUnavailable(transcript.ErrLocked) || pgstore.IsUnavailable(errors.New("x")) == false {
+		t.Error("IsUnavailable misjudges")
+	}
+}
