@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/itertest"
 	"github.com/cairn-dev/cairn/model"
 )
 
@@ -48,5 +49,19 @@ func TestTally(t *testing.T) {
 	}
 	if tally.Wrap(nil) != nil {
 		t.Error("a nil model wrapped is not nil")
+	}
+}
+
+// TestTallyBreak: the wrapper stops where its consumer stops, and counts
+// a response only once its chunk was passed on.
+func TestTallyBreak(t *testing.T) {
+	var tally model.Tally
+	m := tally.Wrap(canned{model.Usage{InputTokens: 1}})
+	itertest.BreakAtEvery(t, func(*testing.T) iter.Seq2[model.Chunk, error] {
+		return m.Stream(t.Context(), &model.Request{Model: "m"})
+	}, nil)
+	// Two complete reads (the count and the break at the last chunk).
+	if got := tally.ByModel()["m"].InputTokens; got != 2 {
+		t.Errorf("counted %d responses, want 2", got)
 	}
 }

@@ -3,10 +3,12 @@ package modeltest_test
 import (
 	"context"
 	"errors"
+	"iter"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cairn-dev/cairn/internal/itertest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
@@ -64,19 +66,13 @@ func TestScripted(t *testing.T) {
 }
 
 // TestScriptedBreak: a consumer may stop at any chunk; the stream yields
-// nothing after (the runtime would panic if it did).
+// nothing after.
 func TestScriptedBreak(t *testing.T) {
-	for stopAt := range 8 {
+	n := itertest.BreakAtEvery(t, func(*testing.T) iter.Seq2[model.Chunk, error] {
 		m := modeltest.NewScripted(modeltest.Call(modeltest.Thinking("hm", "sig"), model.TextBlock("one two"), modeltest.ToolUse("t1", "Read", `{}`)))
-		seen := 0
-		for range m.Stream(t.Context(), &model.Request{}) {
-			if seen == stopAt {
-				break
-			}
-			seen++
-		}
-		if seen != stopAt {
-			t.Errorf("stop at %d: saw %d chunks", stopAt, seen)
-		}
+		return m.Stream(t.Context(), &model.Request{})
+	}, nil)
+	if n != 8 {
+		t.Errorf("%d chunks, want 8", n)
 	}
 }
