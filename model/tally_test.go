@@ -8,24 +8,20 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/itertest"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
 )
 
 // canned answers every request with one response of fixed usage.
-type canned struct{ u model.Usage }
-
-func (c canned) Stream(_ context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
-	return func(yield func(model.Chunk, error) bool) {
-		if !yield(model.Chunk{Kind: model.ChunkMessageStart}, nil) {
-			return
-		}
-		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{Model: "served-" + req.Model, Usage: c.u}}, nil)
-	}
+func canned(u model.Usage) *modeltest.Scripted {
+	m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) { return nil, nil }}
+	m.Usage = func(int) model.Usage { return u }
+	return m
 }
 
 func TestTally(t *testing.T) {
 	var tally model.Tally
-	big := tally.Wrap(canned{model.Usage{InputTokens: 10, OutputTokens: 2, CacheReadInputTokens: 100}})
-	small := tally.Wrap(canned{model.Usage{InputTokens: 1, OutputTokens: 1}})
+	big := tally.Wrap(canned(model.Usage{InputTokens: 10, OutputTokens: 2, CacheReadInputTokens: 100}))
+	small := tally.Wrap(canned(model.Usage{InputTokens: 1, OutputTokens: 1}))
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
@@ -56,7 +52,7 @@ func TestTally(t *testing.T) {
 // a response only once its chunk was passed on.
 func TestTallyBreak(t *testing.T) {
 	var tally model.Tally
-	m := tally.Wrap(canned{model.Usage{InputTokens: 1}})
+	m := tally.Wrap(canned(model.Usage{InputTokens: 1}))
 	itertest.BreakAtEvery(t, func(*testing.T) iter.Seq2[model.Chunk, error] {
 		return m.Stream(t.Context(), &model.Request{Model: "m"})
 	}, nil)
