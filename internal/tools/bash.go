@@ -444,3 +444,15 @@ func (b Bash) runBackground(env *tool.Env, dir, command string) (tool.Result, er
 	r.Detail = bashDetail{BackgroundTaskID: id}
 	return r, nil
 }
+
+// Summary implements tool.Summarizer: the command, on one line.
+func (Bash) Summary(input json.RawMessage, _ func(string) string) string {
+	cmd := strings.TrimSpace(stringArgs(input, "command")[0])
+	if first, _, more := strings.Cut(cmd, "\n"); more {
+		return first + " …"
+	}
+	return cmd
+}
+
+// Reobtainable implements tool.Reobtainable: the command can be run again.
+func (Bash) Reobtainable() bool { return true }
