@@ -19,6 +19,9 @@ type PathUse struct {
 	// Write is set when the call creates, changes or deletes what is at
 	// Path; otherwise it only reads it.
 	Write bool
+	// Folder is set when Path is a folder the call looks through (a
+	// search) rather than a file it works on.
+	Folder bool
 }
 
 // PathToucher is implemented by a tool whose calls read or write files
@@ -26,8 +29,8 @@ type PathUse struct {
 // in the order the input names them, or nil when the input names none or
 // does not parse. A call that writes a path is an edit for permissions
 // (Edit(…) rules cover it, acceptEdits allows it inside the project); one
-// that only reads is a read (Read(…) rules). The files it touches bring
-// in the instruction files of their folders. It must be fast and safe for
+// that only reads is a read (Read(…) rules). The files (not folders) it
+// touches bring in the instruction files of their folders. It must be fast and safe for
 // concurrent use, and must not touch the files.
 type PathToucher interface {
 	TouchedPaths(input json.RawMessage) []PathUse

@@ -356,6 +356,9 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	})
 	micro := o.MicroCompact
 	micro.ServerSide, micro.Transcript = o.ContextManagement, transcriptOf{a}
+	if micro.Tools == nil {
+		micro.Tools = compact.Compactable(reg)
+	}
 	if conv != nil {
 		micro.Cleared, micro.Since = conv.Cleared, conv.LastAssistantTime()
 	}

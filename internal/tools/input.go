@@ -211,5 +211,5 @@ func searchUse(input json.RawMessage) []tool.PathUse {
 	if p == "" {
 		p = "."
 	}
-	return []tool.PathUse{{Path: p}}
+	return []tool.PathUse{{Path: p, Folder: true}}
 }
