@@ -201,7 +201,7 @@ func (g *askingGate) allowedAlways(ctx context.Context, t tool.Tool, call model.
 	if len(rules) == 0 {
 		return "", false
 	}
-	req := g.checker.Request(call.Name, call.Input, t.ReadOnly(call.Input), t.Destructive(call.Input))
+	req := g.checker.Request(t, call.Input)
 	req.Rules = permission.Rules{Allow: rules}
 	d := permission.Decide(ctx, req)
 	return d.Rule, d.Behavior == permission.Allow && d.Rule != ""

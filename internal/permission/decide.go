@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // Behavior is what happens to a call.
@@ -28,6 +30,13 @@ type Request struct {
 	// (tool.Tool). For Bash the command line is also read here, and the
 	// stricter answer wins.
 	ReadOnly, Destructive bool
+	// Paths are the files and folders the call reads or writes, as its
+	// tool says (tool.TouchedPaths); nil for a tool that names none. A
+	// call that writes a path is an edit: Edit(…) rules cover it, and
+	// acceptEdits allows it inside the project. One that only reads is a
+	// read, which Read(…) rules cover. Every path is decided, and the
+	// strictest answer wins.
+	Paths                 []tool.PathUse
 	Mode                  Mode
 	Rules                 Rules
 	// ProjectDir is the project's root; AdditionalDirectories are more
@@ -77,7 +86,64 @@ func Decide(ctx context.Context, req Request) Decision {
 		return finish(req, d, h)
 	}
 	c := describe(req, p)
-	return finish(req, decideTool(req, p, c), toolHint(req, p, c))
+	d, h := decideTool(req, p, c), toolHint(req, p, c)
+	for _, more := range otherPaths(req, p, c) {
+		r := req
+		r.ReadOnly = req.ReadOnly || more.kind == kindRead
+		if md := decideTool(r, p, more); stricter(md.Behavior, d.Behavior) {
+			d, h = md, toolHint(r, p, more)
+		}
+	}
+	return finish(req, d, h)
+}
+
+// stricter reports whether a is a stricter answer than b.
+func stricter(a, b Behavior) bool {
+	rank := map[Behavior]int{Allow: 0, Ask: 1, Deny: 2}
+	return rank[a] > rank[b]
+}
+
+// pathCall is what a call does to one path it touches.
+func pathCall(req Request, p place, u tool.PathUse) call {
+	c := call{kind: kindRead, path: p.abs(u.Path, p.cwd)}
+	c.action = "read " + orTool(c.path, req.Tool)
+	if u.Write {
+		c.kind = kindEdit
+		c.action = "edit " + orTool(c.path, req.Tool)
+	}
+	return c
+}
+
+// mainPath is the path a call is described by: the first it writes, or
+// the first it reads.
+func mainPath(paths []tool.PathUse) (tool.PathUse, bool) {
+	for _, u := range paths {
+		if u.Write {
+			return u, true
+		}
+	}
+	if len(paths) > 0 {
+		return paths[0], true
+	}
+	return tool.PathUse{}, false
+}
+
+// otherPaths are the calls for the paths besides the one c describes.
+func otherPaths(req Request, p place, c call) []call {
+	if len(req.Paths) < 2 {
+		return nil
+	}
+	main, _ := mainPath(req.Paths)
+	var out []call
+	skipped := false
+	for _, u := range req.Paths {
+		if u == main && !skipped {
+			skipped = true
+			continue
+		}
+		out = append(out, pathCall(req, p, u))
+	}
+	return out
 }
 
 // call is what a tool call touches, as far as rules are concerned.
@@ -108,15 +174,10 @@ func describe(req Request, p place) call {
 	_ = json.Unmarshal(req.Input, &in)
 	str := func(k string) string { s, _ := in[k].(string); return s }
 	c := call{action: "use " + req.Tool}
+	main, touches := mainPath(req.Paths)
 	switch {
-	case editTools[req.Tool]:
-		c.kind = kindEdit
-		c.path = p.abs(firstNonEmpty(str("file_path"), str("notebook_path"), str("path")), p.cwd)
-		c.action = "edit " + orTool(c.path, req.Tool)
-	case readTools[req.Tool]:
-		c.kind = kindRead
-		c.path = p.abs(firstNonEmpty(str("file_path"), str("notebook_path"), str("path"), "."), p.cwd)
-		c.action = "read " + orTool(c.path, req.Tool)
+	case touches:
+		c = pathCall(req, p, main)
 	case req.Tool == "WebFetch" || req.Tool == "WebSearch":
 		c.kind = kindWeb
 		c.url = firstNonEmpty(str("url"), str("query"))
@@ -275,7 +336,7 @@ func firstRule(rules []Rule, req Request, p place, c call, deny bool) (Rule, boo
 }
 
 func matches(r Rule, req Request, p place, c call, deny bool) bool {
-	if !r.coversCall(req.Tool) {
+	if !r.coversCall(req.Tool, c.kind) {
 		return false
 	}
 	if r.whole() {

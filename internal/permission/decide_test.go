@@ -99,7 +99,7 @@ func TestToolDecisions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := rules(t, tc.allow, tc.ask, tc.deny, proj)
 			d := Decide(context.Background(), Request{
-				Tool: tc.tool, Input: tc.in, ReadOnly: tc.ro, Destructive: tc.de, Mode: tc.mode, Rules: rs,
+				Tool: tc.tool, Input: tc.in, ReadOnly: tc.ro, Destructive: tc.de, Paths: pathsOf(tc.tool, tc.in), Mode: tc.mode, Rules: rs,
 				ProjectDir: proj, AdditionalDirectories: tc.dirs, Home: home,
 			})
 			got := [2]string{string(d.Behavior), d.Rule}
@@ -116,7 +116,7 @@ func TestSymlinkOutOfProject(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(proj, "link")); err != nil {
 		t.Skip("no symlinks:", err)
 	}
-	d := Decide(context.Background(), Request{Tool: "Write", Input: input("file_path", "link/x"), Mode: ModeAcceptEdits, ProjectDir: proj})
+	d := Decide(context.Background(), Request{Tool: "Write", Input: input("file_path", "link/x"), Paths: pathsOf("Write", input("file_path", "link/x")), Mode: ModeAcceptEdits, ProjectDir: proj})
 	if d.Behavior != Ask {
 		t.Errorf("a write through a link out of the project: got %s, want ask (%s)", d.Behavior, d.Reason)
 	}
@@ -133,7 +133,7 @@ func TestHeadlessReason(t *testing.T) {
 		{"Edit", input("file_path", "src/main.go"), []string{"was not granted: headless mode cannot ask", "Edit(/src/main.go)", "--permission-mode acceptEdits"}},
 		{"WebFetch", input("url", "https://go.dev/doc"), []string{"WebFetch(domain:go.dev)"}},
 	} {
-		d := Decide(context.Background(), Request{Tool: tc.tool, Input: tc.in, ReadOnly: tc.tool == "WebFetch", ProjectDir: proj, Home: home, Headless: true})
+		d := Decide(context.Background(), Request{Tool: tc.tool, Input: tc.in, ReadOnly: tc.tool == "WebFetch", Paths: pathsOf(tc.tool, tc.in), ProjectDir: proj, Home: home, Headless: true})
 		if d.Behavior != Deny {
 			t.Errorf("%s %s: got %s, want deny", tc.tool, tc.in, d.Behavior)
 		}
