@@ -213,7 +213,7 @@ func (c *Checker) Request(t tool.Tool, input json.RawMessage) Request {
 	return Request{
 		Tool: t.Spec().Name, Input: input, ReadOnly: t.ReadOnly(input), Destructive: t.Destructive(input),
 		Paths: tool.TouchedPaths(t, input),
-		Mode: mode, Rules: c.rules,
+		Mode:  mode, Rules: c.rules,
 		ProjectDir: c.project, AdditionalDirectories: c.dirs,
 		Cwd: cwd, Home: c.home, Headless: c.headless,
 		resolvedRoots: c.roots,

@@ -49,7 +49,9 @@ func TestCheckerSettingsPrecedence(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	check := func(tool string, in json.RawMessage, ro bool) Decision { return c.Check(ctx, named{tool, ro, false}, in) }
+	check := func(tool string, in json.RawMessage, ro bool) Decision {
+		return c.Check(ctx, named{tool, ro, false}, in)
+	}
 	if d := check("Bash", input("command", "make build"), false); d.Behavior != Allow {
 		t.Errorf("user rule: %+v", d)
 	}

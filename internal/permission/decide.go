@@ -36,9 +36,9 @@ type Request struct {
 	// acceptEdits allows it inside the project. One that only reads is a
 	// read, which Read(…) rules cover. Every path is decided, and the
 	// strictest answer wins.
-	Paths                 []tool.PathUse
-	Mode                  Mode
-	Rules                 Rules
+	Paths []tool.PathUse
+	Mode  Mode
+	Rules Rules
 	// ProjectDir is the project's root; AdditionalDirectories are more
 	// folders the session may work in (permissions.additionalDirectories).
 	ProjectDir            string
