@@ -211,9 +211,9 @@ func (c *Checker) Request(t tool.Tool, input json.RawMessage) Request {
 	mode, cwd := c.mode, c.cwd
 	c.mu.Unlock()
 	return Request{
-		Tool: t.Spec().Name, Input: input, ReadOnly: t.ReadOnly(input), Destructive: t.Destructive(input),
-		Paths: tool.TouchedPaths(t, input),
-		Mode:  mode, Rules: c.rules,
+		Tool: t.Spec().Name, Input: input, Paths: tool.TouchedPaths(t, input),
+		ReadOnly: t.ReadOnly(input), Destructive: t.Destructive(input),
+		Mode: mode, Rules: c.rules,
 		ProjectDir: c.project, AdditionalDirectories: c.dirs,
 		Cwd: cwd, Home: c.home, Headless: c.headless,
 		resolvedRoots: c.roots,
