@@ -171,7 +171,7 @@ func (g *askingGate) gate(ctx context.Context, t tool.Tool, call model.Block) en
 	}
 	q := tui.Question{Tool: call.Name, Input: call.Input, Reason: rec.Reason}
 	if rec.Rule == "" { // an ask rule asks whatever allow rules say
-		q.Rule = tui.SuggestRule(call.Name, call.Input, g.project)
+		q.Rule = tui.SuggestRule(t, call.Input, g.project)
 	}
 	ans := g.ask(ctx, q)
 	if ans.Allow {
