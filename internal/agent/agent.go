@@ -350,7 +350,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	}
 	a.compact = compact.New(compact.Config{
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
-		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors),
+		Transcript: transcriptOf{a}, CWD: o.Cwd, Tools: reg, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors),
 		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.sc.compactGuidance,
 		Cleanup: func() { a.prompts.Forget(prompt.MemoryKey) }, // the memory index as it stands now
 	})

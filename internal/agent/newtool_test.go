@@ -153,4 +153,5 @@ func TestToolDefinedOutside(t *testing.T) {
 	if !strings.Contains(string(last), compact.ClearedText) {
 		t.Error("no result of Save was cleared in the last request")
 	}
+
 }

@@ -140,7 +140,7 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 	ct := &childTranscript{rec: rec, w: w, path: store.Path("agent-" + id)}
 	comp := compact.New(compact.Config{
 		Model: o.Model, ModelName: name, Window: window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
-		Transcript: ct, CWD: env.Cwd(), Now: o.Now,
+		Transcript: ct, CWD: env.Cwd(), Tools: reg, Now: o.Now,
 	})
 	info := Subagent{ID: id, Type: call.Agent.Name, TranscriptPath: ct.path}
 	var beforeStop func(context.Context, *engine.Result, bool) string
