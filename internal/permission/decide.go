@@ -87,7 +87,7 @@ func Decide(ctx context.Context, req Request) Decision {
 	}
 	c := describe(req, p)
 	d, h := decideTool(req, p, c), toolHint(req, p, c)
-	for _, more := range otherPaths(req, p, c) {
+	for _, more := range otherPaths(req, p) {
 		r := req
 		r.ReadOnly = req.ReadOnly || more.kind == kindRead
 		if md := decideTool(r, p, more); stricter(md.Behavior, d.Behavior) {
@@ -97,10 +97,19 @@ func Decide(ctx context.Context, req Request) Decision {
 	return finish(req, d, h)
 }
 
-// stricter reports whether a is a stricter answer than b.
+// stricter reports whether a is a stricter answer than b: deny, then
+// ask, then allow.
 func stricter(a, b Behavior) bool {
-	rank := map[Behavior]int{Allow: 0, Ask: 1, Deny: 2}
-	return rank[a] > rank[b]
+	rank := func(x Behavior) int {
+		switch x {
+		case Deny:
+			return 2
+		case Ask:
+			return 1
+		}
+		return 0
+	}
+	return rank(a) > rank(b)
 }
 
 // pathCall is what a call does to one path it touches.
@@ -128,8 +137,9 @@ func mainPath(paths []tool.PathUse) (tool.PathUse, bool) {
 	return tool.PathUse{}, false
 }
 
-// otherPaths are the calls for the paths besides the one c describes.
-func otherPaths(req Request, p place, c call) []call {
+// otherPaths are the calls for the paths besides the one the call is
+// described by (mainPath).
+func otherPaths(req Request, p place) []call {
 	if len(req.Paths) < 2 {
 		return nil
 	}

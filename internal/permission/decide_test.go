@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/tool"
 )
 
 func input(kv ...string) json.RawMessage {
@@ -173,5 +175,38 @@ func TestRecord(t *testing.T) {
 	b, _ := json.Marshal(Decision{Allow, "r", ""})
 	if string(b) != `{"decision":"allow","reason":"r","rule":""}` {
 		t.Errorf("Decision JSON = %s", b)
+	}
+}
+
+// TestEveryPathDecided: a call that touches several paths is decided on
+// each, and the strictest answer wins; whatever the tool is called, what
+// it says it does to each path decides which rules cover it.
+func TestEveryPathDecided(t *testing.T) {
+	proj, home := project(t)
+	w := func(p string) tool.PathUse { return tool.PathUse{Path: p, Write: true} }
+	r := func(p string) tool.PathUse { return tool.PathUse{Path: p} }
+	for _, tc := range []struct {
+		name             string
+		paths            []tool.PathUse
+		allow, ask, deny []string
+		mode             Mode
+		want             Behavior
+		wantRule         string
+	}{
+		{name: "one allowed write", paths: []tool.PathUse{w("docs/a.md")}, allow: []string{"Edit(docs/**)"}, want: Allow, wantRule: "Edit(docs/**)"},
+		{name: "a second write outside the rule asks", paths: []tool.PathUse{w("docs/a.md"), w("src/b.go")}, allow: []string{"Edit(docs/**)"}, want: Ask},
+		{name: "a read the rules deny denies", paths: []tool.PathUse{w("docs/a.md"), r(".env")}, allow: []string{"Edit(docs/**)"}, deny: []string{"Read(./.env)"}, want: Deny, wantRule: "Read(./.env)"},
+		{name: "a read inside the project is fine", paths: []tool.PathUse{r("src/main.go"), w("docs/a.md")}, allow: []string{"Edit(docs/**)"}, want: Allow, wantRule: "Edit(docs/**)"},
+		{name: "acceptEdits covers both writes inside", paths: []tool.PathUse{w("a"), w("b")}, mode: ModeAcceptEdits, want: Allow},
+		{name: "acceptEdits asks for a write outside", paths: []tool.PathUse{w("a"), w("/etc/b")}, mode: ModeAcceptEdits, want: Ask},
+		{name: "Edit rule does not cover a read", paths: []tool.PathUse{r("/etc/hosts")}, allow: []string{"Edit(//etc/**)"}, want: Ask},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(context.Background(), Request{Tool: "Move", Input: input(), Paths: tc.paths, Mode: tc.mode,
+				Rules: rules(t, tc.allow, tc.ask, tc.deny, proj), ProjectDir: proj, Home: home})
+			if got := [2]string{string(d.Behavior), d.Rule}; got != [2]string{string(tc.want), tc.wantRule} {
+				t.Errorf("decision %v, want %s %q (%s)", got, tc.want, tc.wantRule, d.Reason)
+			}
+		})
 	}
 }
