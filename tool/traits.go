@@ -55,6 +55,16 @@ type Summarizer interface {
 	Summary(input json.RawMessage, rel func(path string) string) string
 }
 
+// ResultLimiter is implemented by a tool whose results have a size limit
+// of their own: ResultLimit is the most characters of a result kept in the
+// context, the whole result being saved to a file the model can read
+// (SPEC C0); 0 keeps the session's default, negative never saves one (a
+// tool that bounds its own output, or that is how saved results are read
+// back).
+type ResultLimiter interface {
+	ResultLimit() int
+}
+
 // Wrapper is implemented by a tool that wraps another one (to watch or
 // change its calls): Unwrap returns the wrapped tool, so that the
 // optional interfaces of the tool inside are found through the wrapper,
@@ -104,6 +114,15 @@ func Writes(t Tool, input json.RawMessage) bool {
 func IsReobtainable(t Tool) bool {
 	r, ok := find[Reobtainable](t)
 	return ok && r.Reobtainable()
+}
+
+// ResultLimit is t's own result limit (ResultLimiter), looking through
+// wrappers; ok is false when t has none.
+func ResultLimit(t Tool) (limit int, ok bool) {
+	if r, found := find[ResultLimiter](t); found && r.ResultLimit() != 0 {
+		return r.ResultLimit(), true
+	}
+	return 0, false
 }
 
 // Summary is what a call of t with input is about in a few words

@@ -373,7 +373,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder, Prepare: a.compact.Prepare,
 		Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: a.sc.beforeStop(o.BeforeStop),
 		MaxTurns: o.MaxTurns, Now: o.Now, AfterResponse: afterResponse,
-		ShapeResults: a.sc.shapeResults(compact.Offload(compact.OffloadConfig{Dir: env.SessionDir, Warn: o.Warn})),
+		ShapeResults: a.sc.shapeResults(compact.Offload(compact.OffloadConfig{Dir: env.SessionDir, Tools: reg, Warn: o.Warn})),
 	}, history)
 	if conv != nil {
 		a.engine.SetUsage(conv.UsageAt(history))

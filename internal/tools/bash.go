@@ -456,3 +456,7 @@ func (Bash) Summary(input json.RawMessage, _ func(string) string) string {
 
 // Reobtainable implements tool.Reobtainable: the command can be run again.
 func (Bash) Reobtainable() bool { return true }
+
+// ResultLimit implements tool.ResultLimiter: Bash's output is capped near
+// 30,000 characters anyway (Claude Code's limit for it).
+func (Bash) ResultLimit() int { return 30_000 }

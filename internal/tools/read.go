@@ -456,3 +456,8 @@ func (Read) Summary(input json.RawMessage, rel func(string) string) string {
 
 // Reobtainable implements tool.Reobtainable: the file can be read again.
 func (Read) Reobtainable() bool { return true }
+
+// ResultLimit implements tool.ResultLimiter: a Read result is never saved
+// to a file, since Read bounds its own output and is how saved results
+// are read back.
+func (Read) ResultLimit() int { return -1 }

@@ -56,3 +56,17 @@ func TestTraits(t *testing.T) {
 		})
 	}
 }
+
+// TestResultLimits: Bash keeps 30,000 characters inline, Read never has
+// its result saved to a file, the others keep the session's default.
+func TestResultLimits(t *testing.T) {
+	got := map[string]int{}
+	for _, tl := range tools.Core() {
+		if n, ok := tool.ResultLimit(tl); ok {
+			got[tl.Spec().Name] = n
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"Bash": 30_000, "Read": -1}, got); diff != "" {
+		t.Errorf("limits (-want +got):\n%s", diff)
+	}
+}
