@@ -20,7 +20,7 @@ func BenchmarkHistory100MB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := gen.Generate(f, gen.Options{Size: 100 << 20, Seed: 1, NoCompact: true})
+	st, err := gen.Generate(f, gen.Options{Size: 100 << 20, Seed: 1})
 	f.Close()
 	if err != nil {
 		b.Fatal(err)
