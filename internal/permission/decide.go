@@ -131,6 +131,9 @@ func toolPaths(req Request, p place, c call, d Decision) (Decision, *PathCheck) 
 	if !ok || !r.whole() || c.path == "" {
 		return d, nil
 	}
+	if named, ok := namingRule(req.Rules.Allow, req, p, c); ok {
+		return Decision{Allow, fmt.Sprintf("Allowed by the rule %s%s.", named, from(named)), named.String()}, nil
+	}
 	pc := &PathCheck{Path: c.path, Command: req.Tool}
 	if real := p.realPath(c.path); real != c.path {
 		pc.Resolved = real
@@ -144,6 +147,18 @@ func toolPaths(req Request, p place, c call, d Decision) (Decision, *PathCheck) 
 		return ask("Reading %s needs permission: it may hold secrets (credentials, keys or .env files outside the project), and the rule %s%s does not name it. Allow it with a rule such as %s.", c.path, r, from(r), pc.AllowWith), pc
 	}
 	return d, nil
+}
+
+// namingRule is the first allow rule that matches the call and names
+// its place (Edit(//etc/**)), whatever rules for the whole tool come
+// before it.
+func namingRule(rules []Rule, req Request, p place, c call) (Rule, bool) {
+	for _, r := range rules {
+		if !r.whole() && matches(r, req, p, c, false) {
+			return r, true
+		}
+	}
+	return Rule{}, false
 }
 
 // stricter reports whether a is a stricter answer than b: deny, then

@@ -238,6 +238,8 @@ func TestEveryPathConstrained(t *testing.T) {
 		{name: "a secret read besides a write", paths: []tool.PathUse{w("a"), r(secret)}, allow: []string{"Edit", "Read"}, want: Ask,
 			wantPath: &PathCheck{Path: secret, Command: "Move", Access: "read", AllowWith: "Read(/" + secret + ")"}},
 		{name: "a rule naming the place", paths: []tool.PathUse{w("a"), w("/etc/b")}, allow: []string{"Edit(//etc/**)", "Edit"}, want: Allow},
+		{name: "a rule naming the place after the whole tool's", paths: []tool.PathUse{w("a"), w("/etc/b")}, allow: []string{"Edit", "Edit(//etc/**)"}, want: Allow},
+		{name: "a rule naming the secret after the whole tool's", paths: []tool.PathUse{r(secret)}, allow: []string{"Read", "Read(/" + secret + ")"}, want: Allow},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, pc := Explain(context.Background(), Request{Tool: "Move", Input: input(), Paths: tc.paths,
