@@ -98,15 +98,6 @@ func bashRules(line string) string {
 // git commit), not a file or an option.
 var subcommand = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
-func firstOf(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // pathRule names one file: "/rel" from the project holding the settings
 // file, "//abs" outside it.
 func pathRule(tool, path, project string) string {
