@@ -23,7 +23,7 @@ func TestAfterResponse(t *testing.T) {
 	}
 	var got []seen
 	echo := &fakeTool{name: "Echo", run: func(context.Context, json.RawMessage) (tool.Result, error) { return tool.Text("echoed"), nil }}
-	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){call(use("toolu_1", "Echo", `{}`)), say("done")}}
+	m := script(call(use("toolu_1", "Echo", `{}`)), say("done"))
 	h := newHarness(t, m, []tool.Tool{echo}, func(c *engine.Config) {
 		c.AfterResponse = func(_ context.Context, req *model.Request, resp *model.Response, ids []string) {
 			got = append(got, seen{req, resp, ids})
@@ -42,7 +42,7 @@ func TestAfterResponse(t *testing.T) {
 		}
 	}
 	for i, s := range got {
-		if s.req != m.requests[i] {
+		if s.req != m.Requests()[i] {
 			t.Errorf("response %d: the hook's request is not the one sent", i)
 		}
 		if diff := cmp.Diff(assistants[i], s.ids); diff != "" || len(s.ids) == 0 {

@@ -26,11 +26,11 @@ func TestTranscriptReadsAsClaudeCodes(t *testing.T) {
 	look := &fakeTool{name: "Look", concurrent: true, run: func(ctx context.Context, in json.RawMessage) (tool.Result, error) {
 		return tool.Result{Content: []model.Block{model.TextBlock("saw " + string(in))}, Detail: map[string]any{"type": "text"}}, nil
 	}}
-	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){
+	m := script(
 		call(model.TextBlock("Two looks."), use("t1", "Look", `1`), use("t2", "Look", `2`)),
 		say("Both seen."),
 		say("Second answer."),
-	}}
+	)
 	h := newHarness(t, m, []tool.Tool{look}, nil)
 	for _, p := range []string{"hi", "and then?"} {
 		if _, err := h.run(t, t.Context(), p); err != nil {

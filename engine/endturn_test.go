@@ -24,10 +24,10 @@ func TestToolEndsTurn(t *testing.T) {
 	echo := &fakeTool{name: "Echo", concurrent: true, run: func(context.Context, json.RawMessage) (tool.Result, error) {
 		return tool.Text("echoed"), nil
 	}}
-	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){
+	m := script(
 		call(use("t1", "Echo", `{}`), use("t2", "Present", `{}`)),
 		say("next turn"),
-	}}
+	)
 	h := newHarness(t, m, []tool.Tool{present, echo}, nil)
 	events, err := h.run(t, t.Context(), "plan it")
 	if err != nil {
@@ -37,14 +37,14 @@ func TestToolEndsTurn(t *testing.T) {
 	if done == nil || done.Stop != engine.StopTool || done.Text != "THE PLAN" || done.Turns != 1 {
 		t.Fatalf("turn ended with %+v", done)
 	}
-	if len(m.requests) != 1 {
-		t.Fatalf("%d requests, want 1: the turn must end without another", len(m.requests))
+	if len(m.Requests()) != 1 {
+		t.Fatalf("%d requests, want 1: the turn must end without another", len(m.Requests()))
 	}
 	// The results were recorded and the next turn sends them.
 	if _, err := h.run(t, t.Context(), "go on"); err != nil {
 		t.Fatal(err)
 	}
-	sent := m.requests[len(m.requests)-1].Messages
+	sent := m.Requests()[len(m.Requests())-1].Messages
 	var texts []string
 	for _, msg := range sent {
 		for _, b := range msg.Content {

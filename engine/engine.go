@@ -218,10 +218,22 @@ const (
 // events of the turn; the last is an EventDone with the turn's Result.
 // A failure yields the error (after which the sequence ends); the
 // transcript is left complete and resumable in every case.
+//
+// A consumer may stop early (break out of its range loop): that
+// interrupts the turn as cancelling ctx does. The model's stream is
+// cancelled, no tool call starts and running ones are cancelled, calls
+// that got no result are answered as interrupted and the interruption is
+// recorded; Run returns once all that is done, without yielding again.
+// A reply that ended the turn completes it (no Stop hook runs).
 func (s *Session) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		t := &turn{s: s, yield: yield, start: s.cfg.Now()}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		t := &turn{s: s, yield: yield, cancel: cancel, start: s.cfg.Now()}
 		res, err := t.run(ctx, in)
+		if t.stopped {
+			return
+		}
 		if err != nil {
 			yield(Event{}, err)
 			return
@@ -235,8 +247,10 @@ type turn struct {
 	s       *Session
 	yield   func(Event, error) bool
 	stopped bool // the consumer stopped listening
-	start   time.Time
-	res     Result
+	// cancel cancels the turn's context, when the consumer stops.
+	cancel context.CancelFunc
+	start  time.Time
+	res    Result
 	// continued is set once a BeforeStop answer kept the turn going.
 	continued bool
 }
@@ -254,9 +268,12 @@ func (t *turn) say(ctx context.Context, text string) error {
 	return nil
 }
 
+// emit yields e unless the consumer stopped; when the consumer says stop,
+// the turn's context is cancelled, which stops the model and the tools.
 func (t *turn) emit(e Event) {
 	if !t.stopped && !t.yield(e, nil) {
 		t.stopped = true
+		t.cancel()
 	}
 }
 
@@ -316,7 +333,7 @@ func (t *turn) run(ctx context.Context, in Input) (*Result, error) {
 		calls := msg.ToolUses()
 		if len(calls) == 0 {
 			t.res.Stop = StopEndTurn
-			if cfg.BeforeStop != nil {
+			if cfg.BeforeStop != nil && ctx.Err() == nil {
 				if more := cfg.BeforeStop(ctx, &t.res, t.continued); more != "" {
 					t.continued = true
 					if err := t.say(ctx, more); err != nil {
@@ -387,6 +404,9 @@ func (t *turn) request(ctx context.Context) (*model.Request, *model.Response, er
 		var apiErr *model.APIError
 		if err != nil && cfg.Prepare != nil && attempt < 2 && errors.Is(err, model.ErrPromptTooLong) && errors.As(err, &apiErr) && ctx.Err() == nil {
 			t.emit(Event{Type: EventNotice, Text: "the request did not fit the context window; compacting and sending it again"})
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
 			overflow = apiErr
 			continue
 		}
@@ -439,10 +459,16 @@ func (t *turn) build(ctx context.Context, overflow *model.APIError) (*model.Requ
 // stream sends one request and collects its response.
 func (t *turn) stream(ctx context.Context, req *model.Request) (*model.Response, error) {
 	t.emit(Event{Type: EventRequest, Request: req})
+	if err := ctx.Err(); err != nil {
+		return nil, err // the consumer stopped: nothing is sent
+	}
 	var resp *model.Response
 	for c, err := range t.s.cfg.Model.Stream(ctx, req) {
 		if err != nil {
 			return nil, err
+		}
+		if t.stopped {
+			return nil, ctx.Err() // ends the model's stream too
 		}
 		switch c.Kind {
 		case model.ChunkTextDelta:
@@ -491,8 +517,10 @@ func WithCacheBreakpoint(msgs []model.Message) []model.Message {
 // outcomes come back in call order. What a call reports while it runs
 // becomes events: a line of text (tool.ReportProgress) an
 // EventToolProgress, a subagent's message (tool.Report) an
-// EventToolMessage. A cancelled context stops running calls; calls that
-// never ran get an interruption result.
+// EventToolMessage. A group's EventToolCalls all come before any of its
+// calls starts, so a consumer that stops at one starts none. A cancelled
+// context stops running calls; calls that never ran get an interruption
+// result.
 func (t *turn) runTools(ctx context.Context, calls []model.Block) []Outcome {
 	out := make([]Outcome, len(calls))
 	for i := 0; i < len(calls); {
@@ -508,6 +536,8 @@ func (t *turn) runTools(ctx context.Context, calls []model.Block) []Outcome {
 		progress, done := make(chan Event), make(chan struct{})
 		for k := i; k < j; k++ {
 			t.emit(Event{Type: EventToolCall, Call: &calls[k]})
+		}
+		for k := i; k < j; k++ {
 			report := func(p tool.Progress) {
 				for _, e := range progressEvents(&calls[k], p) {
 					select {

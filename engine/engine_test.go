@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -18,74 +17,26 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/session"
 	"github.com/cairn-dev/cairn/tool"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
-// scripted is a Model that answers from a script, one reply per request,
-// and remembers the requests.
-type scripted struct {
-	mu       sync.Mutex
-	replies  []func(*model.Request) ([]model.Block, error)
-	requests []*model.Request
-	n        int
-}
-
-func (s *scripted) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
-	return func(yield func(model.Chunk, error) bool) {
-		s.mu.Lock()
-		s.requests = append(s.requests, req)
-		i := s.n
-		s.n++
-		s.mu.Unlock()
-		if i >= len(s.replies) {
-			yield(model.Chunk{}, fmt.Errorf("script has no reply %d", i+1))
-			return
-		}
-		blocks, err := s.replies[i](req)
-		if err != nil {
-			yield(model.Chunk{}, err)
-			return
-		}
-		id := fmt.Sprintf("msg_%d", i+1)
-		if !yield(model.Chunk{Kind: model.ChunkMessageStart, ID: id, Model: "test-model"}, nil) {
-			return
-		}
-		stop := model.StopEndTurn
-		for k, b := range blocks {
-			if b.Type == model.BlockToolUse {
-				stop = model.StopToolUse
-			}
-			if b.Type == model.BlockText {
-				for _, piece := range strings.SplitAfter(b.Text, " ") {
-					if ctx.Err() != nil {
-						yield(model.Chunk{}, ctx.Err())
-						return
-					}
-					if !yield(model.Chunk{Kind: model.ChunkTextDelta, Index: k, Text: piece}, nil) {
-						return
-					}
-				}
-			}
-			if !yield(model.Chunk{Kind: model.ChunkBlockStop, Index: k, Block: &blocks[k]}, nil) {
-				return
-			}
-		}
-		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{
-			ID: id, Model: "test-model", Content: blocks, StopReason: stop, RequestID: fmt.Sprintf("req_%d", i+1),
-			Usage: model.Usage{InputTokens: 10, OutputTokens: 5, CacheReadInputTokens: int64(100 * i)},
-		}}, nil)
+// script is the in-process scripted model, with the usage these tests
+// read: 10 tokens in, 5 out, and a cache read growing by 100 a request.
+func script(steps ...modeltest.Step) *modeltest.Scripted {
+	m := modeltest.NewScripted(steps...)
+	m.Usage = func(n int) model.Usage {
+		return model.Usage{InputTokens: 10, OutputTokens: 5, CacheReadInputTokens: int64(100 * n)}
 	}
+	return m
 }
 
-func say(text string) func(*model.Request) ([]model.Block, error) {
-	return func(*model.Request) ([]model.Block, error) { return []model.Block{model.TextBlock(text)}, nil }
-}
-
-func call(calls ...model.Block) func(*model.Request) ([]model.Block, error) {
-	return func(*model.Request) ([]model.Block, error) { return calls, nil }
-}
+var (
+	say  = modeltest.Say
+	call = modeltest.Call
+)
 
 func use(id, name, input string) model.Block {
 	return model.Block{Type: model.BlockToolUse, ID: id, Name: name, Input: json.RawMessage(input)}
@@ -113,12 +64,12 @@ type harness struct {
 	store *transcript.MemStore
 	w     *transcript.Writer
 	sess  *engine.Session
-	model *scripted
+	model *modeltest.Scripted
 }
 
 const sid = "11111111-2222-4333-8444-555555555555"
 
-func newHarness(t *testing.T, m *scripted, tools []tool.Tool, mod func(*engine.Config)) *harness {
+func newHarness(t *testing.T, m *modeltest.Scripted, tools []tool.Tool, mod func(*engine.Config)) *harness {
 	t.Helper()
 	store := transcript.NewMemStore()
 	app, err := store.OpenAppender(t.Context(), sid)
@@ -187,7 +138,7 @@ func encode(t *testing.T, msgs []model.Message) string {
 }
 
 func TestEndTurn(t *testing.T) {
-	h := newHarness(t, &scripted{replies: []func(*model.Request) ([]model.Block, error){say("hello there")}}, nil, nil)
+	h := newHarness(t, script(say("hello there")), nil, nil)
 	events, err := h.run(t, t.Context(), "hi")
 	if err != nil {
 		t.Fatal(err)
@@ -241,10 +192,10 @@ func TestToolsRunInParallelThenInOrder(t *testing.T) {
 		mu.Unlock()
 		return tool.Result{Content: []model.Block{model.TextBlock("changed")}, Detail: map[string]any{"ok": true}}, nil
 	}}
-	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){
+	m := script(
 		call(model.TextBlock("Looking."), use("t1", "Look", `1`), use("t2", "Look", `2`), use("t3", "Change", `{}`), use("t4", "Nope", `{}`)),
 		say("done"),
-	}}
+	)
 	h := newHarness(t, m, []tool.Tool{readTool, writeTool}, nil)
 	if _, err := h.run(t, t.Context(), "go"); err != nil {
 		t.Fatal(err)
@@ -267,7 +218,7 @@ func TestToolsRunInParallelThenInOrder(t *testing.T) {
 	}
 	// The second request carried the results, with the cache breakpoint on
 	// the last block.
-	req := m.requests[1]
+	req := m.Requests()[1]
 	lastMsg := req.Messages[len(req.Messages)-1]
 	if _, ok := lastMsg.Content[len(lastMsg.Content)-1].Extra["cache_control"]; !ok {
 		t.Error("no cache breakpoint on the last block of the request")
@@ -291,7 +242,7 @@ func TestMaxTurnsAndPermit(t *testing.T) {
 	loop := func(*model.Request) ([]model.Block, error) {
 		return []model.Block{use(fmt.Sprintf("t%d", time.Now().UnixNano()), "Change", `{}`)}, nil
 	}
-	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){loop, loop, loop, loop}}
+	m := script(loop, loop, loop, loop)
 	ran := 0
 	change := &fakeTool{name: "Change", run: func(context.Context, json.RawMessage) (tool.Result, error) { ran++; return tool.Text("x"), nil }}
 	h := newHarness(t, m, []tool.Tool{change}, func(c *engine.Config) {
@@ -316,7 +267,7 @@ func TestMaxTurnsAndPermit(t *testing.T) {
 
 func TestModelErrorEndsTheTurnCleanly(t *testing.T) {
 	boom := errors.New("overloaded for good")
-	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){func(*model.Request) ([]model.Block, error) { return nil, boom }}}
+	m := script(func(*model.Request) ([]model.Block, error) { return nil, boom })
 	h := newHarness(t, m, nil, nil)
 	if _, err := h.run(t, t.Context(), "hi"); !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
@@ -335,7 +286,7 @@ func TestCancelDuringTool(t *testing.T) {
 		<-ctx.Done()
 		return tool.Result{}, ctx.Err()
 	}}
-	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){call(use("t1", "Slow", `{}`), use("t2", "Slow", `{}`))}}
+	m := script(call(use("t1", "Slow", `{}`), use("t2", "Slow", `{}`)))
 	h := newHarness(t, m, []tool.Tool{slow}, nil)
 	go func() { <-started; cancel() }()
 	_, err := h.run(t, ctx, "work")
@@ -359,7 +310,7 @@ func TestCancelDuringTool(t *testing.T) {
 func TestCancelDuringStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){say("a long reply that will be cut")}}
+	m := script(say("a long reply that will be cut"))
 	h := newHarness(t, m, nil, nil)
 	var err error
 	for ev, e := range h.sess.Run(ctx, engine.Input{Message: model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock("hi")}}}) {

@@ -28,10 +28,10 @@ func TestToolProgress(t *testing.T) {
 		}
 		return tool.Text("done " + in.Name), nil
 	}
-	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){
+	m := script(
 		call(use("t1", "Step", `{"Name":"a"}`), use("t2", "Step", `{"Name":"b"}`)),
 		say("finished"),
-	}}
+	)
 	h := newHarness(t, m, []tool.Tool{&fakeTool{name: "Step", concurrent: true, run: step}}, nil)
 	events, err := h.run(t, t.Context(), "go")
 	if err != nil {
@@ -89,10 +89,10 @@ func TestToolMessage(t *testing.T) {
 		tool.Report(ctx, tool.Progress{Message: msg, Response: reply, Model: "claude-haiku-4-5", Text: "answered"})
 		return tool.Text("done"), nil
 	}
-	m := &scripted{replies: []func(*model.Request) ([]model.Block, error){
+	m := script(
 		call(use("t1", "Child", `{}`)),
 		say("finished"),
-	}}
+	)
 	h := newHarness(t, m, []tool.Tool{&fakeTool{name: "Child", run: child}}, nil)
 	events, err := h.run(t, t.Context(), "go")
 	if err != nil {

@@ -475,12 +475,15 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	}
 	a.compact = compact.New(compact.Config{
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
-		Transcript: transcriptOf{a}, CWD: o.Cwd, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors, a.ext.survivors),
+		Transcript: transcriptOf{a}, CWD: o.Cwd, Tools: reg, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors, a.ext.survivors),
 		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.sc.compactGuidance, EarlyAt: early,
 		Cleanup: func() { a.prompts.Forget(prompt.MemoryKey) }, // the memory index as it stands now
 	})
 	micro := microFor(o.MicroCompact, early)
 	micro.ServerSide, micro.Transcript = o.ContextManagement && early == 0, transcriptOf{a}
+	if micro.Tools == nil {
+		micro.Tools = compact.Compactable(reg)
+	}
 	if conv != nil {
 		micro.Cleared, micro.Since = conv.Cleared, conv.LastAssistantTime()
 	}
@@ -495,7 +498,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder, Prepare: a.compact.Prepare,
 		Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: a.sc.beforeStop(o.BeforeStop),
 		MaxTurns: o.MaxTurns, Now: o.Now, AfterResponse: afterResponse,
-		ShapeResults: a.sc.shapeResults(compact.Offload(compact.OffloadConfig{Dir: env.SessionDir, Warn: o.Warn})),
+		ShapeResults: a.sc.shapeResults(compact.Offload(compact.OffloadConfig{Dir: env.SessionDir, Tools: reg, Warn: o.Warn})),
 	}, history)
 	if conv != nil {
 		a.engine.SetUsage(conv.UsageAt(history))

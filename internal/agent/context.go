@@ -250,7 +250,7 @@ func (s *sessionContext) shapeResults(next func(context.Context, []engine.Outcom
 			if s.instr == nil || o.Result.IsError {
 				continue
 			}
-			path := touchedPath(o.Call)
+			path := touchedPath(s.a.tools, o.Call)
 			if path == "" {
 				continue
 			}
@@ -279,24 +279,19 @@ func nestedText(files []instructions.File) string {
 	return text
 }
 
-// touchedPath is the file a Read, Write, Edit or MultiEdit call worked on.
-func touchedPath(call model.Block) string {
-	switch call.Name {
-	case "Read", "Write", "Edit", "MultiEdit", "NotebookEdit":
-	default:
+// touchedPath is the first file a call worked on, as its tool says
+// (tool.PathToucher); "" when it names none.
+func touchedPath(reg *tool.Registry, call model.Block) string {
+	t, ok := reg.Lookup(call.Name)
+	if !ok {
 		return ""
 	}
-	var in struct {
-		Path     string `json:"file_path"`
-		Notebook string `json:"notebook_path"`
+	for _, p := range tool.TouchedPaths(t, call.Input) {
+		if !p.Folder {
+			return p.Path
+		}
 	}
-	if json.Unmarshal(call.Input, &in) != nil {
-		return ""
-	}
-	if in.Path != "" {
-		return in.Path
-	}
-	return in.Notebook
+	return ""
 }
 
 // survivors is what a compaction carries through verbatim besides what

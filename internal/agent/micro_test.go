@@ -379,7 +379,7 @@ func TestMicroServerSide(t *testing.T) {
 	reqs := r.srv.Requests()
 	var exclude []string
 	for _, n := range reqs[0].Params.ToolNames() {
-		if !slices.Contains(compact.CompactableTools, n) {
+		if !slices.Contains(compact.Compactable(a.Tools()), n) {
 			exclude = append(exclude, n)
 		}
 	}

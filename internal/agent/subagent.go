@@ -140,7 +140,7 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 	ct := &childTranscript{rec: rec, w: w, path: store.Path("agent-" + id)}
 	comp := compact.New(compact.Config{
 		Model: o.Model, ModelName: name, Window: window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
-		Transcript: ct, CWD: env.Cwd(), Now: o.Now,
+		Transcript: ct, CWD: env.Cwd(), Tools: reg, Now: o.Now,
 	})
 	info := Subagent{ID: id, Type: call.Agent.Name, TranscriptPath: ct.path}
 	var beforeStop func(context.Context, *engine.Result, bool) string
@@ -156,7 +156,7 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 		Model: o.Model, ModelName: name, MaxTokens: maxTokens, Tools: reg, Env: child,
 		System:   func(context.Context) ([]model.SystemBlock, error) { return system, nil },
 		Recorder: rec, Prepare: comp.Prepare, Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool,
-		ShapeResults: compact.Offload(compact.OffloadConfig{Dir: sidecar, Warn: o.Warn}),
+		ShapeResults: compact.Offload(compact.OffloadConfig{Dir: sidecar, Tools: reg, Warn: o.Warn}),
 		BeforeStop:   beforeStop, MaxTurns: o.MaxTurns, Now: o.Now,
 	}, nil)
 

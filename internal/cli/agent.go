@@ -191,7 +191,7 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 // result's permission_denials.
 func gateWith(c *permission.Checker, refused *denials) func(context.Context, tool.Tool, model.Block) engine.Verdict {
 	return func(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict {
-		d := c.Check(ctx, call.Name, call.Input, t.ReadOnly(call.Input), t.Destructive(call.Input))
+		d := c.Check(ctx, t, call.Input)
 		v := engine.Verdict{Allow: d.Behavior == permission.Allow, Reason: d.Reason, Record: d.Record(c.Mode())}
 		if !v.Allow {
 			refused.add(call)
@@ -333,13 +333,12 @@ func (g *governance) gate(ctx context.Context, t tool.Tool, call model.Block) en
 // PreToolUse hooks answered.
 func (g *governance) decide(ctx context.Context, t tool.Tool, name string, input json.RawMessage, out hook.PreToolUseOutcome) engine.Verdict {
 	mode := g.checker.Mode()
-	readOnly, destructive := t.ReadOnly(input), t.Destructive(input)
 	switch out.Decision {
 	case hook.Deny:
 		return g.byHook(false, fmt.Sprintf("The %s hook refused this call: %s", out.Name, out.Reason))
 	case hook.Allow, hook.Ask:
 		// What the rules say, were someone there to answer.
-		req := g.checker.Request(name, input, readOnly, destructive)
+		req := g.checker.Request(t, input)
 		req.Headless = false
 		d := permission.Decide(ctx, req)
 		switch {
@@ -348,12 +347,12 @@ func (g *governance) decide(ctx context.Context, t tool.Tool, name string, input
 		case out.Decision == hook.Allow && (d.Behavior == permission.Allow || d.Rule == ""):
 			return g.byHook(true, "Allowed by the "+out.Name+" hook"+sentence(out.Reason))
 		case out.Decision == hook.Allow: // an ask rule still asks
-			return verdictOf(g.checker.Check(ctx, name, input, readOnly, destructive), mode)
+			return verdictOf(g.checker.Check(ctx, t, input), mode)
 		}
 		reason := fmt.Sprintf("Permission to use %s was not granted: the %s hook asks for confirmation%s, and headless mode cannot ask. Change the hook, or run this step interactively.", name, out.Name, parenthesis(out.Reason))
 		return engine.Verdict{Reason: reason, Record: permission.Record{Decision: permission.Deny, By: "headless", Reason: reason, Mode: mode}}
 	}
-	return verdictOf(g.checker.Check(ctx, name, input, readOnly, destructive), mode)
+	return verdictOf(g.checker.Check(ctx, t, input), mode)
 }
 
 // byHook is a verdict a hook decided, recorded as the hook's.

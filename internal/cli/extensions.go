@@ -73,8 +73,7 @@ func shellAllow(c *permission.Checker) func(ctx context.Context, command string,
 		if err != nil {
 			return err
 		}
-		bash := tools.Bash{}
-		req := c.Request("Bash", input, bash.ReadOnly(input), bash.Destructive(input))
+		req := c.Request(tools.Bash{}, input)
 		req.Headless = true
 		if len(allowedTools) > 0 {
 			rules := req.Rules

@@ -154,7 +154,7 @@ func (g *askingGate) gate(ctx context.Context, t tool.Tool, call model.Block) en
 	}
 	q := tui.Question{Tool: call.Name, Input: call.Input, Reason: rec.Reason}
 	if rec.Rule == "" { // an ask rule asks whatever allow rules say
-		q.Rule = tui.SuggestRule(call.Name, call.Input, g.project)
+		q.Rule = tui.SuggestRule(t, call.Input, g.project)
 	}
 	ans := g.ask(ctx, q)
 	if ans.Allow {
@@ -186,7 +186,7 @@ func (g *askingGate) allowedAlways(ctx context.Context, t tool.Tool, call model.
 	if len(rules) == 0 {
 		return "", false
 	}
-	req := g.checker.Request(call.Name, call.Input, t.ReadOnly(call.Input), t.Destructive(call.Input))
+	req := g.checker.Request(t, call.Input)
 	req.Rules = permission.Rules{Allow: rules}
 	d := permission.Decide(ctx, req)
 	return d.Rule, d.Behavior == permission.Allow && d.Rule != ""

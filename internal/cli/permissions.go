@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,9 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tools"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 func newPermissionsCmd(env Env) *cobra.Command {
@@ -55,8 +59,7 @@ func newPermissionsCheckCmd(env Env) *cobra.Command {
 			for _, w := range chk.Warnings() {
 				fmt.Fprintln(env.Stderr, "warning:", w)
 			}
-			ro, de := toolTraits(toolName, raw, env.Cwd)
-			d, pc := chk.Explain(cmd.Context(), toolName, raw, ro, de)
+			d, pc := chk.Explain(cmd.Context(), toolFor(toolName), raw)
 			if asJSON {
 				return writeJSON(env.Stdout, explained{d, pc})
 			}
@@ -171,15 +174,28 @@ func printPath(env Env, pc *permission.PathCheck) {
 	}
 }
 
-// toolTraits answers the safety questions for a tool as the agent does:
-// the tool's own answers for the tools a session offers, the permission
-// package's table for the others (MCP tools, Claude Code's tools cairn
-// does not have).
-func toolTraits(name string, input json.RawMessage, cwd string) (readOnly, destructive bool) {
-	for _, t := range tools.Core() {
+// toolFor is the tool a session would offer under name, so the check
+// asks it what the agent's gate asks it (its safety answers, the files
+// its call touches): a core tool or Snip. Any other name (an MCP tool,
+// one of Claude Code's tools cairn does not have) stands for a tool that
+// says nothing of itself — neither read-only nor destructive, touching no
+// file — which is what the agent knows of an MCP tool.
+func toolFor(name string) tool.Tool {
+	for _, t := range append(tools.Core(), compact.NewSnip(compact.SnipConfig{}).Tool()) {
 		if t.Spec().Name == name {
-			return t.ReadOnly(input), t.Destructive(input)
+			return t
 		}
 	}
-	return permission.Traits(name, input, cwd)
+	return unknownTool{name}
+}
+
+// unknownTool is a tool known by name only.
+type unknownTool struct{ name string }
+
+func (u unknownTool) Spec() model.ToolSpec               { return model.ToolSpec{Name: u.name} }
+func (unknownTool) ReadOnly(json.RawMessage) bool        { return false }
+func (unknownTool) Destructive(json.RawMessage) bool     { return false }
+func (unknownTool) ConcurrencySafe(json.RawMessage) bool { return false }
+func (u unknownTool) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result, error) {
+	return tool.Errorf("%s is not available here", u.name), nil
 }

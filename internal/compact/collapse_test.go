@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,27 +14,16 @@ import (
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
-// foldModel answers fold requests: a summary for each part they list.
-type foldModel struct {
-	mu   sync.Mutex
-	reqs []*model.Request
-	fail error
-}
-
-var partRE = regexp.MustCompile(`(?m)^(\d+)\. from |<part n="(\d+)">`)
-
-func (f *foldModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
-	return func(yield func(model.Chunk, error) bool) {
-		f.mu.Lock()
-		f.reqs = append(f.reqs, req)
-		fail := f.fail
-		f.mu.Unlock()
+// foldModel answers fold requests with a summary for each part they
+// list, or, when fail is set, fails every request with it.
+func foldModel(fail error) *modeltest.Scripted {
+	return &modeltest.Scripted{Answer: func(_ context.Context, _ int, req *model.Request) ([]model.Block, error) {
 		if fail != nil {
-			yield(model.Chunk{}, fail)
-			return
+			return nil, fail
 		}
 		var body strings.Builder
 		for _, m := range req.Messages {
@@ -49,9 +36,11 @@ func (f *foldModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[mo
 			n := m[1] + m[2]
 			fmt.Fprintf(&out, "<fold n=%q>S%s</fold>\n", n, n)
 		}
-		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{Content: []model.Block{model.TextBlock(out.String())}}}, nil)
-	}
+		return []model.Block{model.TextBlock(out.String())}, nil
+	}}
 }
+
+var partRE = regexp.MustCompile(`(?m)^(\d+)\. from |<part n="(\d+)">`)
 
 // linesTranscript is a memTranscript whose lines say what messages are
 // made of.
@@ -130,7 +119,7 @@ func TestCollapseNeverFoldsWhatIsProtected(t *testing.T) {
 			pins.Add(compact.Pin{Text: "x", Message: id})
 		}
 	}
-	fm := &foldModel{}
+	fm := foldModel(nil)
 	c := compact.NewCollapse(compact.CollapseConfig{Model: fm, ModelName: "m", Transcript: tr, Pins: pins, SpanTokens: 2_500, KeepRecent: 0.1})
 	defer c.Close()
 	w := tokens.Window{Size: 40_000, MaxOutput: 4_000} // blocks at 23,000
@@ -142,8 +131,8 @@ func TestCollapseNeverFoldsWhatIsProtected(t *testing.T) {
 		t.Fatal(err)
 	}
 	spans := c.Committed()
-	if len(spans) == 0 || freed <= 0 || len(fm.reqs) != 1 {
-		t.Fatalf("%d spans committed, %d freed, %d fold requests (notices %q)", len(spans), freed, len(fm.reqs), p.Notices)
+	if len(spans) == 0 || freed <= 0 || len(fm.Requests()) != 1 {
+		t.Fatalf("%d spans committed, %d freed, %d fold requests (notices %q)", len(spans), freed, len(fm.Requests()), p.Notices)
 	}
 	at := map[string]int{}
 	for i, m := range h {
@@ -210,7 +199,7 @@ func encodeAll(t *testing.T, msgs []model.Message) []string {
 // sent whole.
 func TestCollapseResumeProjection(t *testing.T) {
 	h, _ := protectedHistory()
-	fm := &foldModel{}
+	fm := foldModel(nil)
 	w := tokens.Window{Size: 40_000, MaxOutput: 4_000}
 	live := compact.NewCollapse(compact.CollapseConfig{Model: fm, ModelName: "m", SpanTokens: 2_500, KeepRecent: 0.1})
 	defer live.Close()
@@ -258,7 +247,7 @@ func TestCollapseThresholds(t *testing.T) {
 		{"past 95%", 940_000, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			fm := &foldModel{}
+			fm := foldModel(nil)
 			events := make(chan compact.CollapseEvent, 8)
 			c := compact.NewCollapse(compact.CollapseConfig{Model: fm, ModelName: "m", KeepRecent: 0.001, SpanTokens: 2_500,
 				Notify: func(e compact.CollapseEvent) { events <- e }})
@@ -298,7 +287,7 @@ func TestCollapseThresholds(t *testing.T) {
 // same request: the retry waits until the context has grown.
 func TestCollapseFailedFoldNotRetriedAtOnce(t *testing.T) {
 	h, _ := protectedHistory()
-	fm := &foldModel{fail: fmt.Errorf("overloaded")}
+	fm := foldModel(fmt.Errorf("overloaded"))
 	var events []string
 	c := compact.NewCollapse(compact.CollapseConfig{Model: fm, ModelName: "m", SpanTokens: 2_500, KeepRecent: 0.1,
 		Notify: func(e compact.CollapseEvent) { events = append(events, e.Kind) }})
@@ -310,8 +299,8 @@ func TestCollapseFailedFoldNotRetriedAtOnce(t *testing.T) {
 		}
 	}
 	c.Close()
-	if len(fm.reqs) != 1 || len(events) != 0 {
-		t.Errorf("%d fold requests, events %q: want the one that failed only", len(fm.reqs), events)
+	if len(fm.Requests()) != 1 || len(events) != 0 {
+		t.Errorf("%d fold requests, events %q: want the one that failed only", len(fm.Requests()), events)
 	}
 }
 
@@ -323,7 +312,7 @@ func TestCollapseStagedPinnedNotCommitted(t *testing.T) {
 	h, _ := protectedHistory()
 	events := make(chan compact.CollapseEvent, 8)
 	pins := &compact.Pins{}
-	c := compact.NewCollapse(compact.CollapseConfig{Model: &foldModel{}, ModelName: "m", KeepRecent: 0.001, SpanTokens: 2_500, Pins: pins,
+	c := compact.NewCollapse(compact.CollapseConfig{Model: foldModel(nil), ModelName: "m", KeepRecent: 0.001, SpanTokens: 2_500, Pins: pins,
 		Notify: func(e compact.CollapseEvent) { events <- e }})
 	defer c.Close()
 	st := &compact.State{Prep: &engine.Prep{}, Send: h, Used: 920_000, Freed: map[string]int64{}, Window: w}
@@ -347,16 +336,10 @@ func TestCollapseStagedPinnedNotCommitted(t *testing.T) {
 
 // callingModel answers every request with a tool call after a line of
 // text, as a model that ignores the fold instruction does.
-type callingModel struct{ n int }
-
-func (m *callingModel) Stream(context.Context, *model.Request) iter.Seq2[model.Chunk, error] {
-	return func(yield func(model.Chunk, error) bool) {
-		m.n++
-		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{StopReason: "tool_use", Content: []model.Block{
-			model.TextBlock("Let me look at the file first."),
-			{Type: model.BlockToolUse, ID: "toolu_x", Name: "Read", Input: json.RawMessage(`{}`)},
-		}}}, nil)
-	}
+func callingModel() *modeltest.Scripted {
+	return &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
+		return []model.Block{model.TextBlock("Let me look at the file first."), modeltest.ToolUse("toolu_x", "Read", `{}`)}, nil
+	}}
 }
 
 // TestCollapseFoldAnsweredWithCall: a fold request answered with a tool
@@ -370,7 +353,7 @@ func TestCollapseFoldAnsweredWithCall(t *testing.T) {
 			model.Message{Role: model.RoleAssistant, Content: []model.Block{{Type: model.BlockToolUse, ID: id, Name: "Bash", Input: json.RawMessage(`{}`)}}, IDs: []string{fmt.Sprintf("a%d", i)}},
 			model.Message{Role: model.RoleUser, Content: []model.Block{model.ToolResultBlock(id, strings.Repeat("w", 8_000), false)}, IDs: []string{fmt.Sprintf("r%d", i)}})
 	}
-	fm := &callingModel{}
+	fm := callingModel()
 	c := compact.NewCollapse(compact.CollapseConfig{Model: fm, ModelName: "m", Transcript: &memTranscript{}, SpanTokens: 100_000, KeepRecent: 0.1})
 	defer c.Close()
 	w := tokens.Window{Size: 40_000, MaxOutput: 4_000} // blocks at 23,000
@@ -378,8 +361,8 @@ func TestCollapseFoldAnsweredWithCall(t *testing.T) {
 	if _, err := c.Apply(t.Context(), st); err != nil {
 		t.Fatal(err)
 	}
-	if fm.n != 1 {
-		t.Fatalf("%d fold requests, want 1", fm.n)
+	if n := len(fm.Requests()); n != 1 {
+		t.Fatalf("%d fold requests, want 1", n)
 	}
 	if spans := c.Committed(); len(spans) != 0 {
 		t.Errorf("committed %+v: the preamble of a tool call became a summary", spans)
@@ -391,7 +374,7 @@ func TestCollapseFoldAnsweredWithCall(t *testing.T) {
 // likes, no more fold requests go out.
 func TestCollapseStopsAfterFailuresInARow(t *testing.T) {
 	h, _ := protectedHistory()
-	fm := &foldModel{fail: fmt.Errorf("overloaded")}
+	fm := foldModel(fmt.Errorf("overloaded"))
 	c := compact.NewCollapse(compact.CollapseConfig{Model: fm, ModelName: "m", SpanTokens: 2_500, KeepRecent: 0.1})
 	defer c.Close()
 	w := tokens.Window{Size: 40_000, MaxOutput: 4_000} // blocks at 23,000
@@ -403,7 +386,7 @@ func TestCollapseStopsAfterFailuresInARow(t *testing.T) {
 		}
 		notices = append(notices, st.Prep.Notices...)
 	}
-	if n := len(fm.reqs); n != 3 {
+	if n := len(fm.Requests()); n != 3 {
 		t.Errorf("%d fold requests, want 3 and then none", n)
 	}
 	off := 0

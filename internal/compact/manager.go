@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -67,6 +68,10 @@ type Config struct {
 	PostCompact func(ctx context.Context, trigger, summary string) []engine.Attachment
 	// CWD is where recently read files are re-read from.
 	CWD string
+	// Tools are the session's tools: the files their calls worked on
+	// (tool.PathToucher) are read again after a compaction. Nil re-reads
+	// none.
+	Tools *tool.Registry
 	// Cleanup, when set, runs after each compaction is written, with the
 	// layers' own reset: the session's post-compaction clean-up (caches
 	// that may follow files again now that the prefix changes).

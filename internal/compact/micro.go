@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -34,10 +35,17 @@ const (
 	ClearToolUsesEdit     = "clear_tool_uses_20250919"
 )
 
-// CompactableTools are the tools whose results can be obtained again (by
-// reading, searching, fetching or running again), so an old one may be
-// cleared.
-var CompactableTools = []string{"Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write"}
+// Compactable returns the names of the tools in reg whose results can be
+// obtained again (tool.Reobtainable), so an old one may be cleared.
+func Compactable(reg *tool.Registry) []string {
+	var out []string
+	for _, t := range reg.Tools() {
+		if tool.IsReobtainable(t) {
+			out = append(out, t.Spec().Name)
+		}
+	}
+	return out
+}
 
 // Reference defaults of micro-compaction (seed 000 §2.1).
 const (
@@ -73,7 +81,9 @@ type MicroConfig struct {
 	// ServerTrigger is the server's trigger in input tokens; 0 is 100,000
 	// or three quarters of the auto-compaction threshold when lower.
 	ServerTrigger int64
-	// Tools are the compactable tools; nil is CompactableTools.
+	// Tools name the compactable tools (Compactable lists a registry's);
+	// results of other tools are never cleared, except those Cleared
+	// names.
 	Tools []string
 	// Disabled turns micro-compaction off.
 	Disabled bool
@@ -121,9 +131,6 @@ func NewMicro(cfg MicroConfig) *Micro {
 		cfg.ClearAtLeast = DefaultClearAtLeast
 	case cfg.ClearAtLeast < 0:
 		cfg.ClearAtLeast = 0
-	}
-	if cfg.Tools == nil {
-		cfg.Tools = CompactableTools
 	}
 	m := &Micro{cfg: cfg, tools: map[string]bool{}, cleared: map[string]bool{}, last: cfg.Since}
 	for _, t := range cfg.Tools {
@@ -214,7 +221,7 @@ func (m *Micro) collect(msgs []model.Message) []compactable {
 			switch {
 			case b.Type == model.BlockToolUse:
 				names[b.ID] = b.Name
-			case b.Type == model.BlockToolResult && m.tools[names[b.ToolUseID]]:
+			case b.Type == model.BlockToolResult && (m.tools[names[b.ToolUseID]] || m.cleared[b.ToolUseID]):
 				out = append(out, compactable{
 					id: b.ToolUseID, msg: i, blk: j, block: &msg.Content[j],
 					isCleared: bytes.Equal(b.Content, clearedJSON),

@@ -123,7 +123,7 @@ func TestMicroCountTrigger(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			history := calls(4000, names...) // 1,000 tokens a result
 			before := fmt.Sprint(history)
-			m := compact.NewMicro(tt.cfg)
+			m := newMicro(tt.cfg)
 			st, freed := apply(t, m, history, t0)
 			if diff := cmp.Diff(tt.cleared, clearedIDs(t, st.Send)); diff != "" {
 				t.Errorf("cleared (-want +got):\n%s", diff)
@@ -152,7 +152,7 @@ func TestMicroTimeTrigger(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := &memTranscript{}
-			m := compact.NewMicro(compact.MicroConfig{KeepRecent: 2, Since: tt.since, Transcript: tr}) // count 30: never here
+			m := newMicro(compact.MicroConfig{KeepRecent: 2, Since: tt.since, Transcript: tr}) // count 30: never here
 			st, _ := apply(t, m, calls(4000, repeat(9, "Read")...), tt.now)
 			if got := len(clearedIDs(t, st.Send)); got != tt.cleared {
 				t.Errorf("%d cleared, want %d", got, tt.cleared)
@@ -171,7 +171,7 @@ func TestMicroTimeTrigger(t *testing.T) {
 // request, and nothing else changes until the next batch.
 func TestMicroBatchesAreStable(t *testing.T) {
 	tr := &memTranscript{}
-	m := compact.NewMicro(compact.MicroConfig{Count: 6, KeepRecent: 2, ClearAtLeast: -1, Transcript: tr})
+	m := newMicro(compact.MicroConfig{Count: 6, KeepRecent: 2, ClearAtLeast: -1, Transcript: tr})
 	names := repeat(12, "Read")
 	var sends [][]string
 	var total int64
@@ -225,7 +225,7 @@ func TestMicroBatchesAreStable(t *testing.T) {
 // cleared without a new boundary.
 func TestMicroResumed(t *testing.T) {
 	tr := &memTranscript{}
-	m := compact.NewMicro(compact.MicroConfig{Transcript: tr, Cleared: map[string]bool{"toolu_1": true, "toolu_3": true}, Since: t0})
+	m := newMicro(compact.MicroConfig{Transcript: tr, Cleared: map[string]bool{"toolu_1": true, "toolu_3": true}, Since: t0})
 	st, freed := apply(t, m, calls(4000, repeat(4, "Read")...), t0.Add(time.Minute))
 	if diff := cmp.Diff([]string{"toolu_1", "toolu_3"}, clearedIDs(t, st.Send)); diff != "" {
 		t.Errorf("cleared (-want +got):\n%s", diff)
@@ -240,7 +240,7 @@ func TestMicroServerSide(t *testing.T) {
 	cfg := compact.MicroConfig{ServerSide: true, KeepRecent: 4, ServerTrigger: 30_000, Since: t0}
 
 	t.Run("warm cache: the server clears", func(t *testing.T) {
-		m := compact.NewMicro(cfg)
+		m := newMicro(cfg)
 		st, freed := apply(t, m, history, t0.Add(4*time.Minute))
 		if len(clearedIDs(t, st.Send)) != 0 || freed != 0 {
 			t.Error("cleared client-side while the cache is warm")
@@ -254,7 +254,7 @@ func TestMicroServerSide(t *testing.T) {
 		}
 	})
 	t.Run("cold cache: cleared client-side too", func(t *testing.T) {
-		m := compact.NewMicro(cfg)
+		m := newMicro(cfg)
 		st, _ := apply(t, m, history, t0.Add(2*time.Hour))
 		if got := len(clearedIDs(t, st.Send)); got != 36 {
 			t.Errorf("%d cleared, want all Read results but the newest 4", got)
@@ -264,7 +264,7 @@ func TestMicroServerSide(t *testing.T) {
 		}
 	})
 	t.Run("nothing to clear: no edit", func(t *testing.T) {
-		m := compact.NewMicro(cfg)
+		m := newMicro(cfg)
 		st, _ := apply(t, m, calls(10, "TodoWrite"), t0)
 		if st.Prep.ContextManagement != nil || st.Prep.Betas != nil {
 			t.Errorf("edit without compactable results: %s", st.Prep.ContextManagement)
@@ -277,7 +277,7 @@ func TestMicroServerSide(t *testing.T) {
 func TestManagerFreedCountsMicro(t *testing.T) {
 	now := t0
 	mgr := compact.New(compact.Config{Window: tokens.Window{Size: 1_000_000, MaxOutput: 32_000}, Now: func() time.Time { return now }})
-	mgr.AddLayer(compact.NewMicro(compact.MicroConfig{Count: 3, KeepRecent: 1, ClearAtLeast: -1}))
+	mgr.AddLayer(newMicro(compact.MicroConfig{Count: 3, KeepRecent: 1, ClearAtLeast: -1}))
 	names := repeat(6, "Read")
 	for n := 1; n <= len(names); n++ {
 		now = now.Add(time.Minute)
@@ -304,7 +304,7 @@ func BenchmarkMicroApply(b *testing.B) {
 	for i := 1; i <= 240; i++ {
 		cleared[fmt.Sprintf("toolu_%d", i)] = true
 	}
-	m := compact.NewMicro(compact.MicroConfig{Cleared: cleared, Count: 1000})
+	m := newMicro(compact.MicroConfig{Cleared: cleared, Count: 1000})
 	w := tokens.Window{Size: 200_000, MaxOutput: 32_000}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -313,4 +313,13 @@ func BenchmarkMicroApply(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// newMicro is the layer with the core tools whose results can be
+// obtained again, as a session's registry lists them.
+func newMicro(cfg compact.MicroConfig) *compact.Micro {
+	if cfg.Tools == nil {
+		cfg.Tools = []string{"Read", "Bash", "Grep", "Glob", "WebFetch", "Edit", "Write"}
+	}
+	return compact.NewMicro(cfg)
 }

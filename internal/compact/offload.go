@@ -43,8 +43,11 @@ type OffloadConfig struct {
 	Dir string
 	// Limit is the largest result kept inline; 0 is ResultLimit.
 	Limit int
-	// Limits overrides Limit by tool name; nil is Bash at BashResultLimit
-	// and Read never spilled.
+	// Tools are the session's tools: a tool's own limit
+	// (tool.ResultLimiter: Bash's BashResultLimit, Read's NeverSpill)
+	// overrides Limit for its results. May be nil.
+	Tools *tool.Registry
+	// Limits overrides both by tool name. May be nil.
 	Limits map[string]int
 	// Budget bounds one response's results together; 0 is MessageBudget.
 	Budget int
@@ -70,7 +73,7 @@ func Offload(cfg OffloadConfig) func(ctx context.Context, outcomes []engine.Outc
 		cfg.Limit = ResultLimit
 	}
 	if cfg.Limits == nil {
-		cfg.Limits = map[string]int{"Bash": BashResultLimit, "Read": NeverSpill}
+		cfg.Limits = map[string]int{}
 	}
 	if cfg.Budget == 0 {
 		cfg.Budget = MessageBudget
@@ -101,7 +104,7 @@ func (cfg OffloadConfig) shape(outcomes []engine.Outcome) []engine.Outcome {
 		n := resultChars(o.Result)
 		total += n
 		text, ok := textOf(o.Result)
-		if !ok || cfg.limitOf(o.Call.Name) == NeverSpill {
+		if !ok || cfg.limitOf(o.Call.Name) < 0 { // NeverSpill
 			continue
 		}
 		cands = append(cands, candidate{i: i, text: text, chars: n})
@@ -143,6 +146,13 @@ func (cfg OffloadConfig) shape(outcomes []engine.Outcome) []engine.Outcome {
 func (cfg OffloadConfig) limitOf(toolName string) int {
 	if n, ok := cfg.Limits[toolName]; ok {
 		return n
+	}
+	if cfg.Tools != nil {
+		if t, ok := cfg.Tools.Lookup(toolName); ok {
+			if n, ok := tool.ResultLimit(t); ok {
+				return n
+			}
+		}
 	}
 	return cfg.Limit
 }

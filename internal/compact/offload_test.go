@@ -45,7 +45,7 @@ func textOf(t *testing.T, r tool.Result) string {
 func TestOffloadFormat(t *testing.T) {
 	dir := t.TempDir()
 	out := rows(1089) // 108,900 bytes: 106.3KB
-	shape := compact.Offload(compact.OffloadConfig{Dir: dir})
+	shape := compact.Offload(compact.OffloadConfig{Dir: dir, Tools: coreTools})
 	got := shape(t.Context(), []engine.Outcome{outcome("toolu_01A", "Grep", tool.Text(out))})
 
 	path := filepath.Join(dir, "tool-results", "toolu_01A.txt")
@@ -125,7 +125,7 @@ func TestOffloadDetail(t *testing.T) {
 			dir := t.TempDir()
 			r := tool.Text(big)
 			r.Detail = tt.detail
-			got := compact.Offload(compact.OffloadConfig{Dir: dir})(t.Context(), []engine.Outcome{outcome("toolu_9", "Grep", r)})
+			got := compact.Offload(compact.OffloadConfig{Dir: dir, Tools: coreTools})(t.Context(), []engine.Outcome{outcome("toolu_9", "Grep", r)})
 			enc, err := jsonw.Marshal(got[0].Result.Detail)
 			if err != nil {
 				t.Fatal(err)
@@ -158,7 +158,7 @@ func TestOffloadLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			got := compact.Offload(compact.OffloadConfig{Dir: dir})(t.Context(), []engine.Outcome{outcome("toolu_1", tt.tool, tt.result)})
+			got := compact.Offload(compact.OffloadConfig{Dir: dir, Tools: coreTools})(t.Context(), []engine.Outcome{outcome("toolu_1", tt.tool, tt.result)})
 			_, err := os.Stat(filepath.Join(dir, "tool-results", "toolu_1.txt"))
 			if spilled := err == nil; spilled != tt.spilled {
 				t.Fatalf("spilled = %v, want %v", spilled, tt.spilled)
@@ -174,7 +174,7 @@ func TestOffloadLimits(t *testing.T) {
 	}
 	t.Run("no session folder", func(t *testing.T) {
 		in := []engine.Outcome{outcome("toolu_1", "Grep", tool.Text(strings.Repeat("x", 80_000)))}
-		if got := compact.Offload(compact.OffloadConfig{})(t.Context(), in); textOf(t, got[0].Result) != strings.Repeat("x", 80_000) {
+		if got := compact.Offload(compact.OffloadConfig{Tools: coreTools})(t.Context(), in); textOf(t, got[0].Result) != strings.Repeat("x", 80_000) {
 			t.Error("spilled without a folder to spill to")
 		}
 	})
@@ -199,7 +199,7 @@ func TestOffloadMessageBudget(t *testing.T) {
 			for i, n := range tt.sizes {
 				in = append(in, outcome(fmt.Sprintf("toolu_%d", i+1), "Grep", tool.Text(strings.Repeat("x", n))))
 			}
-			got := compact.Offload(compact.OffloadConfig{Dir: dir})(t.Context(), in)
+			got := compact.Offload(compact.OffloadConfig{Dir: dir, Tools: coreTools})(t.Context(), in)
 			var spilled []string
 			total := 0
 			for i, o := range got {
@@ -230,7 +230,7 @@ func TestOffloadMessageBudget(t *testing.T) {
 func TestOffloadReadBack(t *testing.T) {
 	dir := t.TempDir()
 	out := rows(700) // 70,000 bytes
-	got := compact.Offload(compact.OffloadConfig{Dir: dir})(t.Context(), []engine.Outcome{outcome("toolu_R", "Bash", tool.Text(out))})
+	got := compact.Offload(compact.OffloadConfig{Dir: dir, Tools: coreTools})(t.Context(), []engine.Outcome{outcome("toolu_R", "Bash", tool.Text(out))})
 	m := regexp.MustCompile(`Full output saved to: (\S+)`).FindStringSubmatch(textOf(t, got[0].Result))
 	if m == nil {
 		t.Fatalf("no path in %q", textOf(t, got[0].Result))
@@ -246,3 +246,6 @@ func TestOffloadReadBack(t *testing.T) {
 		t.Errorf("Read gave back %d bytes, not the output's %d: …%q", len(back), len(out), back[max(0, len(back)-120):])
 	}
 }
+
+// coreTools are the core tools, which say their own result limits.
+var coreTools, _ = tool.NewRegistry(tools.Core()...)

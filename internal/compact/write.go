@@ -2,11 +2,10 @@ package compact
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"slices"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/pricing"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -202,7 +202,7 @@ func (m *Manager) survivors(ctx context.Context, history []model.Message, keep i
 		// An early compaction keeps the newest results verbatim and its
 		// notes hold what the older ones said: re-reading files would
 		// only write them to the cache again.
-		out = append(out, recentFiles(history[:keep], m.cfg.CWD)...)
+		out = append(out, recentFiles(history[:keep], m.cfg.CWD, m.cfg.Tools)...)
 	}
 	if m.cfg.Survivors != nil {
 		out = append(out, m.cfg.Survivors(ctx)...)
@@ -314,23 +314,31 @@ const (
 )
 
 // recentFiles re-reads the files the summarised part read or changed
-// most recently, so the model keeps their current contents.
-func recentFiles(history []model.Message, cwd string) []engine.Attachment {
+// most recently (the files, not folders, its tools say their calls
+// touched), so the model keeps their current contents.
+func recentFiles(history []model.Message, cwd string, tools *tool.Registry) []engine.Attachment {
 	var paths []string
 	seen := map[string]bool{}
-	for i := len(history) - 1; i >= 0 && len(paths) < maxFiles; i-- {
+	for i := len(history) - 1; i >= 0 && len(paths) < maxFiles && tools != nil; i-- {
 		for _, b := range history[i].Content {
-			if b.Type != model.BlockToolUse || !slices.Contains([]string{"Read", "Edit", "MultiEdit", "Write"}, b.Name) {
+			if b.Type != model.BlockToolUse {
 				continue
 			}
-			var in struct {
-				Path string `json:"file_path"`
-			}
-			if json.Unmarshal(b.Input, &in) != nil || in.Path == "" || seen[in.Path] {
+			t, ok := tools.Lookup(b.Name)
+			if !ok {
 				continue
 			}
-			seen[in.Path] = true
-			paths = append(paths, in.Path)
+			for _, u := range tool.TouchedPaths(t, b.Input) {
+				if u.Folder || seen[u.Path] || len(paths) == maxFiles {
+					continue
+				}
+				seen[u.Path] = true
+				p := u.Path
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(cwd, p)
+				}
+				paths = append(paths, p)
+			}
 		}
 	}
 	var out []engine.Attachment

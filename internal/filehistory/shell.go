@@ -25,6 +25,9 @@ type shellTracker struct {
 	h *History
 }
 
+// Unwrap implements tool.Wrapper: the shell's own traits show through.
+func (t *shellTracker) Unwrap() tool.Tool { return t.Tool }
+
 // Run runs the command between two looks at the project.
 func (t *shellTracker) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
 	if t.h == nil || env.ProjectDir == "" || t.Tool.ReadOnly(input) || inBackground(input) {

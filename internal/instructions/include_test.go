@@ -1,10 +1,13 @@
 package instructions
 
 import (
+	"iter"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/internal/itertest"
 )
 
 func TestIncludeTokens(t *testing.T) {
@@ -35,4 +38,15 @@ func FuzzIncludes(f *testing.F) {
 			_ = resolve(tok, "/p/CLAUDE.md", "/home")
 		}
 	})
+}
+
+// TestLinesBreak: lines stops where its consumer stops, in and out of a
+// code block.
+func TestLinesBreak(t *testing.T) {
+	n := itertest.BreakAtEvery(t, func(*testing.T) iter.Seq2[string, bool] {
+		return lines("text\n```\ncode\n```\n    indented\nmore")
+	}, nil)
+	if n != 6 {
+		t.Errorf("%d lines, want 6", n)
+	}
 }

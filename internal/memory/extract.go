@@ -246,7 +246,7 @@ func Confine(dir string) (func(context.Context, tool.Tool, model.Block) engine.V
 		if err := CheckWrite(dir, call.Name, call.Input); err != nil {
 			return engine.Verdict{Reason: err.Error()}
 		}
-		d := c.Check(ctx, call.Name, call.Input, t.ReadOnly(call.Input), t.Destructive(call.Input))
+		d := c.Check(ctx, t, call.Input)
 		return engine.Verdict{Allow: d.Behavior == permission.Allow, Reason: d.Reason, Record: d.Record(c.Mode())}
 	}, nil
 }

@@ -552,7 +552,7 @@ func bashRules(rules []Rule) []Rule {
 // wholeTool returns a rule naming the whole Bash tool.
 func wholeTool(rules []Rule) (Rule, bool) {
 	for _, r := range rules {
-		if r.coversCall("Bash") && r.whole() {
+		if r.coversCall("Bash", kindOther) && r.whole() {
 			return r, true
 		}
 	}

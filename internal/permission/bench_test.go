@@ -75,7 +75,7 @@ func BenchmarkCheckBash(b *testing.B) {
 	bash := tools.Bash{}
 	ctx := context.Background()
 	check := func(in json.RawMessage) Decision {
-		return c.Check(ctx, "Bash", in, bash.ReadOnly(in), bash.Destructive(in))
+		return c.Check(ctx, bash, in)
 	}
 	for i, in := range inputs {
 		b.Logf("%-50s %s", benchCommands[i], check(in).Behavior)
@@ -123,7 +123,7 @@ func BenchmarkCheckEdit(b *testing.B) {
 	}
 	in, _ := json.Marshal(map[string]string{"file_path": filepath.Join(proj, "src", "a.go")})
 	for b.Loop() {
-		c.Check(context.Background(), "Edit", in, false, false)
+		c.Check(context.Background(), named{name: "Edit"}, in)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/sandbox"
 	"github.com/cairn-dev/cairn/internal/settings"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // Options are what a session's permissions are built from besides the
@@ -222,13 +223,16 @@ func (c *Checker) SetCwd(dir string) {
 	c.mu.Unlock()
 }
 
-// Request builds the request Check decides.
-func (c *Checker) Request(tool string, input json.RawMessage, readOnly, destructive bool) Request {
+// Request builds the request Check decides for a call of t with input:
+// t's own answers for it (ReadOnly, Destructive, tool.TouchedPaths) under
+// the session's rules, mode and folders.
+func (c *Checker) Request(t tool.Tool, input json.RawMessage) Request {
 	c.mu.Lock()
 	mode, cwd := c.mode, c.cwd
 	c.mu.Unlock()
 	return Request{
-		Tool: tool, Input: input, ReadOnly: readOnly, Destructive: destructive,
+		Tool: t.Spec().Name, Input: input, Paths: tool.TouchedPaths(t, input),
+		ReadOnly: t.ReadOnly(input), Destructive: t.Destructive(input),
 		Mode: mode, Rules: c.rules,
 		ProjectDir: c.project, AdditionalDirectories: c.dirs,
 		Cwd: cwd, Home: c.home, Headless: c.headless, Sandbox: c.sandbox,
@@ -236,14 +240,13 @@ func (c *Checker) Request(tool string, input json.RawMessage, readOnly, destruct
 	}
 }
 
-// Check decides one call; readOnly and destructive are the tool's own
-// answers for this input (tool.Tool's ReadOnly and Destructive).
-func (c *Checker) Check(ctx context.Context, tool string, input json.RawMessage, readOnly, destructive bool) Decision {
-	return Decide(ctx, c.Request(tool, input, readOnly, destructive))
+// Check decides a call of t with input, as Request describes it.
+func (c *Checker) Check(ctx context.Context, t tool.Tool, input json.RawMessage) Decision {
+	return Decide(ctx, c.Request(t, input))
 }
 
 // Explain decides one call as Check does and, when a path constraint
 // decided, says which path fell outside which folders (see Explain).
-func (c *Checker) Explain(ctx context.Context, tool string, input json.RawMessage, readOnly, destructive bool) (Decision, *PathCheck) {
-	return Explain(ctx, c.Request(tool, input, readOnly, destructive))
+func (c *Checker) Explain(ctx context.Context, t tool.Tool, input json.RawMessage) (Decision, *PathCheck) {
+	return Explain(ctx, c.Request(t, input))
 }

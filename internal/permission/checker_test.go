@@ -49,7 +49,9 @@ func TestCheckerSettingsPrecedence(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	check := func(tool string, in json.RawMessage, ro bool) Decision { return c.Check(ctx, tool, in, ro, false) }
+	check := func(tool string, in json.RawMessage, ro bool) Decision {
+		return c.Check(ctx, named{tool, ro, false}, in)
+	}
 	if d := check("Bash", input("command", "make build"), false); d.Behavior != Allow {
 		t.Errorf("user rule: %+v", d)
 	}
@@ -107,7 +109,7 @@ func TestCheckerBadSettings(t *testing.T) {
 		if w := c.Warnings(); len(w) != 1 || !strings.Contains(w[0], filepath.Join(".claude", "settings.json")+" is not valid at line 2") {
 			t.Errorf("warnings = %q, want one naming the file and line", w)
 		}
-		if d := c.Check(ctx, "Bash", input("command", "make"), false, false); d.Behavior != Allow {
+		if d := c.Check(ctx, named{"Bash", false, false}, input("command", "make")); d.Behavior != Allow {
 			t.Errorf("the other file's rule: %+v", d)
 		}
 	})
@@ -122,7 +124,7 @@ func TestCheckerBadSettings(t *testing.T) {
 		if w := c.Warnings(); len(w) != 1 || !strings.Contains(w[0], "settings.local.json is not valid at line 3, column 1") || !strings.Contains(w[0], "ignored until it is fixed") {
 			t.Errorf("warnings = %q", w)
 		}
-		if d := c.Check(ctx, "Bash", input("command", "rm -rf x"), false, true); d.Behavior != Deny || !strings.Contains(d.Reason, "settings.json line 1") {
+		if d := c.Check(ctx, named{"Bash", false, true}, input("command", "rm -rf x")); d.Behavior != Deny || !strings.Contains(d.Reason, "settings.json line 1") {
 			t.Errorf("the good file's deny rule: %+v", d)
 		}
 	})
@@ -159,10 +161,10 @@ func TestCheckerBadSettings(t *testing.T) {
 		}
 		// The broken deny rule denies every command, even an allowed one;
 		// the broken ask rule asks before everything else.
-		if d := c.Check(ctx, "Bash", input("command", "ls"), true, false); d.Behavior != Deny || !strings.Contains(d.Reason, "cannot be read") || !strings.Contains(d.Reason, "line 3") {
+		if d := c.Check(ctx, named{"Bash", true, false}, input("command", "ls")); d.Behavior != Deny || !strings.Contains(d.Reason, "cannot be read") || !strings.Contains(d.Reason, "line 3") {
 			t.Errorf("ls under a broken deny rule: %+v", d)
 		}
-		if d := c.Check(ctx, "Read", input("file_path", filepath.Join(proj, "a")), true, false); d.Behavior != Ask || !strings.Contains(d.Reason, "Web Fetch") {
+		if d := c.Check(ctx, named{"Read", true, false}, input("file_path", filepath.Join(proj, "a"))); d.Behavior != Ask || !strings.Contains(d.Reason, "Web Fetch") {
 			t.Errorf("Read under a broken ask rule for every tool: %+v", d)
 		}
 	})

@@ -82,7 +82,7 @@ func TestBashCorpus(t *testing.T) {
 			cmd := strings.NewReplacer("{{project}}", proj, "{{home}}", home).Replace(c.Command)
 			t.Run(fmt.Sprintf("%s/%d", g.Group, i), func(t *testing.T) {
 				in, _ := json.Marshal(map[string]string{"command": cmd})
-				ro, de := Traits("Bash", in, proj)
+				ro, de := traits("Bash", in, proj)
 				d := Decide(context.Background(), Request{
 					Tool: "Bash", Input: in, ReadOnly: ro, Destructive: de, Mode: g.Mode, Rules: rs,
 					ProjectDir: proj, Home: home, Headless: g.Headless,

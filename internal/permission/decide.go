@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/sandbox"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // Behavior is what happens to a call.
@@ -30,8 +31,15 @@ type Request struct {
 	// (tool.Tool). For Bash the command line is also read here, and the
 	// stricter answer wins.
 	ReadOnly, Destructive bool
-	Mode                  Mode
-	Rules                 Rules
+	// Paths are the files and folders the call reads or writes, as its
+	// tool says (tool.TouchedPaths); nil for a tool that names none. A
+	// call that writes a path is an edit: Edit(…) rules cover it, and
+	// acceptEdits allows it inside the project. One that only reads is a
+	// read, which Read(…) rules cover. Every path is decided, and the
+	// strictest answer wins.
+	Paths []tool.PathUse
+	Mode  Mode
+	Rules Rules
 	// ProjectDir is the project's root; AdditionalDirectories are more
 	// folders the session may work in (permissions.additionalDirectories).
 	ProjectDir            string
@@ -90,21 +98,41 @@ func Explain(ctx context.Context, req Request) (Decision, *PathCheck) {
 		return finish(req, d, h), h.path
 	}
 	c := describe(req, p)
-	d, pc := decideTool(req, p, c), (*PathCheck)(nil)
-	if d.Behavior == Allow && req.Mode != ModeBypass {
-		d, pc = toolPaths(req, p, c, d)
+	d, pc := decidePath(req, p, c)
+	h := toolHint(req, p, c)
+	for _, more := range otherPaths(req, p) {
+		r := req
+		r.ReadOnly = req.ReadOnly || more.kind == kindRead
+		if md, mpc := decidePath(r, p, more); stricter(md.Behavior, d.Behavior) {
+			d, pc, h = md, mpc, toolHint(r, p, more)
+		}
 	}
-	return finish(req, d, toolHint(req, p, c)), pc
+	return finish(req, d, h), pc
 }
 
-// toolPaths applies the path constraints to a file tool's call that an
-// allow rule allowed: a rule for the whole tool (Edit, Read) says which
-// tool may run, not where; writing outside the project and its folders,
-// or reading a secret there, needs a rule that names the place.
+// decidePath decides a call for one path it touches (or for none): the
+// rules and the mode, then, when an allow rule allowed it, the path
+// constraints (toolPaths).
+func decidePath(req Request, p place, c call) (Decision, *PathCheck) {
+	d := decideTool(req, p, c)
+	if d.Behavior == Allow && req.Mode != ModeBypass {
+		return toolPaths(req, p, c, d)
+	}
+	return d, nil
+}
+
+// toolPaths applies the path constraints to a call, for one path it
+// touches, that an allow rule allowed: a rule for the whole tool (Edit,
+// Read) says which tool may run, not where; writing outside the project
+// and its folders, or reading a secret there, needs a rule that names
+// the place.
 func toolPaths(req Request, p place, c call, d Decision) (Decision, *PathCheck) {
 	r, ok := firstRule(req.Rules.Allow, req, p, c, false)
 	if !ok || !r.whole() || c.path == "" {
 		return d, nil
+	}
+	if named, ok := namingRule(req.Rules.Allow, req, p, c); ok {
+		return Decision{Allow, fmt.Sprintf("Allowed by the rule %s%s.", named, from(named)), named.String()}, nil
 	}
 	pc := &PathCheck{Path: c.path, Command: req.Tool}
 	if real := p.realPath(c.path); real != c.path {
@@ -119,6 +147,77 @@ func toolPaths(req Request, p place, c call, d Decision) (Decision, *PathCheck) 
 		return ask("Reading %s needs permission: it may hold secrets (credentials, keys or .env files outside the project), and the rule %s%s does not name it. Allow it with a rule such as %s.", c.path, r, from(r), pc.AllowWith), pc
 	}
 	return d, nil
+}
+
+// namingRule is the first allow rule that matches the call and names
+// its place (Edit(//etc/**)), whatever rules for the whole tool come
+// before it.
+func namingRule(rules []Rule, req Request, p place, c call) (Rule, bool) {
+	for _, r := range rules {
+		if !r.whole() && matches(r, req, p, c, false) {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// stricter reports whether a is a stricter answer than b: deny, then
+// ask, then allow.
+func stricter(a, b Behavior) bool {
+	rank := func(x Behavior) int {
+		switch x {
+		case Deny:
+			return 2
+		case Ask:
+			return 1
+		}
+		return 0
+	}
+	return rank(a) > rank(b)
+}
+
+// pathCall is what a call does to one path it touches.
+func pathCall(req Request, p place, u tool.PathUse) call {
+	c := call{kind: kindRead, path: p.abs(u.Path, p.cwd)}
+	c.action = "read " + orTool(c.path, req.Tool)
+	if u.Write {
+		c.kind = kindEdit
+		c.action = "edit " + orTool(c.path, req.Tool)
+	}
+	return c
+}
+
+// mainPath is the path a call is described by: the first it writes, or
+// the first it reads.
+func mainPath(paths []tool.PathUse) (tool.PathUse, bool) {
+	for _, u := range paths {
+		if u.Write {
+			return u, true
+		}
+	}
+	if len(paths) > 0 {
+		return paths[0], true
+	}
+	return tool.PathUse{}, false
+}
+
+// otherPaths are the calls for the paths besides the one the call is
+// described by (mainPath).
+func otherPaths(req Request, p place) []call {
+	if len(req.Paths) < 2 {
+		return nil
+	}
+	main, _ := mainPath(req.Paths)
+	var out []call
+	skipped := false
+	for _, u := range req.Paths {
+		if u == main && !skipped {
+			skipped = true
+			continue
+		}
+		out = append(out, pathCall(req, p, u))
+	}
+	return out
 }
 
 // call is what a tool call touches, as far as rules are concerned.
@@ -149,15 +248,10 @@ func describe(req Request, p place) call {
 	_ = json.Unmarshal(req.Input, &in)
 	str := func(k string) string { s, _ := in[k].(string); return s }
 	c := call{action: "use " + req.Tool}
+	main, touches := mainPath(req.Paths)
 	switch {
-	case editTools[req.Tool]:
-		c.kind = kindEdit
-		c.path = p.abs(firstNonEmpty(str("file_path"), str("notebook_path"), str("path")), p.cwd)
-		c.action = "edit " + orTool(c.path, req.Tool)
-	case readTools[req.Tool]:
-		c.kind = kindRead
-		c.path = p.abs(firstNonEmpty(str("file_path"), str("notebook_path"), str("path"), "."), p.cwd)
-		c.action = "read " + orTool(c.path, req.Tool)
+	case touches:
+		c = pathCall(req, p, main)
 	case req.Tool == "WebFetch" || req.Tool == "WebSearch":
 		c.kind = kindWeb
 		c.url = firstNonEmpty(str("url"), str("query"))
@@ -316,7 +410,7 @@ func firstRule(rules []Rule, req Request, p place, c call, deny bool) (Rule, boo
 }
 
 func matches(r Rule, req Request, p place, c call, deny bool) bool {
-	if !r.coversCall(req.Tool) {
+	if !r.coversCall(req.Tool, c.kind) {
 		return false
 	}
 	if r.whole() {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/tool"
 )
 
 func input(kv ...string) json.RawMessage {
@@ -99,7 +101,7 @@ func TestToolDecisions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := rules(t, tc.allow, tc.ask, tc.deny, proj)
 			d := Decide(context.Background(), Request{
-				Tool: tc.tool, Input: tc.in, ReadOnly: tc.ro, Destructive: tc.de, Mode: tc.mode, Rules: rs,
+				Tool: tc.tool, Input: tc.in, ReadOnly: tc.ro, Destructive: tc.de, Paths: pathsOf(tc.tool, tc.in), Mode: tc.mode, Rules: rs,
 				ProjectDir: proj, AdditionalDirectories: tc.dirs, Home: home,
 			})
 			got := [2]string{string(d.Behavior), d.Rule}
@@ -116,7 +118,7 @@ func TestSymlinkOutOfProject(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(proj, "link")); err != nil {
 		t.Skip("no symlinks:", err)
 	}
-	d := Decide(context.Background(), Request{Tool: "Write", Input: input("file_path", "link/x"), Mode: ModeAcceptEdits, ProjectDir: proj})
+	d := Decide(context.Background(), Request{Tool: "Write", Input: input("file_path", "link/x"), Paths: pathsOf("Write", input("file_path", "link/x")), Mode: ModeAcceptEdits, ProjectDir: proj})
 	if d.Behavior != Ask {
 		t.Errorf("a write through a link out of the project: got %s, want ask (%s)", d.Behavior, d.Reason)
 	}
@@ -133,7 +135,7 @@ func TestHeadlessReason(t *testing.T) {
 		{"Edit", input("file_path", "src/main.go"), []string{"was not granted: headless mode cannot ask", "Edit(/src/main.go)", "--permission-mode acceptEdits"}},
 		{"WebFetch", input("url", "https://go.dev/doc"), []string{"WebFetch(domain:go.dev)"}},
 	} {
-		d := Decide(context.Background(), Request{Tool: tc.tool, Input: tc.in, ReadOnly: tc.tool == "WebFetch", ProjectDir: proj, Home: home, Headless: true})
+		d := Decide(context.Background(), Request{Tool: tc.tool, Input: tc.in, ReadOnly: tc.tool == "WebFetch", Paths: pathsOf(tc.tool, tc.in), ProjectDir: proj, Home: home, Headless: true})
 		if d.Behavior != Deny {
 			t.Errorf("%s %s: got %s, want deny", tc.tool, tc.in, d.Behavior)
 		}
@@ -173,5 +175,84 @@ func TestRecord(t *testing.T) {
 	b, _ := json.Marshal(Decision{Allow, "r", ""})
 	if string(b) != `{"decision":"allow","reason":"r","rule":""}` {
 		t.Errorf("Decision JSON = %s", b)
+	}
+}
+
+// TestEveryPathDecided: a call that touches several paths is decided on
+// each, and the strictest answer wins; whatever the tool is called, what
+// it says it does to each path decides which rules cover it.
+func TestEveryPathDecided(t *testing.T) {
+	proj, home := project(t)
+	w := func(p string) tool.PathUse { return tool.PathUse{Path: p, Write: true} }
+	r := func(p string) tool.PathUse { return tool.PathUse{Path: p} }
+	for _, tc := range []struct {
+		name             string
+		paths            []tool.PathUse
+		allow, ask, deny []string
+		mode             Mode
+		want             Behavior
+		wantRule         string
+	}{
+		{name: "one allowed write", paths: []tool.PathUse{w("docs/a.md")}, allow: []string{"Edit(docs/**)"}, want: Allow, wantRule: "Edit(docs/**)"},
+		{name: "a second write outside the rule asks", paths: []tool.PathUse{w("docs/a.md"), w("src/b.go")}, allow: []string{"Edit(docs/**)"}, want: Ask},
+		{name: "a read the rules deny denies", paths: []tool.PathUse{w("docs/a.md"), r(".env")}, allow: []string{"Edit(docs/**)"}, deny: []string{"Read(./.env)"}, want: Deny, wantRule: "Read(./.env)"},
+		{name: "a read inside the project is fine", paths: []tool.PathUse{r("src/main.go"), w("docs/a.md")}, allow: []string{"Edit(docs/**)"}, want: Allow, wantRule: "Edit(docs/**)"},
+		{name: "acceptEdits covers both writes inside", paths: []tool.PathUse{w("a"), w("b")}, mode: ModeAcceptEdits, want: Allow},
+		{name: "acceptEdits asks for a write outside", paths: []tool.PathUse{w("a"), w("/etc/b")}, mode: ModeAcceptEdits, want: Ask},
+		{name: "Edit rule does not cover a read", paths: []tool.PathUse{r("/etc/hosts")}, allow: []string{"Edit(//etc/**)"}, want: Ask},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(context.Background(), Request{Tool: "Move", Input: input(), Paths: tc.paths, Mode: tc.mode,
+				Rules: rules(t, tc.allow, tc.ask, tc.deny, proj), ProjectDir: proj, Home: home})
+			if got := [2]string{string(d.Behavior), d.Rule}; got != [2]string{string(tc.want), tc.wantRule} {
+				t.Errorf("decision %v, want %s %q (%s)", got, tc.want, tc.wantRule, d.Reason)
+			}
+		})
+	}
+}
+
+// TestEveryPathConstrained: the path constraints apply to every path a
+// call touches, not only the one it is described by: a rule for the
+// whole of Edit or Read does not let a call's second path write outside
+// the project or read a secret there, and the explanation names that
+// path.
+func TestEveryPathConstrained(t *testing.T) {
+	proj, home := project(t)
+	w := func(p string) tool.PathUse { return tool.PathUse{Path: p, Write: true} }
+	r := func(p string) tool.PathUse { return tool.PathUse{Path: p} }
+	secret := filepath.Join(home, ".ssh", "id_rsa")
+	for _, tc := range []struct {
+		name     string
+		paths    []tool.PathUse
+		allow    []string
+		want     Behavior
+		wantPath *PathCheck
+	}{
+		{name: "both writes inside", paths: []tool.PathUse{w("a"), w("b")}, allow: []string{"Edit"}, want: Allow},
+		{name: "a second write outside", paths: []tool.PathUse{w("a"), w("/etc/b")}, allow: []string{"Edit"}, want: Ask,
+			wantPath: &PathCheck{Path: "/etc/b", Command: "Move", Access: "write", AllowWith: "Edit(//etc/b)"}},
+		{name: "a first write outside", paths: []tool.PathUse{w("/etc/b"), w("a")}, allow: []string{"Edit"}, want: Ask,
+			wantPath: &PathCheck{Path: "/etc/b", Command: "Move", Access: "write", AllowWith: "Edit(//etc/b)"}},
+		{name: "a secret read besides", paths: []tool.PathUse{r("src/main.go"), r(secret)}, allow: []string{"Read"}, want: Ask,
+			wantPath: &PathCheck{Path: secret, Command: "Move", Access: "read", AllowWith: "Read(/" + secret + ")"}},
+		{name: "a secret read besides a write", paths: []tool.PathUse{w("a"), r(secret)}, allow: []string{"Edit", "Read"}, want: Ask,
+			wantPath: &PathCheck{Path: secret, Command: "Move", Access: "read", AllowWith: "Read(/" + secret + ")"}},
+		{name: "a rule naming the place", paths: []tool.PathUse{w("a"), w("/etc/b")}, allow: []string{"Edit(//etc/**)", "Edit"}, want: Allow},
+		{name: "a rule naming the place after the whole tool's", paths: []tool.PathUse{w("a"), w("/etc/b")}, allow: []string{"Edit", "Edit(//etc/**)"}, want: Allow},
+		{name: "a rule naming the secret after the whole tool's", paths: []tool.PathUse{r(secret)}, allow: []string{"Read", "Read(/" + secret + ")"}, want: Allow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, pc := Explain(context.Background(), Request{Tool: "Move", Input: input(), Paths: tc.paths,
+				Rules: rules(t, tc.allow, nil, nil, proj), ProjectDir: proj, Home: home})
+			if d.Behavior != tc.want {
+				t.Errorf("decision %s, want %s (%s)", d.Behavior, tc.want, d.Reason)
+			}
+			if pc != nil {
+				pc.Outside = nil // the roots, checked by the path corpus
+			}
+			if diff := cmp.Diff(tc.wantPath, pc); diff != "" {
+				t.Errorf("path check (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

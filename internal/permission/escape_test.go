@@ -52,8 +52,8 @@ func TestPathEscapes(t *testing.T) {
 			{"Bash", "command", "cat src/main.go", Allow},
 		} {
 			in, _ := json.Marshal(map[string]string{tc.key: tc.value})
-			ro, de := Traits(tc.tool, in, proj)
-			d := c.Check(context.Background(), tc.tool, in, ro, de)
+			ro, de := traits(tc.tool, in, proj)
+			d := c.Check(context.Background(), named{tc.tool, ro, de}, in)
 			if d.Behavior != tc.want {
 				t.Errorf("%s: %s %s = %s, want %s (%s)", mode, tc.tool, strings.TrimPrefix(tc.value, root), d.Behavior, tc.want, d.Reason)
 			}

@@ -244,9 +244,9 @@ func pathSetup(t *testing.T) (proj, home, extra string) {
 }
 
 func decideIn(proj, home string, rs Rules, mode Mode, headless bool, extra []string, tool string, in json.RawMessage) (Decision, *PathCheck) {
-	ro, de := Traits(tool, in, proj)
+	ro, de := traits(tool, in, proj)
 	return Explain(context.Background(), Request{
-		Tool: tool, Input: in, ReadOnly: ro, Destructive: de, Mode: mode, Rules: rs,
+		Tool: tool, Input: in, ReadOnly: ro, Destructive: de, Paths: pathsOf(tool, in), Mode: mode, Rules: rs,
 		ProjectDir: proj, Home: home, Headless: headless, AdditionalDirectories: extra,
 	})
 }

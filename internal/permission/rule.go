@@ -54,12 +54,13 @@ func (r Rule) whole() bool {
 	return r.Specifier == "" || r.Broken != "" || (r.Tool == "Bash" && strings.TrimSpace(r.Specifier) == "*")
 }
 
-// coversCall reports whether the rule is about calls of tool at all.
-func (r Rule) coversCall(tool string) bool {
+// coversCall reports whether the rule is about calls of tool at all; k
+// says what the call does to files (an edit, a read), as its tool told.
+func (r Rule) coversCall(tool string, k kind) bool {
 	if r.Broken != "" && r.Tool == "" {
 		return true
 	}
-	return coversTool(r.Tool, tool)
+	return coversTool(r.Tool, tool, k)
 }
 
 // Rules are the rules of every settings file and flag, by what they do.
@@ -143,23 +144,18 @@ func SplitRules(s string) []string {
 	return out
 }
 
-// Tools whose rules cover other tools: Edit rules apply to every tool that
-// edits files, Read rules to every tool that reads them.
-var (
-	editTools = map[string]bool{"Edit": true, "Write": true, "MultiEdit": true, "NotebookEdit": true}
-	readTools = map[string]bool{"Read": true, "Grep": true, "Glob": true, "LS": true, "NotebookRead": true}
-)
-
 // coversTool reports whether a rule naming ruleTool applies to a call of
-// tool.
-func coversTool(ruleTool, tool string) bool {
+// tool that does k to files. Edit rules apply to every call that edits
+// files, Read rules to every call that only reads them, whatever its tool
+// is called: the tool says which (tool.PathToucher, Request.Paths).
+func coversTool(ruleTool, tool string, k kind) bool {
 	switch {
 	case ruleTool == tool:
 		return true
 	case ruleTool == "Edit":
-		return editTools[tool]
+		return k == kindEdit
 	case ruleTool == "Read":
-		return readTools[tool]
+		return k == kindRead
 	case strings.HasPrefix(ruleTool, "mcp__") && strings.HasPrefix(tool, "mcp__"):
 		return coversMCP(ruleTool, tool)
 	}

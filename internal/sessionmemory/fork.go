@@ -246,6 +246,9 @@ type offered struct {
 
 func (o offered) Spec() model.ToolSpec { return o.spec }
 
+// Unwrap implements tool.Wrapper.
+func (o offered) Unwrap() tool.Tool { return o.Tool }
+
 // absent is a tool listed but not available to the fork.
 type absent struct{ spec model.ToolSpec }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,41 +16,9 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/tool"
 )
-
-// fakeModel answers the fork's requests from reply, called with the
-// request's number (from 0) and the request.
-type fakeModel struct {
-	mu    sync.Mutex
-	reqs  []*model.Request
-	reply func(ctx context.Context, n int, req *model.Request) ([]model.Block, error)
-}
-
-func (f *fakeModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
-	return func(yield func(model.Chunk, error) bool) {
-		f.mu.Lock()
-		n := len(f.reqs)
-		f.reqs = append(f.reqs, req)
-		f.mu.Unlock()
-		blocks, err := f.reply(ctx, n, req)
-		if err != nil {
-			yield(model.Chunk{}, err)
-			return
-		}
-		stop := model.StopEndTurn
-		if len(model.Message{Content: blocks}.ToolUses()) > 0 {
-			stop = model.StopToolUse
-		}
-		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{ID: fmt.Sprint("msg_", n), Content: blocks, StopReason: stop}}, nil)
-	}
-}
-
-func (f *fakeModel) requests() []*model.Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]*model.Request(nil), f.reqs...)
-}
 
 // shell stands for Bash: it records that it ran.
 type shell struct{ ran *int }
@@ -72,7 +39,7 @@ type fixture struct {
 	k     *Keeper
 	path  string
 	cwd   string
-	m     *fakeModel
+	m     *modeltest.Scripted
 	tools *tool.Registry
 	ran   int // Bash runs
 	mu    sync.Mutex
@@ -81,7 +48,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, reply func(ctx context.Context, n int, req *model.Request) ([]model.Block, error), mod func(*Config)) *fixture {
 	t.Helper()
-	f := &fixture{cwd: t.TempDir(), m: &fakeModel{reply: reply}}
+	f := &fixture{cwd: t.TempDir(), m: &modeltest.Scripted{Answer: reply}}
 	f.path = Path(filepath.Join(t.TempDir(), "session-1"))
 	reg, err := tool.NewRegistry(shell{&f.ran}, tools.Read{}, tools.Edit{}, tools.Write{})
 	if err != nil {
@@ -203,7 +170,7 @@ func TestThresholds(t *testing.T) {
 			t.Fatalf("step %d (%d tokens, %d calls): %d updates, want %d", i, step.size, step.calls, got, step.want)
 		}
 	}
-	if n := len(f.m.requests()); n != 4 {
+	if n := len(f.m.Requests()); n != 4 {
 		t.Errorf("%d fork requests for 4 updates", n)
 	}
 }
@@ -244,14 +211,14 @@ func TestForkPrefix(t *testing.T) {
 	}{{"after tool calls", 3}, {"after a final answer", 0}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, nil, nil)
-			f.m.reply = noter(f.path, "x")
+			f.m.Answer = noter(f.path, "x")
 			req := f.request()
 			resp := response(20_000, tc.calls)
 			f.k.AfterResponse(t.Context(), req, resp, []string{"a2"})
 			if err := f.k.Wait(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			fork := f.m.requests()[0]
+			fork := f.m.Requests()[0]
 			if diff := cmp.Diff(req.System, fork.System); diff != "" {
 				t.Errorf("system differs:\n%s", diff)
 			}
@@ -334,7 +301,7 @@ func TestGateRefusesAllButTheNotes(t *testing.T) {
 	if !strings.Contains(notes, "- fixed the bug") || strings.Contains(notes, "all gone") {
 		t.Errorf("notes:\n%s", notes)
 	}
-	reqs := f.m.requests()
+	reqs := f.m.Requests()
 	results := reqs[1].Messages[len(reqs[1].Messages)-1].Content
 	for i, r := range results[:4] {
 		if r.IsError == nil || !*r.IsError || !strings.Contains(r.ResultText(), "only Read and Edit of "+f.path+" are allowed") {
@@ -468,7 +435,7 @@ func TestUserEditsTheNotes(t *testing.T) {
 	if strings.Contains(notes, "first try") {
 		t.Error("the fork's edit of a stale read went through")
 	}
-	res := f.m.requests()[1].Messages
+	res := f.m.Requests()[1].Messages
 	if r := res[len(res)-1].Content[0]; !strings.Contains(r.ResultText(), "modified since") {
 		t.Errorf("first edit's result: %s", r.ResultText())
 	}
@@ -501,7 +468,7 @@ func TestFailuresAreNotices(t *testing.T) {
 		req.Tools = req.Tools[:1] // Bash only
 		f.k.AfterResponse(t.Context(), req, response(20_000, 0), nil)
 		f.k.AfterResponse(t.Context(), req, response(30_000, 0), nil)
-		if n := len(f.m.requests()); n != 0 {
+		if n := len(f.m.Requests()); n != 0 {
 			t.Errorf("%d requests without an Edit tool", n)
 		}
 		if w := f.warnings(); len(w) != 1 || !strings.Contains(w[0], "no Edit tool") {
@@ -587,7 +554,7 @@ func TestSummary(t *testing.T) {
 
 func TestExtract(t *testing.T) {
 	f := newFixture(t, nil, nil)
-	f.m.reply = noter(f.path, "extracted")
+	f.m.Answer = noter(f.path, "extracted")
 	hist := f.request().Messages
 	err := f.k.Extract(t.Context(), func(context.Context) (Prefix, error) {
 		return HistoryPrefix([]model.SystemBlock{{Text: "You are cairn."}}, f.tools.Specs(), hist), nil

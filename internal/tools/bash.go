@@ -488,3 +488,19 @@ func (b Bash) runBackground(env *tool.Env, dir, command string, sandboxed bool) 
 	r.Detail = bashDetail{BackgroundTaskID: id}
 	return r, nil
 }
+
+// Summary implements tool.Summarizer: the command, on one line.
+func (Bash) Summary(input json.RawMessage, _ func(string) string) string {
+	cmd := strings.TrimSpace(stringArgs(input, "command")[0])
+	if first, _, more := strings.Cut(cmd, "\n"); more {
+		return first + " …"
+	}
+	return cmd
+}
+
+// Reobtainable implements tool.Reobtainable: the command can be run again.
+func (Bash) Reobtainable() bool { return true }
+
+// ResultLimit implements tool.ResultLimiter: Bash's output is capped near
+// 30,000 characters anyway (Claude Code's limit for it).
+func (Bash) ResultLimit() int { return 30_000 }

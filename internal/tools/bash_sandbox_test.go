@@ -78,8 +78,7 @@ func (r *sandboxRig) decide(t *testing.T, mode permission.Mode, headless bool, i
 		t.Fatal(err)
 	}
 	in, _ := json.Marshal(input)
-	b := Bash{Sandbox: r.sb}
-	return chk.Check(context.Background(), "Bash", in, b.ReadOnly(in), b.Destructive(in))
+	return chk.Check(context.Background(), Bash{Sandbox: r.sb}, in)
 }
 
 // listener is a loopback TCP listener on the host; connected reports
@@ -261,7 +260,7 @@ func TestSandboxWithoutAutoAllow(t *testing.T) {
 	})
 	for cmd, want := range map[string]permission.Behavior{"touch /tmp/x": permission.Allow, "touch ~/.profile": permission.Ask} {
 		in, _ := json.Marshal(map[string]any{"command": cmd})
-		if d := chk.Check(context.Background(), "Bash", in, false, false); d.Behavior != want {
+		if d := chk.Check(context.Background(), Bash{Sandbox: strict.sb}, in); d.Behavior != want {
 			t.Errorf("%s with Bash(touch:*) in the sandbox: %s, want %s (%s)", cmd, d.Behavior, want, d.Reason)
 		}
 	}

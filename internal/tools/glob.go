@@ -134,3 +134,14 @@ func (Glob) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool
 	r.Detail = detail
 	return r, nil
 }
+
+// TouchedPaths implements tool.PathToucher: the folder or file searched.
+func (Glob) TouchedPaths(input json.RawMessage) []tool.PathUse { return searchUse(input) }
+
+// Summary implements tool.Summarizer: the pattern, and where.
+func (Glob) Summary(input json.RawMessage, rel func(string) string) string {
+	return searchSummary(input, rel)
+}
+
+// Reobtainable implements tool.Reobtainable: the search can be run again.
+func (Glob) Reobtainable() bool { return true }

@@ -675,3 +675,14 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// TouchedPaths implements tool.PathToucher: the folder or file searched.
+func (Grep) TouchedPaths(input json.RawMessage) []tool.PathUse { return searchUse(input) }
+
+// Summary implements tool.Summarizer: the pattern, and where.
+func (Grep) Summary(input json.RawMessage, rel func(string) string) string {
+	return searchSummary(input, rel)
+}
+
+// Reobtainable implements tool.Reobtainable: the search can be run again.
+func (Grep) Reobtainable() bool { return true }

@@ -174,3 +174,42 @@ func schema(s string) json.RawMessage {
 	}
 	return json.RawMessage(s)
 }
+
+// stringArgs returns the string fields named keys of a JSON object
+// input, "" for a missing one; all "" when input is not an object.
+func stringArgs(input json.RawMessage, keys ...string) []string {
+	var in map[string]json.RawMessage
+	_ = json.Unmarshal(input, &in)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		_ = json.Unmarshal(in[k], &out[i])
+	}
+	return out
+}
+
+// fileUse is the one path a file tool's input names in file_path.
+func fileUse(input json.RawMessage, write bool) []tool.PathUse {
+	if p := stringArgs(input, "file_path")[0]; p != "" {
+		return []tool.PathUse{{Path: p, Write: write}}
+	}
+	return nil
+}
+
+// searchSummary is how a search call reads: the pattern, and where.
+func searchSummary(input json.RawMessage, rel func(string) string) string {
+	a := stringArgs(input, "pattern", "path")
+	if a[1] != "" {
+		return fmt.Sprintf("%q in %s", a[0], rel(a[1]))
+	}
+	return fmt.Sprintf("%q", a[0])
+}
+
+// searchUse is what a search call reads: its path, or the working
+// directory.
+func searchUse(input json.RawMessage) []tool.PathUse {
+	p := stringArgs(input, "path")[0]
+	if p == "" {
+		p = "."
+	}
+	return []tool.PathUse{{Path: p, Folder: true}}
+}

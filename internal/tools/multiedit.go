@@ -147,3 +147,14 @@ func quoteShort(s string) string {
 	}
 	return strconv.Quote(string(r[:n])) + "…"
 }
+
+// TouchedPaths implements tool.PathToucher: the file it writes.
+func (MultiEdit) TouchedPaths(input json.RawMessage) []tool.PathUse { return fileUse(input, true) }
+
+// Summary implements tool.Summarizer: the file.
+func (MultiEdit) Summary(input json.RawMessage, rel func(string) string) string {
+	if p := stringArgs(input, "file_path")[0]; p != "" {
+		return rel(p)
+	}
+	return ""
+}

@@ -442,3 +442,22 @@ func imageType(data []byte) string {
 	}
 	return ""
 }
+
+// TouchedPaths implements tool.PathToucher: the file it reads.
+func (Read) TouchedPaths(input json.RawMessage) []tool.PathUse { return fileUse(input, false) }
+
+// Summary implements tool.Summarizer: the file.
+func (Read) Summary(input json.RawMessage, rel func(string) string) string {
+	if p := stringArgs(input, "file_path")[0]; p != "" {
+		return rel(p)
+	}
+	return ""
+}
+
+// Reobtainable implements tool.Reobtainable: the file can be read again.
+func (Read) Reobtainable() bool { return true }
+
+// ResultLimit implements tool.ResultLimiter: a Read result is never saved
+// to a file, since Read bounds its own output and is how saved results
+// are read back.
+func (Read) ResultLimit() int { return -1 }

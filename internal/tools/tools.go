@@ -35,3 +35,16 @@ import "github.com/cairn-dev/cairn/tool"
 func Core() []tool.Tool {
 	return []tool.Tool{Bash{}, Glob{}, Grep{}, ExitPlanMode{}, Read{}, Edit{}, MultiEdit{}, Write{}, WebFetch{}, TodoWrite{List: NewTodoList(nil)}, EnterPlanMode{}}
 }
+
+// The tools say what the rest of cairn needs to know of them through
+// tool's optional interfaces.
+var (
+	_ tool.PathToucher  = Read{}
+	_ tool.PathToucher  = Write{}
+	_ tool.PathToucher  = Edit{}
+	_ tool.PathToucher  = MultiEdit{}
+	_ tool.PathToucher  = Grep{}
+	_ tool.PathToucher  = Glob{}
+	_ tool.Reobtainable = Bash{}
+	_ tool.Summarizer   = WebFetch{}
+)

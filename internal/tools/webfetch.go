@@ -499,3 +499,11 @@ func cutText(s string, n int) string {
 	r := []rune(s)
 	return string(r[:n]) + fmt.Sprintf("\n\n[Cut here: the text is %d characters long and WebFetch returns at most %d.]", len(r), n)
 }
+
+// Summary implements tool.Summarizer: the address.
+func (WebFetch) Summary(input json.RawMessage, _ func(string) string) string {
+	return stringArgs(input, "url")[0]
+}
+
+// Reobtainable implements tool.Reobtainable: the page can be fetched again.
+func (WebFetch) Reobtainable() bool { return true }

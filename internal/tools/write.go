@@ -110,3 +110,17 @@ func (Write) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (too
 	r.Detail = detail
 	return r, nil
 }
+
+// TouchedPaths implements tool.PathToucher: the file it writes.
+func (Write) TouchedPaths(input json.RawMessage) []tool.PathUse { return fileUse(input, true) }
+
+// Summary implements tool.Summarizer: the file.
+func (Write) Summary(input json.RawMessage, rel func(string) string) string {
+	if p := stringArgs(input, "file_path")[0]; p != "" {
+		return rel(p)
+	}
+	return ""
+}
+
+// Reobtainable implements tool.Reobtainable: the file can be read again.
+func (Write) Reobtainable() bool { return true }

@@ -14,9 +14,11 @@ import (
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/filehistory"
 	"github.com/cairn-dev/cairn/internal/tokens"
+	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/internal/tui"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // staticSession is a session that only has a history: enough to draw.
@@ -42,6 +44,11 @@ func (s *staticSession) Rewind(context.Context, string, bool, bool) (*filehistor
 	return nil, nil
 }
 func (s *staticSession) Close() error { return nil }
+
+// coreTools are the core tools, which say how their calls are drawn.
+var coreTools, _ = tool.NewRegistry(tools.Core()...)
+
+func (s *staticSession) Tools() *tool.Registry { return coreTools }
 
 // syntheticHistory is n messages of a working session: prompts, replies
 // in Markdown with lists and code, tool calls and their results.

@@ -35,9 +35,10 @@ func patchOf(detail json.RawMessage) (patch, bool) {
 	return p, len(p.Hunks) > 0
 }
 
-// patchFromInput makes the diff of an edit from its input, for calls
-// whose result carries no record (a resumed session).
-func patchFromInput(tool string, input json.RawMessage) (patch, bool) {
+// patchFromInput makes the diff of a call that writes a file from its
+// input — old_string replaced by new_string, or the content written — for
+// calls whose result carries no record (a resumed session).
+func patchFromInput(input json.RawMessage) (patch, bool) {
 	var in struct {
 		FilePath  string `json:"file_path"`
 		OldString string `json:"old_string"`
@@ -48,10 +49,10 @@ func patchFromInput(tool string, input json.RawMessage) (patch, bool) {
 		return patch{}, false
 	}
 	var p patch
-	switch tool {
-	case "Edit":
+	switch {
+	case in.OldString != "" || in.NewString != "":
 		p = diffOf(in.FilePath, in.OldString, in.NewString)
-	case "Write":
+	case in.Content != "":
 		p = diffOf(in.FilePath, "", in.Content)
 	}
 	return p, len(p.Hunks) > 0

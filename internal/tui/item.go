@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // kind is what a transcript item shows.
@@ -86,6 +87,21 @@ type renderer struct {
 	md       *markdown
 	cwd      string
 	expanded bool
+	// tools are the session's tools, which say how their calls read and
+	// whether they write files; nil shows every call by its input.
+	tools func() *tool.Registry
+}
+
+// lookup returns the session's tool named name.
+func (r *renderer) lookup(name string) (tool.Tool, bool) {
+	if r.tools == nil {
+		return nil, false
+	}
+	reg := r.tools()
+	if reg == nil {
+		return nil, false
+	}
+	return reg.Lookup(name)
 }
 
 const collapsedLines = 3 // result lines shown when collapsed

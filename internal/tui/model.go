@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // Model is the UI's state. Update changes it, on the program's
@@ -87,6 +88,7 @@ func New(opts Options) *Model {
 		prompt: newPromptBox(),
 		width:  80, height: 24,
 	}
+	m.r.tools = func() *tool.Registry { return m.sess.Tools() }
 	m.started = m.now()
 	m.meter.window = opts.Session.Window()
 	m.loadHistory(opts.Session.History())

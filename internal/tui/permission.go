@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cairn-dev/cairn/tool"
+
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 )
@@ -166,8 +168,11 @@ func (d *permDialog) view(r *renderer, width int) []string {
 		for i := range detail {
 			detail[i] = "  " + detail[i]
 		}
-	case "Edit", "Write":
-		if p, ok := patchFromInput(d.q.Tool, d.q.Input); ok {
+	default:
+		if t, known := r.lookup(d.q.Tool); !known || !tool.Writes(t, d.q.Input) {
+			break
+		}
+		if p, ok := patchFromInput(d.q.Input); ok {
 			detail = append(detail, "  "+r.rel(p.FilePath))
 			detail = append(detail, r.diff(p, inner-2, 12)...)
 		}

@@ -13,29 +13,44 @@ import (
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/shellsafe"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // SuggestRule is the allow rule that "Yes, and don't ask again" offers
-// for a call, in Claude Code's syntax: for Bash one rule per command of the
-// line (see bashRules), several separated by ", "; the file
-// (project-relative when inside project); the web host; else the tool.
-func SuggestRule(tool string, input json.RawMessage, project string) string {
+// for a call of t, in Claude Code's syntax: for Bash a rule a command of
+// the line (see bashRules), several separated by ", "; the web host;
+// else the file the call works on (tool.PathToucher) as an Edit rule
+// when it writes and a Read rule when it reads, project-relative when
+// inside project; else the tool.
+func SuggestRule(t tool.Tool, input json.RawMessage, project string) string {
 	var in map[string]any
 	_ = json.Unmarshal(input, &in)
 	str := func(k string) string { s, _ := in[k].(string); return s }
-	switch tool {
+	name := t.Spec().Name
+	switch name { // the tools whose rules have a syntax of their own
 	case "Bash":
 		return bashRules(str("command"))
-	case "Edit", "Write", "MultiEdit", "NotebookEdit":
-		return pathRule("Edit", firstOf(str("file_path"), str("notebook_path")), project)
-	case "Read", "Grep", "Glob", "LS":
-		return pathRule("Read", firstOf(str("file_path"), str("path")), project)
 	case "WebFetch":
 		if u, err := url.Parse(str("url")); err == nil && u.Hostname() != "" {
 			return "WebFetch(domain:" + strings.ToLower(u.Hostname()) + ")"
 		}
+		return name
 	}
-	return tool
+	paths := tool.TouchedPaths(t, input)
+	if len(paths) == 0 {
+		return name
+	}
+	family, use := "Read", paths[0]
+	for _, p := range paths {
+		if p.Write {
+			family, use = "Edit", p
+			break
+		}
+	}
+	if use.Path == "." { // the working directory: the whole family
+		use.Path = ""
+	}
+	return pathRule(family, use.Path, project)
 }
 
 // bashRules are the rules that allow a command line again, one per command,
@@ -84,15 +99,6 @@ func bashRules(line string) string {
 // subcommand is a word that names what a program does (go vet, npm run,
 // git commit), not a file or an option.
 var subcommand = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
-
-func firstOf(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
 
 // pathRule names one file: "/rel" from the project holding the settings
 // file, "//abs" outside it.

@@ -23,12 +23,12 @@ import (
 // permission checker does in default mode.
 func askBash(r *rig) func(context.Context, tool.Tool, model.Block) engine.Verdict {
 	r.asker = tui.NewAsker()
-	return func(ctx context.Context, _ tool.Tool, call model.Block) engine.Verdict {
+	return func(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict {
 		if call.Name != "Bash" {
 			return engine.Verdict{Allow: true}
 		}
 		ans := r.asker.Ask(ctx, tui.Question{Tool: call.Name, Input: call.Input,
-			Reason: "Running a command needs permission: Bash is not read-only.", Rule: tui.SuggestRule(call.Name, call.Input, r.dir)})
+			Reason: "Running a command needs permission: Bash is not read-only.", Rule: tui.SuggestRule(t, call.Input, r.dir)})
 		if ans.Allow {
 			return engine.Verdict{Allow: true}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/session"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // Session is what the UI needs of an open session; *agent.Agent is one.
@@ -33,6 +34,8 @@ type Session interface {
 	// it; Window is what it is measured against.
 	Used(ctx context.Context) (int64, error)
 	Window() tokens.Window
+	// Tools are the session's tools: they say how their calls are shown.
+	Tools() *tool.Registry
 	RewindPlan(messageID string) (*filehistory.Plan, error)
 	Rewind(ctx context.Context, messageID string, code, conversation bool) (*filehistory.Plan, error)
 	Close() error

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // tool renders a tool call: a line naming it, then its result collapsed
@@ -31,10 +33,10 @@ func (r *renderer) tool(it *item, width int) []string {
 		return append(out, r.st.dim.Render("  ⎿  Running…"))
 	}
 	res := it.result
-	if !res.isError && (it.call.Name == "Edit" || it.call.Name == "Write" || it.call.Name == "MultiEdit") {
+	if t, known := r.lookup(it.call.Name); !res.isError && known && tool.Writes(t, it.call.Input) {
 		p, ok := patchOf(res.detail)
 		if !ok {
-			p, ok = patchFromInput(it.call.Name, it.call.Input)
+			p, ok = patchFromInput(it.call.Input)
 		}
 		if ok {
 			add, del := p.counts()
@@ -82,26 +84,18 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// callArg is what a call is about, in a few words: the command, the file,
-// the pattern.
-func (r *renderer) callArg(tool string, input json.RawMessage) string {
+// callArg is what a call is about, in a few words: what its tool says
+// (tool.Summarizer: the command, the file, the pattern), else the first
+// text field of its input.
+func (r *renderer) callArg(name string, input json.RawMessage) string {
+	if t, ok := r.lookup(name); ok {
+		if s := tool.Summary(t, input, r.rel); s != "" {
+			return oneLine(s, 200)
+		}
+	}
 	var in map[string]any
 	if json.Unmarshal(input, &in) != nil {
 		return ""
-	}
-	str := func(k string) string { s, _ := in[k].(string); return s }
-	switch tool {
-	case "Bash":
-		return oneLine(str("command"), 200)
-	case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit":
-		return r.rel(firstOf(str("file_path"), str("notebook_path")))
-	case "Grep", "Glob":
-		if p := str("path"); p != "" {
-			return fmt.Sprintf("%q in %s", str("pattern"), r.rel(p))
-		}
-		return fmt.Sprintf("%q", str("pattern"))
-	case "WebFetch":
-		return str("url")
 	}
 	for _, k := range slices.Sorted(maps.Keys(in)) {
 		if s, ok := in[k].(string); ok && s != "" {

@@ -1,12 +1,17 @@
 package tui
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/internal/tools"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 func TestSplitBlocks(t *testing.T) {
@@ -50,10 +55,12 @@ func TestSuggestRule(t *testing.T) {
 		{"Edit", `{"file_path":"/work/p/src/a.go"}`, "Edit(/src/a.go)"},
 		{"Write", `{"file_path":"/etc/hosts"}`, "Edit(//etc/hosts)"},
 		{"Read", `{"file_path":"/home/u/notes.md"}`, "Read(//home/u/notes.md)"},
+		{"Grep", `{"pattern":"x","path":"/work/p/src"}`, "Read(/src)"},
+		{"Glob", `{"pattern":"*.go"}`, "Read"},
 		{"WebFetch", `{"url":"https://Go.dev/doc"}`, "WebFetch(domain:go.dev)"},
 		{"mcp__gh__issue", `{}`, "mcp__gh__issue"},
 	} {
-		if got := SuggestRule(tc.tool, json.RawMessage(tc.input), project); got != tc.want {
+		if got := SuggestRule(coreTool(tc.tool), json.RawMessage(tc.input), project); got != tc.want {
 			t.Errorf("SuggestRule(%s, %s) = %q, want %q", tc.tool, tc.input, got, tc.want)
 		}
 	}
@@ -134,4 +141,25 @@ func TestTranscriptScroll(t *testing.T) {
 	if !tr.follow {
 		t.Error("scrolling past the end does not follow again")
 	}
+}
+
+// coreTool is the core tool named name, or one that says nothing of
+// itself (an MCP tool).
+func coreTool(name string) tool.Tool {
+	for _, t := range tools.Core() {
+		if t.Spec().Name == name {
+			return t
+		}
+	}
+	return bareTool{name}
+}
+
+type bareTool struct{ name string }
+
+func (b bareTool) Spec() model.ToolSpec               { return model.ToolSpec{Name: b.name} }
+func (bareTool) ReadOnly(json.RawMessage) bool        { return false }
+func (bareTool) Destructive(json.RawMessage) bool     { return false }
+func (bareTool) ConcurrencySafe(json.RawMessage) bool { return false }
+func (bareTool) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result, error) {
+	return tool.Text(""), nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cairn-dev/cairn/internal/itertest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/anthropic"
 	"github.com/cairn-dev/cairn/model/modeltest"
@@ -449,5 +451,24 @@ func TestRetry(t *testing.T) {
 				t.Errorf("sent %d requests, want %d", got, tt.wantSent)
 			}
 		})
+	}
+}
+
+// TestStreamBreak: a consumer may stop at any chunk; the client yields
+// nothing after and closes the response.
+func TestStreamBreak(t *testing.T) {
+	s, c := setup(t, modeltest.Config{})
+	reply := modeltest.Reply{Content: []model.Block{modeltest.Thinking("think first", "sig"), model.TextBlock("Reading the file now."),
+		modeltest.ToolUse("toolu_01", "Read", `{"file_path": "/src/main.go"}`)}}
+	n := itertest.BreakAtEvery(t, func(*testing.T) iter.Seq2[model.Chunk, error] {
+		s.Enqueue(reply)
+		return c.Stream(t.Context(), userRequest("read it"))
+	}, func(t *testing.T, k int) {
+		if p := s.Pending(); p != 0 {
+			t.Errorf("break after %d chunks: %d replies still queued", k+1, p)
+		}
+	})
+	if n < 8 {
+		t.Errorf("the stream had %d chunks; the test breaks at too few points", n)
 	}
 }

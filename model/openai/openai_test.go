@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"iter"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cairn-dev/cairn/internal/itertest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/openai"
 	"github.com/cairn-dev/cairn/model/openai/openaitest"
@@ -711,5 +713,21 @@ func TestServerDown(t *testing.T) {
 	_, err := collect(newClient(t, srv, ""), t.Context(), simpleRequest())
 	if err == nil || !strings.Contains(err.Error(), "is the server running?") || !strings.Contains(err.Error(), srv.URL) {
 		t.Errorf("err = %v, want one asking whether the server at %s runs", err, srv.URL)
+	}
+}
+
+// TestStreamBreakAtEveryChunk: a consumer may stop at any chunk, the last
+// ones (sent after the body ended) included; the client yields nothing
+// after.
+func TestStreamBreakAtEveryChunk(t *testing.T) {
+	srv := openaitest.NewServer(t)
+	reply := openaitest.Reply{Text: []string{"Read", "ing."}, ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: "Read", Arguments: []string{`{"file_`, `path":"/a"}`}}}}
+	c := newClient(t, srv, "")
+	n := itertest.BreakAtEvery(t, func(*testing.T) iter.Seq2[model.Chunk, error] {
+		srv.Push(reply)
+		return c.Stream(t.Context(), simpleRequest())
+	}, nil)
+	if n < 6 {
+		t.Errorf("the stream had %d chunks; the test breaks at too few points", n)
 	}
 }

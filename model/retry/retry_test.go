@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cairn-dev/cairn/internal/itertest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/retry"
 )
@@ -255,4 +256,20 @@ func TestRetryable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStreamBreak: a consumer may stop at any chunk, of a first attempt or
+// of one after a retry; the stream yields nothing after, and no attempt
+// starts after the break.
+func TestStreamBreak(t *testing.T) {
+	var inner *scripted
+	itertest.BreakAtEvery(t, func(*testing.T) iter.Seq2[model.Chunk, error] {
+		inner = &scripted{attempts: []attempt{{err: overloaded}, {chunks: 3}}}
+		opts := retry.Options{Jitter: func() float64 { return 0 }, Sleep: func(context.Context, time.Duration) error { return nil }}
+		return retry.New(inner, opts).Stream(t.Context(), &model.Request{})
+	}, func(t *testing.T, k int) {
+		if inner.calls != 2 {
+			t.Errorf("break after %d chunks: %d attempts, want 2", k+1, inner.calls)
+		}
+	})
 }
