@@ -397,3 +397,47 @@ func TestExtensionsInTerminalUI(t *testing.T) {
 		t.Errorf("SessionEnd input %q (%v)", b, err)
 	}
 }
+
+// A skill the session loaded comes back after a compaction: the request
+// after /compact carries its body although the call that loaded it was
+// summarised away.
+func TestSkillSurvivesCompaction(t *testing.T) {
+	p := newProject(t)
+	skill := filepath.Join(p.dir, ".claude/skills/deploy-check")
+	put(t, filepath.Join(skill, "SKILL.md"), "---\nname: deploy-check\ndescription: Checks that a deploy is safe.\n---\n# Deploy check\nRun the checks in checklist.md next to this file.\n")
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Skill", `{"skill":"deploy-check"}`)}},
+		modeltest.Text("Checked."),
+	)
+	code, out, errOut := p.cairn(t, "-p", "is the deploy safe?", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	id := sessionIDOf(t, out)
+	// More work after it, so the compaction summarises the call away
+	// instead of keeping it in the recent messages.
+	for i := range 8 {
+		p.srv.Enqueue(modeltest.Text(fmt.Sprintf("step %d: %s", i, strings.Repeat("all quiet on the deploy front. ", 1500))))
+		if code, _, errOut := p.cairn(t, "-p", "-r", id, fmt.Sprintf("next step %d", i)); code != 0 {
+			t.Fatalf("step %d: exit %d: %s", i, code, errOut)
+		}
+	}
+	p.srv.Enqueue(modeltest.Text("SUMMARY: the deploy was checked."))
+	if code, _, errOut := p.cairn(t, "-p", "-r", id, "/compact"); code != 0 {
+		t.Fatalf("/compact: exit %d: %s", code, errOut)
+	}
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "-r", id, "and now?"); code != 0 {
+		t.Fatalf("after /compact: exit %d: %s", code, errOut)
+	}
+	body := string(p.srv.Last().Body)
+	if !strings.Contains(body, "SUMMARY: the deploy was checked.") {
+		t.Fatalf("the request after /compact is not the compacted one:\n%.3000s", body)
+	}
+	if strings.Contains(body, `"tool_use_id":"toolu_1"`) {
+		t.Fatalf("the Skill call was kept verbatim, so this does not test the re-attachment:\n%.3000s", body)
+	}
+	if !strings.Contains(body, "Run the checks in checklist.md next to this file.") {
+		t.Errorf("the loaded skill did not survive the compaction:\n%.3000s", body)
+	}
+}
