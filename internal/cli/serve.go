@@ -95,16 +95,12 @@ func (l localSessions) List(ctx context.Context, q serve.ListQuery) ([]serve.Inf
 	if q.Project != "" {
 		infos = slices.DeleteFunc(infos, func(in session.Info) bool { return in.Project != q.Project })
 	}
-	out := make([]serve.Info, len(infos))
-	for i, in := range infos {
-		out[i] = serve.Info{SessionID: in.SessionID, Project: in.Project, FirstPrompt: in.FirstPrompt, LastPrompt: in.LastPrompt,
-			Created: in.Created, Modified: in.Modified, Messages: int64(in.Messages), Bytes: in.Bytes}
-	}
-	return pageOf(out, q)
+	return pageOf(infos, q)
 }
 
-// pageOf cuts a newest-first listing to the page after q.Cursor.
-func pageOf(all []serve.Info, q serve.ListQuery) ([]serve.Info, string, error) {
+// pageOf cuts a newest-first listing to the page after q.Cursor, in the
+// server's shape (no local paths).
+func pageOf(all []session.Info, q serve.ListQuery) ([]serve.Info, string, error) {
 	start := 0
 	if q.Cursor != "" {
 		us, id, ok := strings.Cut(q.Cursor, "_")
@@ -126,7 +122,12 @@ func pageOf(all []serve.Info, q serve.ListQuery) ([]serve.Info, string, error) {
 		last := all[end-1]
 		next = strconv.FormatInt(last.Modified.UnixMicro(), 10) + "_" + last.SessionID
 	}
-	return all[start:end], next, nil
+	out := make([]serve.Info, 0, end-start)
+	for _, in := range all[start:end] {
+		out = append(out, serve.Info{SessionID: in.SessionID, Project: in.Project, FirstPrompt: in.FirstPrompt, LastPrompt: in.LastPrompt,
+			Created: in.Created, Modified: in.Modified, Messages: int64(in.Messages), Bytes: in.Bytes})
+	}
+	return out, next, nil
 }
 
 func (l localSessions) Source(ctx context.Context, id string) (transcript.Source, error) {
@@ -159,19 +160,14 @@ func (s storeSessions) List(ctx context.Context, q serve.ListQuery) ([]serve.Inf
 			want[h.Project+"\x1f"+h.SessionID] = true
 		}
 	}
-	list, err := st.List(ctx, pgstore.ListOptions{AllProjects: q.Project == ""})
+	list, err := storeInfos(ctx, st, q.Project == "")
 	if err != nil {
 		return nil, "", err
 	}
-	var out []serve.Info
-	for _, in := range list {
-		if want != nil && !want[in.Project+"\x1f"+in.SessionID] {
-			continue
-		}
-		out = append(out, serve.Info{SessionID: in.SessionID, Project: in.Project, FirstPrompt: in.FirstPrompt, LastPrompt: in.LastPrompt,
-			Created: in.Created, Modified: in.Modified, Messages: in.Messages, Bytes: in.Bytes})
+	if want != nil {
+		list = slices.DeleteFunc(list, func(in session.Info) bool { return !want[in.Project+"\x1f"+in.SessionID] })
 	}
-	return pageOf(out, q)
+	return pageOf(list, q)
 }
 
 func (s storeSessions) Source(ctx context.Context, id string) (transcript.Source, error) {

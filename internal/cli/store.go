@@ -251,7 +251,12 @@ func storeList(ctx context.Context, env Env, all bool) ([]session.Info, error) {
 		return nil, err
 	}
 	defer ts.close()
-	list, err := s.List(ctx, pgstore.ListOptions{AllProjects: all})
+	return storeInfos(ctx, s, all)
+}
+
+// storeInfos is the store's listing in the shape of a local one.
+func storeInfos(ctx context.Context, s *pgstore.Store, all bool) ([]session.Info, error) {
+	list, err := s.List(ctx, all)
 	if err != nil {
 		return nil, err
 	}

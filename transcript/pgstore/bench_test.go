@@ -53,34 +53,6 @@ func BenchmarkReplica(b *testing.B) {
 	}
 }
 
-// BenchmarkAppend appends a few lines a call straight to the store, each
-// call a transaction, and reports lines a second and the p99 of a call.
-func BenchmarkAppend(b *testing.B) {
-	ctx := context.Background()
-	s := open(b).Project(pgtest.Project(b))
-	a, err := s.OpenAppender(ctx, "s1")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
-	const per = 4
-	es := transcripttest.Entries("s1", per*b.N)
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	start := time.Now()
-	for i := range b.N {
-		t := time.Now()
-		if err := a.Append(ctx, es[i*per:(i+1)*per], false); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(t))
-	}
-	el := time.Since(start)
-	slices.Sort(lat)
-	b.ReportMetric(float64(per*b.N)/el.Seconds(), "lines/s")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-}
-
 // BenchmarkSearch1000 searches a project of 1,000 sessions.
 func BenchmarkSearch1000(b *testing.B) {
 	ctx := context.Background()

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -474,7 +473,7 @@ func (memSource) Close() error { return nil }
 
 // Sessions implements transcript.Store.
 func (s *Store) Sessions(ctx context.Context) ([]transcript.SessionInfo, error) {
-	infos, err := s.List(ctx, ListOptions{})
+	infos, err := s.List(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -521,45 +520,16 @@ type SessionInfo struct {
 	Lines       int64     `json:"-"`
 }
 
-// ListOptions pages and filters List.
-type ListOptions struct {
-	// Limit caps the sessions returned (0: all).
-	Limit int
-	// Before returns only sessions modified before this cursor (a value of
-	// Cursor from a previous page).
-	Before string
-	// AllProjects lists every project's sessions, not only this one's.
-	AllProjects bool
-}
-
-// Cursor is the paging cursor after info.
-func Cursor(info SessionInfo) string {
-	return strconv.FormatInt(info.Modified.UnixMicro(), 10) + "_" + info.SessionID
-}
-
-// List returns the project's sessions, newest first.
-func (s *Store) List(ctx context.Context, o ListOptions) ([]SessionInfo, error) {
-	where := []string{"true"}
+// List returns the project's sessions (every project's with
+// allProjects), newest first.
+func (s *Store) List(ctx context.Context, allProjects bool) ([]SessionInfo, error) {
+	where := "true"
 	var args []any
-	if !o.AllProjects {
-		args = append(args, s.project)
-		where = append(where, "project = $"+strconv.Itoa(len(args)))
-	}
-	if o.Before != "" {
-		us, id, ok := strings.Cut(o.Before, "_")
-		micro, err := strconv.ParseInt(us, 10, 64)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("bad cursor %q", o.Before)
-		}
-		args = append(args, time.UnixMicro(micro), id)
-		n := len(args)
-		where = append(where, fmt.Sprintf("(modified, session_id) < ($%d, $%d)", n-1, n))
+	if !allProjects {
+		where, args = "project = $1", []any{s.project}
 	}
 	q := `SELECT session_id, project, first_prompt, last_prompt, created, modified, messages, size, next_seq
-		FROM cairn_sessions WHERE ` + strings.Join(where, " AND ") + ` ORDER BY modified DESC, session_id DESC`
-	if o.Limit > 0 {
-		q += " LIMIT " + strconv.Itoa(o.Limit)
-	}
+		FROM cairn_sessions WHERE ` + where + ` ORDER BY modified DESC, session_id DESC`
 	rows, err := s.db.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("team store: %w", err)
