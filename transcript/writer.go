@@ -272,9 +272,12 @@ func (w *Writer) writeBatch() {
 	switch {
 	case errors.Is(err, ErrNotSynced):
 		// The lines are in the file: writing them again would repeat them.
+		// The next write syncs, whether it asks to or not, so lines meant
+		// to be durable do not stay unsynced behind a later success.
 		w.written++
 		err = &SaveError{Err: err, Since: w.saved}
 		w.err = err
+		w.durable = w.durable || durable
 	case err != nil:
 		// Put the batch back in front, keeping order, for a retry.
 		w.queue = append(batch, w.queue...)

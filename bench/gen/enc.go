@@ -1,6 +1,10 @@
 package gen
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/cairn-dev/cairn/internal/jsonw"
+)
 
 // enc builds one JSON value with keys in the order they are added. Strings
 // are escaped as JavaScript's JSON.stringify escapes them.
@@ -37,38 +41,9 @@ func (e *enc) Elem(v string)          { e.sep(); e.b = appendString(e.b, v) }
 func (e *enc) RawElem(v []byte)       { e.sep(); e.b = append(e.b, v...) }
 func (e *enc) Bool(k string, v bool)  { e.key(k); e.b = strconv.AppendBool(e.b, v) }
 
-// appendString appends s as a JSON string literal.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString appends s as a JSON string literal, as transcripts write
+// it.
+func appendString(b []byte, s string) []byte { return jsonw.AppendString(b, s) }
 
 // jsonString encodes s as a JSON string.
 func jsonString(s string) []byte { return appendString(nil, s) }

@@ -191,19 +191,17 @@ func outputFormat(args []string) string {
 // found among its own flags first, so this list only needs to stay a
 // superset.
 var claudeOnly = setOf(
-	"add-dir", "agent", "agents", "allow-dangerously-skip-permissions",
-	"append-system-prompt-file", "autocompact", "ax-screen-reader", "background",
-	"bare", "betas", "bg", "brief", "chrome", "cloud", "debug", "debug-file",
-	"desktop", "disable-slash-commands", "effort", "environment",
-	"exclude-dynamic-system-prompt-sections", "fallback-model", "file",
+	"agent", "agents", "allow-dangerously-skip-permissions", "autocompact",
+	"ax-screen-reader", "background", "bare", "betas", "bg", "brief", "chrome",
+	"cloud", "debug", "debug-file", "desktop", "disable-slash-commands", "effort",
+	"environment", "exclude-dynamic-system-prompt-sections", "file",
 	"forward-subagent-text", "from-pr", "ide", "include-hook-events",
-	"include-partial-messages", "input-format", "json-schema", "max-budget-usd",
-	"mcp-config", "mcp-debug", "name", "no-chrome", "no-session-persistence",
+	"include-partial-messages", "mcp-debug", "name", "no-chrome",
 	"permission-prompt-tool", "permission-prompts", "plugin-dir", "plugin-url",
 	"prompt-suggestions", "remote-control", "remote-control-session-name-prefix",
 	"replay-user-messages", "restricted", "safe-mode", "setting-sources",
-	"settings", "strict-mcp-config", "system-prompt", "system-prompt-file",
-	"system-prompt-snapshot", "teleport", "tmux", "tools", "worktree",
+	"system-prompt-file", "system-prompt-snapshot", "teleport", "tmux", "tools",
+	"worktree",
 )
 
 // claudeOnlyShort are Claude Code's shorthands that cairn lacks, with

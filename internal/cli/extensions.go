@@ -75,13 +75,16 @@ func shellAllow(c *permission.Checker) func(ctx context.Context, command string,
 		}
 		req := c.Request(tools.Bash{}, input)
 		req.Headless = true
+		// A command's !`…` line runs with bash outside the sandbox, so the
+		// sandbox's auto-allow (and its private /tmp) must not decide it.
+		req.Sandbox = nil
 		if len(allowedTools) > 0 {
 			rules := req.Rules
 			rules.Allow = slices.Clone(rules.Allow)
 			for _, s := range allowedTools {
 				r, err := permission.ParseRule(s)
 				if err != nil {
-					continue
+					return fmt.Errorf("its allowed-tools entry %q is not a permission rule: %v", s, err)
 				}
 				r.Source = "the command's allowed-tools"
 				rules.Allow = append(rules.Allow, r)

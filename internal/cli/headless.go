@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -404,7 +405,7 @@ func (f fallback) Stream(ctx context.Context, req *model.Request) iter.Seq2[mode
 		for ch, err := range f.Model.Stream(ctx, req) {
 			if err != nil && !started && errors.Is(err, model.ErrOverloaded) && req.Model != f.name {
 				if f.warn != nil {
-					f.warn(fmt.Sprintf("%s is overloaded (%v); this request goes to the fallback model %s", cmpOr(req.Model, "the model"), err, f.name))
+					f.warn(fmt.Sprintf("%s is overloaded (%v); this request goes to the fallback model %s", cmp.Or(req.Model, "the model"), err, f.name))
 				}
 				again := *req
 				again.Model = f.name
@@ -421,11 +422,4 @@ func (f fallback) Stream(ctx context.Context, req *model.Request) iter.Seq2[mode
 			}
 		}
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

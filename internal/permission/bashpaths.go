@@ -423,7 +423,9 @@ func (b *bashCheck) named(c *shellsafe.Command, w shellsafe.Word) bool {
 		switch {
 		case bp.all:
 		case bp.re != nil:
-			if strings.Contains(bp.lit, w.Value) && w.Value != "" {
+			// A word the rule spells out before its wildcard, whole: a
+			// substring ("/" in "/tmp/build*") names nothing.
+			if lit := strings.Fields(bp.lit); len(lit) > 1 && contains(lit[1:], w.Value) {
 				return true
 			}
 		case !bp.prefix:

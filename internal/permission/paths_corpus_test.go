@@ -316,6 +316,9 @@ func TestPathNamedRules(t *testing.T) {
 	}{
 		{[]string{"Bash(touch /tmp/x)"}, nil, "touch /tmp/x", Allow},
 		{[]string{"Bash(touch /tmp/x)"}, nil, "touch /tmp/y", Ask},
+		{[]string{"Bash(rm -rf /tmp/build*)"}, nil, "rm -rf /tmp/build", Allow},
+		{[]string{"Bash(rm -rf /tmp/build*)"}, nil, "rm -rf /tmp/build /", Ask}, // "/" is in the rule's text, but the rule names no "/"
+		{[]string{"Bash(rm -rf /tmp/build*)"}, nil, "rm -rf /tmp/build ~", Ask},
 		{[]string{"Bash(touch:*)", "Edit(//tmp/**)"}, nil, "touch /tmp/y", Allow},
 		{[]string{"Bash(echo:*)", "Edit(~/.bashrc)"}, nil, "echo x >> ~/.bashrc", Allow},
 		{[]string{"Bash(tee:*)", "Edit(~/.bashrc)"}, nil, "tee ~/.bashrc < README.md", Allow},
