@@ -125,8 +125,11 @@ type Options struct {
 	// command's !`…` line may run (see extension.ExpandOptions.Allow);
 	// nil refuses them all. OutputStyle, when set and not "default", is
 	// the style whose text goes into the system prompt.
-	Extensions  *extension.Set
-	AllowShell  func(ctx context.Context, command string, allowedTools []string) error
+	Extensions *extension.Set
+	AllowShell func(ctx context.Context, command string, allowedTools []string) error
+	// AllowRead decides whether a command's @path include may be read
+	// (extension.ExpandOptions.Read); nil allows the project's files.
+	AllowRead   func(ctx context.Context, path string) error
 	OutputStyle *extension.Style
 
 	PermissionMode string

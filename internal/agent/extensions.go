@@ -38,6 +38,7 @@ type extensions struct {
 	set   *extension.Set
 	dir   string
 	allow func(ctx context.Context, command string, allowedTools []string) error
+	read  func(ctx context.Context, path string) error
 	warn  func(string)
 
 	mu     sync.Mutex
@@ -45,7 +46,7 @@ type extensions struct {
 }
 
 func newExtensions(o Options, conv *transcript.Conversation) *extensions {
-	x := &extensions{set: o.Extensions, dir: o.Cwd, allow: o.AllowShell, warn: o.Warn}
+	x := &extensions{set: o.Extensions, dir: o.Cwd, allow: o.AllowShell, read: o.AllowRead, warn: o.Warn}
 	if conv != nil {
 		for _, name := range loadedSkills(conv.Entries) {
 			if x.set.Skill(name) != nil {
@@ -57,7 +58,7 @@ func newExtensions(o Options, conv *transcript.Conversation) *extensions {
 }
 
 func (x *extensions) options() extension.ExpandOptions {
-	return extension.ExpandOptions{Dir: x.dir, Allow: x.allow}
+	return extension.ExpandOptions{Dir: x.dir, Allow: x.allow, Read: x.read}
 }
 
 func (x *extensions) remember(name string) {

@@ -441,3 +441,28 @@ func TestSkillSurvivesCompaction(t *testing.T) {
 		t.Errorf("the loaded skill did not survive the compaction:\n%.3000s", body)
 	}
 }
+
+// An @path include is read only as the Read tool would be allowed to
+// read it: a file a deny rule covers stays out, with a warning.
+func TestCustomCommandIncludeFollowsReadRules(t *testing.T) {
+	p := newProject(t)
+	put(t, filepath.Join(p.dir, ".env"), "API_TOKEN=very-secret-value\n")
+	put(t, filepath.Join(p.dir, "notes.txt"), "public notes\n")
+	put(t, filepath.Join(p.dir, ".cairn/settings.json"), `{"permissions": {"deny": ["Read(./.env)"]}}`)
+	put(t, filepath.Join(p.dir, ".claude/commands/leak.md"), "Look at @.env and @notes.txt\n")
+	p.srv.Enqueue(modeltest.Text("ok"))
+	code, _, errOut := p.cairn(t, "-p", "/leak")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	body := string(p.srv.Last().Body)
+	if strings.Contains(body, "very-secret-value") {
+		t.Errorf("the denied .env was sent to the model")
+	}
+	if !strings.Contains(body, "public notes") {
+		t.Errorf("the allowed include is missing")
+	}
+	if !strings.Contains(errOut, "@.env is not included") {
+		t.Errorf("no warning about @.env:\n%s", errOut)
+	}
+}

@@ -31,6 +31,7 @@ func (s *setup) loadExtensions(env Env) {
 	s.warnings = append(s.warnings, set.Warnings...)
 	s.opts.Extensions = set
 	s.opts.AllowShell = shellAllow(s.checker)
+	s.opts.AllowRead = readAllow(s.checker)
 	style, w := outputStyle(set, s.settings)
 	if w != "" {
 		s.warnings = append(s.warnings, w)
@@ -93,6 +94,23 @@ func shellAllow(c *permission.Checker) func(ctx context.Context, command string,
 		}
 		d := permission.Decide(ctx, req)
 		if d.Behavior != permission.Allow {
+			return errors.New(strings.TrimSuffix(d.Reason, "."))
+		}
+		return nil
+	}
+}
+
+// readAllow decides a command's @path include as the Read tool's call of
+// it would be decided (deny rules, secrets); what would ask is refused.
+func readAllow(c *permission.Checker) func(ctx context.Context, path string) error {
+	return func(ctx context.Context, path string) error {
+		input, err := json.Marshal(map[string]string{"file_path": path})
+		if err != nil {
+			return err
+		}
+		req := c.Request(tools.Read{}, input)
+		req.Headless = true
+		if d := permission.Decide(ctx, req); d.Behavior != permission.Allow {
 			return errors.New(strings.TrimSuffix(d.Reason, "."))
 		}
 		return nil

@@ -43,6 +43,10 @@ type ExpandOptions struct {
 	// permission rules, with the command's own allowed-tools rules added,
 	// allow it, else an error saying why not. Nil Allow denies every one.
 	Allow func(ctx context.Context, command string, allowedTools []string) error
+	// Read decides whether an @path include may be read, as the Read
+	// tool's call of it would be decided: nil when allowed, else an error
+	// saying why not. Nil Read allows every file of the project.
+	Read func(ctx context.Context, path string) error
 	// Shell runs an allowed command and returns its output; nil is
 	// RunShell.
 	Shell func(ctx context.Context, dir, command string) (string, error)
@@ -81,7 +85,7 @@ func (k *Skill) Expand(ctx context.Context, args string, o ExpandOptions) (*Expa
 
 func expand(ctx context.Context, path, name, args, text string, allowed []string, o ExpandOptions) (*Expansion, error) {
 	x := &Expansion{}
-	x.Files, x.Warnings = includes(path, text, o.Dir)
+	x.Files, x.Warnings = includes(ctx, path, text, o)
 	text, err := runBang(ctx, path, text, allowed, o)
 	if err != nil {
 		return nil, err
@@ -162,7 +166,8 @@ func SplitArgs(args string) []string {
 }
 
 // includes reads the files text names with @path: inside dir only.
-func includes(path, text, dir string) ([]File, []string) {
+func includes(ctx context.Context, path, text string, o ExpandOptions) ([]File, []string) {
+	dir := o.Dir
 	var files []File
 	var warns []string
 	seen := map[string]bool{}
@@ -191,6 +196,12 @@ func includes(path, text, dir string) ([]File, []string) {
 		if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			warns = append(warns, fmt.Sprintf("%s: @%s is not included: it is outside the project (%s); name a file inside it", path, name, dir))
 			continue
+		}
+		if o.Read != nil {
+			if err := o.Read(ctx, abs); err != nil {
+				warns = append(warns, fmt.Sprintf("%s: @%s is not included: %v", path, name, err))
+				continue
+			}
 		}
 		info, err := os.Stat(real)
 		switch {
