@@ -481,7 +481,7 @@ func isSecret(p, home string) bool {
 		}
 	}
 	switch base := filepath.Base(p); {
-	case base == ".env", strings.HasPrefix(base, ".env.") && !strings.HasSuffix(base, ".example") && !strings.HasSuffix(base, ".sample") && !strings.HasSuffix(base, ".template"):
+	case sandbox.IsEnvFile(base):
 		return true
 	case strings.HasPrefix(base, "id_rsa"), strings.HasPrefix(base, "id_ed25519"), strings.HasPrefix(base, "id_ecdsa"), strings.HasPrefix(base, "id_dsa"):
 		return true

@@ -9,8 +9,13 @@
 //
 // The settings are Claude Code's (key "sandbox"): enabled,
 // autoAllowBashIfSandboxed, excludedCommands, network.allowedDomains.
-// With allowedDomains not empty the command gets the host's whole
-// network: cairn does not filter by host yet.
+// The sandbox never has the host's network. With allowedDomains not
+// empty, cairn runs a filtering proxy on the host ([Hosts] says which
+// names pass) on a Unix socket the sandbox sees, and the command runs
+// under the bridge ([Bridge]), cairn's own binary, which carries
+// connections from a loopback port inside to that socket and points
+// HTTP_PROXY, HTTPS_PROXY and ALL_PROXY at the port. A program that
+// ignores the proxy variables reaches nothing.
 //
 // Where bwrap is missing or cannot make namespaces, [New] says why in
 // [Sandbox.Unavailable] and commands run as they would without it.
@@ -20,7 +25,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,6 +80,13 @@ type Options struct {
 	Home string
 	// Bwrap is the bwrap program; "" looks for it on PATH.
 	Bwrap string
+	// Self is the program run as the bridge (with [BridgeCommand]) when
+	// hosts are allowed; "" is the running program, which must then call
+	// [MaybeBridge] first thing.
+	Self string
+	// Dial, when set, is how the proxy connects to the allowed hosts
+	// (tests resolve names of their own); nil is a net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Sandbox runs commands sandboxed. Its methods are safe for concurrent
@@ -83,12 +97,26 @@ type Sandbox struct {
 	// Unavailable says why the sandbox cannot run here ("" when it can).
 	Unavailable string
 
-	once    sync.Once
-	tmp     string // the private temporary folder, made on first use
-	tmpErr  error
-	caches  []string
 	network bool
+
+	mu       sync.Mutex // guards what follows
+	ready    bool       // setup ran
+	closed   bool
+	tmp      string // the private temporary folder, made on first use
+	setupErr error
+	caches   []string
+	netDir   string // on the host: the proxy's socket and the bridge's mount point
+	proxy    *proxy
+	self     string
 }
+
+// Where the network folder (the proxy's socket, the bridge program) is
+// inside the sandbox.
+const (
+	netDirIn = "/tmp/.cairn-net"
+	sockIn   = netDirIn + "/proxy.sock"
+	bridgeIn = netDirIn + "/bridge"
+)
 
 // Hidden are the folders and files below the home folder that sandboxed
 // commands cannot read.
@@ -183,7 +211,7 @@ func (s *Sandbox) Excluded(line string) bool {
 func (s *Sandbox) Describe() string {
 	net := "no network"
 	if s.network {
-		net = "the network (the settings allow hosts: " + strings.Join(s.cfg.Network.AllowedDomains, ", ") + "; cairn does not filter by host)"
+		net = "network access only to the hosts the settings allow (" + strings.Join(s.cfg.Network.AllowedDomains, ", ") + "), through cairn's proxy (HTTP_PROXY and HTTPS_PROXY are set; programs that ignore them reach nothing)"
 	}
 	return fmt.Sprintf("cairn's sandbox: the file system is read-only except %s and a private /tmp, credential folders (~/.ssh, ~/.aws, ~/.gnupg …) are hidden, and it has %s",
 		strings.Join(s.opts.Writable, ", "), net)
@@ -196,6 +224,9 @@ func (s *Sandbox) Command(dir string, env []string, argv ...string) (*exec.Cmd, 
 	if err != nil {
 		return nil, err
 	}
+	if s.network {
+		argv = append([]string{bridgeIn, BridgeCommand, sockIn, "--"}, argv...)
+	}
 	cmd := exec.Command(s.opts.Bwrap, append(append(args, "--"), argv...)...)
 	cmd.Dir = dir
 	cmd.Env = s.env(env)
@@ -204,9 +235,17 @@ func (s *Sandbox) Command(dir string, env []string, argv ...string) (*exec.Cmd, 
 
 // Args are bwrap's arguments for a command run in dir, up to the "--".
 func (s *Sandbox) Args(dir string) ([]string, error) {
-	s.once.Do(s.setup)
-	if s.tmpErr != nil {
-		return nil, s.tmpErr
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("the sandbox is closed (cairn is ending)")
+	}
+	if !s.ready {
+		s.ready = true
+		s.setup()
+	}
+	if s.setupErr != nil {
+		return nil, s.setupErr
 	}
 	args := []string{
 		"--ro-bind", "/", "/",
@@ -214,10 +253,13 @@ func (s *Sandbox) Args(dir string) ([]string, error) {
 		"--proc", "/proc",
 		"--bind", s.tmp, "/tmp",
 		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--unshare-net",
 		"--die-with-parent",
 	}
-	if !s.network {
-		args = append(args, "--unshare-net")
+	if s.network {
+		// Read-only, so that a command cannot take the socket's place
+		// for the commands after it.
+		args = append(args, "--ro-bind", s.netDir, netDirIn, "--ro-bind", s.self, bridgeIn)
 	}
 	for _, c := range s.caches {
 		args = append(args, "--bind", c, c)
@@ -242,16 +284,90 @@ func (s *Sandbox) Args(dir string) ([]string, error) {
 			}
 		}
 	}
+	for _, p := range s.envFilesAbove() {
+		args = append(args, "--ro-bind", "/dev/null", p)
+	}
 	return append(args, "--chdir", dir), nil
 }
 
-// setup makes the private temporary folder and finds the build caches
-// commands must be able to write (Go's, so that go test works).
+// IsEnvFile reports whether a file's base name is a .env file's (".env",
+// ".env.local" …, not ".env.example", ".env.sample" or ".env.template"),
+// which may hold secrets.
+func IsEnvFile(base string) bool {
+	return base == ".env" || strings.HasPrefix(base, ".env.") &&
+		!strings.HasSuffix(base, ".example") && !strings.HasSuffix(base, ".sample") && !strings.HasSuffix(base, ".template")
+}
+
+// envFilesAbove are the .env files in the folders above the writable
+// folders (up to /) and in the home folder that lie outside every
+// writable folder: the path constraints take them for secrets, so the
+// sandbox hides them. Folders named .env (often a Python environment) are
+// left alone.
+func (s *Sandbox) envFilesAbove() []string {
+	var dirs []string
+	seen := map[string]bool{}
+	add := func(d string) {
+		if !seen[d] && !s.writable(d) {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	if s.opts.Home != "" {
+		add(filepath.Clean(s.opts.Home))
+	}
+	for _, w := range s.opts.Writable {
+		for d := filepath.Dir(filepath.Clean(w)); ; d = filepath.Dir(d) {
+			add(d)
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	var out []string
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if !IsEnvFile(e.Name()) {
+				continue
+			}
+			p := filepath.Join(d, e.Name())
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// writable reports whether p is one of the writable folders or below one.
+func (s *Sandbox) writable(p string) bool {
+	for _, w := range s.opts.Writable {
+		w = filepath.Clean(w)
+		if p == w || strings.HasPrefix(p, w+string(filepath.Separator)) || w == "/" {
+			return true
+		}
+	}
+	return false
+}
+
+// setup makes the private temporary folder, finds the build caches
+// commands must be able to write (Go's, so that go test works) and, when
+// hosts are allowed, starts the proxy. Called with s.mu held.
 func (s *Sandbox) setup() {
-	s.tmp, s.tmpErr = os.MkdirTemp("", "cairn-sandbox-tmp-")
-	if s.tmpErr != nil {
-		s.tmpErr = fmt.Errorf("cannot make the sandbox's private temporary folder: %w", s.tmpErr)
+	var err error
+	s.tmp, err = os.MkdirTemp("", "cairn-sandbox-tmp-")
+	if err != nil {
+		s.setupErr = fmt.Errorf("cannot make the sandbox's private temporary folder: %w", err)
 		return
+	}
+	if s.network {
+		if err := s.startNetwork(); err != nil {
+			s.setupErr = err
+			return
+		}
 	}
 	if c := goCache(s.opts.Home); c != "" {
 		if err := os.MkdirAll(c, 0o755); err == nil {
@@ -286,12 +402,78 @@ func (s *Sandbox) env(env []string) []string {
 	return append(out, "TMPDIR=/tmp")
 }
 
-// Close removes the private temporary folder.
+// startNetwork starts the filtering proxy on a Unix socket in a folder
+// of its own and readies the bridge's mount point beside it.
+func (s *Sandbox) startNetwork() error {
+	s.self = s.opts.Self
+	if s.self == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("cannot find cairn's own program to run as the sandbox's network bridge: %w", err)
+		}
+		s.self = exe
+	}
+	dir, err := os.MkdirTemp("", "cairn-sandbox-net-")
+	if err != nil {
+		return fmt.Errorf("cannot make the sandbox's network folder: %w", err)
+	}
+	s.netDir = dir
+	if err := os.WriteFile(filepath.Join(dir, "bridge"), nil, 0o600); err != nil {
+		return fmt.Errorf("cannot make the sandbox's network folder: %w", err)
+	}
+	s.proxy, err = startProxy(filepath.Join(dir, "proxy.sock"), Hosts(s.cfg.Network.AllowedDomains), s.opts.Dial)
+	return err
+}
+
+// Close stops the proxy and removes the private temporary folder. Later
+// commands cannot start.
 func (s *Sandbox) Close() error {
-	if s == nil || s.tmp == "" {
+	if s == nil {
 		return nil
 	}
-	return os.RemoveAll(s.tmp)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	var errs []error
+	if s.proxy != nil {
+		errs = append(errs, s.proxy.close())
+		s.proxy = nil
+	}
+	for _, d := range []string{s.tmp, s.netDir} {
+		if d != "" {
+			errs = append(errs, os.RemoveAll(d))
+		}
+	}
+	s.tmp, s.netDir = "", ""
+	return errors.Join(errs...)
+}
+
+// Denials is how many connections the sandbox's proxy refused so far;
+// with [Sandbox.DeniedSince] it tells which hosts a command was refused.
+func (s *Sandbox) Denials() int {
+	if p := s.netProxy(); p != nil {
+		return p.refusals()
+	}
+	return 0
+}
+
+// DeniedSince are the hosts the proxy refused after the first n
+// refusals, each once: the hosts to name to the model, with the setting
+// to change. Commands running at the same time share the count.
+func (s *Sandbox) DeniedSince(n int) []string {
+	if p := s.netProxy(); p != nil {
+		return p.deniedSince(n)
+	}
+	return nil
+}
+
+func (s *Sandbox) netProxy() *proxy {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proxy
 }
 
 // Blocked reports whether a failed command's output looks like the
@@ -316,7 +498,8 @@ func blocked(output string) bool {
 		"Read-only file system", "Permission denied", "Operation not permitted",
 		"Network is unreachable", "Could not resolve host", "Temporary failure in name resolution",
 		"Name or service not known", "network is unreachable", "no such host", "Couldn't connect to server",
-		"Connection refused",
+		"Connection refused", "sandbox.network.allowedDomains", "CONNECT tunnel failed, response 403",
+		"403 Forbidden",
 	} {
 		if strings.Contains(output, m) {
 			return true

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -86,9 +87,117 @@ func TestArgs(t *testing.T) {
 	if slices.Contains(args, filepath.Join(home, ".aws")) {
 		t.Error("a missing secret folder is mounted over")
 	}
-	s.network = true
-	if args, _ := s.Args(proj); slices.Contains(args, "--unshare-net") {
-		t.Error("allowed hosts still cut the network")
+}
+
+// TestArgsWithHosts: allowed hosts do not give the sandbox the host's
+// network: it stays cut, and the proxy's folder and the bridge are
+// mounted read-only; the command runs under the bridge.
+func TestArgsWithHosts(t *testing.T) {
+	var cfg Config
+	cfg.Enabled = true
+	cfg.Network.AllowedDomains = []string{"example.com"}
+	proj := t.TempDir()
+	s := &Sandbox{cfg: cfg, network: true, opts: Options{Writable: []string{proj}, Bwrap: "bwrap", Self: "/usr/bin/true"}}
+	t.Cleanup(func() { s.Close() })
+	cmd, err := s.Command(proj, nil, "bash", "-c", "true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Join(cmd.Args, " ")
+	for _, want := range []string{
+		"--unshare-net", "--ro-bind " + s.netDir + " " + netDirIn, "--ro-bind /usr/bin/true " + bridgeIn,
+		"-- " + bridgeIn + " " + BridgeCommand + " " + sockIn + " -- bash -c true",
+	} {
+		if !strings.Contains(line, want) {
+			t.Errorf("bwrap's command lacks %q:\n%s", want, line)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(s.netDir, "proxy.sock")); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Errorf("the proxy's socket: %v, %v", fi, err)
+	}
+	dir := s.netDir
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("Close left the network folder: %v", err)
+	}
+	if _, err := s.Args(proj); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Args after Close: %v; want an error saying the sandbox is closed", err)
+	}
+}
+
+// TestCloseRacesArgs: Close while commands are being set up (run with
+// -race) neither races nor leaves the private folder behind.
+func TestCloseRacesArgs(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	proj := t.TempDir()
+	s := &Sandbox{cfg: Config{Enabled: true}, opts: Options{Writable: []string{proj}, Bwrap: "bwrap"}}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for range 20 {
+				if _, err := s.Args(proj); err != nil && !strings.Contains(err.Error(), "closed") {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-start
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	close(start)
+	wg.Wait()
+	if ents, _ := os.ReadDir(os.Getenv("TMPDIR")); len(ents) != 0 {
+		t.Errorf("Close left %v behind", ents)
+	}
+}
+
+// TestEnvFilesAbove: .env files in the folders above the project and in
+// the home folder are hidden; those inside a writable folder, folders
+// named .env and examples are not.
+func TestEnvFilesAbove(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	proj := filepath.Join(home, "work", "proj")
+	added := filepath.Join(root, "added")
+	for _, d := range []string{proj, added, filepath.Join(home, "work", ".env.d"), filepath.Join(root, ".env")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{
+		filepath.Join(home, ".env"), filepath.Join(home, "work", ".env.local"), filepath.Join(home, "work", ".env.example"),
+		filepath.Join(proj, ".env"), filepath.Join(added, ".env"), filepath.Join(home, "work", "notes.env"),
+	} {
+		if err := os.WriteFile(f, []byte("SECRET=1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &Sandbox{cfg: Config{Enabled: true}, opts: Options{Writable: []string{proj, added}, Home: home, Bwrap: "bwrap"}}
+	t.Cleanup(func() { s.Close() })
+	args, err := s.Args(proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hidden []string
+	for i := range args {
+		if args[i] == "/dev/null" && i+1 < len(args) {
+			hidden = append(hidden, args[i+1])
+		}
+	}
+	want := []string{filepath.Join(home, ".env"), filepath.Join(home, "work", ".env.local")}
+	if d := cmp.Diff(want, hidden); d != "" {
+		t.Errorf("hidden files (-want +got):\n%s", d)
 	}
 }
 

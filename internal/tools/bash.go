@@ -238,6 +238,7 @@ func (b Bash) run(ctx context.Context, env *tool.Env, dir, command string, timeo
 	}
 	defer pr.Close()
 
+	denials := b.Sandbox.Denials()
 	cmd, err := b.command(dir, cwdTrap+command, sandboxed)
 	if err != nil {
 		pw.Close()
@@ -305,7 +306,9 @@ func (b Bash) run(ctx context.Context, env *tool.Env, dir, command string, timeo
 		notes = append(notes, interrupted)
 	}
 	output := trimOutput(strings.ToValidUTF8(out.String(), "\uFFFD"))
-	if sandboxed && exitCode != 0 && interrupted == "" && b.Sandbox.Blocked(output) {
+	if hosts := b.Sandbox.DeniedSince(denials); sandboxed && len(hosts) > 0 {
+		notes = append(notes, "The sandbox's network proxy refused "+strings.Join(hosts, ", ")+": not in the setting sandbox.network.allowedDomains. If the command needs it, ask the person to add it there, or run the command again with dangerouslyDisableSandbox: true: the person is asked first.")
+	} else if sandboxed && exitCode != 0 && interrupted == "" && b.Sandbox.Blocked(output) {
 		notes = append(notes, "The command ran in "+b.Sandbox.Describe()+"; it may have failed because of that. If it must run outside the sandbox, run it again with dangerouslyDisableSandbox: true: the person is asked first.")
 	}
 	detail := bashDetail{Stdout: output, Stderr: strings.Join(notes, "\n")}

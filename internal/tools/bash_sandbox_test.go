@@ -3,12 +3,17 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,7 +33,19 @@ type sandboxRig struct {
 	sb   *sandbox.Sandbox
 }
 
+// TestMain lets the test binary, run inside the sandbox, be the network
+// bridge, as cairn's own binary is.
+func TestMain(m *testing.M) {
+	sandbox.MaybeBridge()
+	os.Exit(m.Run())
+}
+
 func newSandboxRig(t *testing.T, cfg sandbox.Config) *sandboxRig {
+	t.Helper()
+	return newSandboxRigDial(t, cfg, nil)
+}
+
+func newSandboxRigDial(t *testing.T, cfg sandbox.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *sandboxRig {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap (bwrap) is not installed, so the sandbox cannot be tested here: apt-get install bubblewrap")
@@ -60,7 +77,7 @@ func newSandboxRig(t *testing.T, cfg sandbox.Config) *sandboxRig {
 	t.Setenv("HOME", home)
 	env := newEnv(t)
 	cfg.Enabled = true
-	sb := sandbox.New(cfg, sandbox.Options{Writable: []string{env.ProjectDir}, Home: home})
+	sb := sandbox.New(cfg, sandbox.Options{Writable: []string{env.ProjectDir}, Home: home, Dial: dial})
 	if !sb.Active() {
 		t.Skip("the sandbox cannot run here: " + sb.Unavailable)
 	}
@@ -157,17 +174,120 @@ func TestSandboxHoldsInBypassMode(t *testing.T) {
 	}
 }
 
-// TestSandboxNetworkWhenHostsAllowed: with allowedDomains the command
-// has the network (cairn does not filter by host); the same connection as
-// above then succeeds, which shows the test above would see one.
-func TestSandboxNetworkWhenHostsAllowed(t *testing.T) {
+// fakeHosts is an HTTP and an HTTPS server on the host's loopback that
+// count the requests reaching them, and a dialler for the sandbox's proxy
+// that sends the names ending in ".test" to them (secure.test to the
+// HTTPS one) and resolves other names as usual.
+type fakeHosts struct {
+	plain, tls *httptest.Server
+	hits       atomic.Int32
+}
+
+func newFakeHosts(t *testing.T) *fakeHosts {
+	t.Helper()
+	f := &fakeHosts{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.hits.Add(1)
+		fmt.Fprintf(w, "hello %s", r.Host)
+	})
+	f.plain, f.tls = httptest.NewServer(h), httptest.NewTLSServer(h)
+	t.Cleanup(f.plain.Close)
+	t.Cleanup(f.tls.Close)
+	return f
+}
+
+func (f *fakeHosts) port() string { return strconv.Itoa(f.plain.Listener.Addr().(*net.TCPAddr).Port) }
+
+func (f *fakeHosts) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	host, _, _ := net.SplitHostPort(addr)
+	switch {
+	case host == "secure.test":
+		addr = f.tls.Listener.Addr().String()
+	case strings.HasSuffix(host, ".test"):
+		addr = f.plain.Listener.Addr().String()
+	}
+	return d.DialContext(ctx, network, addr)
+}
+
+// TestSandboxNetworkFiltered: with allowedDomains the sandbox still has
+// no network of its own; curl reaches the allowed names through cairn's
+// proxy (plain HTTP and HTTPS through CONNECT), and is refused, with a
+// 403 naming the host and the setting, for every other name, for the
+// address of an allowed name, and for a wildcard's own domain; a
+// connection that skips the proxy fails at the operating-system level.
+func TestSandboxNetworkFiltered(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed: apt-get install curl")
+	}
+	f := newFakeHosts(t)
+	var cfg sandbox.Config
+	cfg.Network.AllowedDomains = []string{"allowed.test", "*.wild.test", "secure.test", "localhost"}
+	r := newSandboxRigDial(t, cfg, f.dial)
+	bash := Bash{Sandbox: r.sb}
+	port := f.port()
+	for _, tc := range []struct {
+		name, command string
+		fails         bool
+		want          string // in the output
+		reaches       bool   // the fake host sees the request
+	}{
+		{"allowed name", "curl -sS --max-time 20 http://allowed.test:" + port + "/", false, "hello allowed.test:" + port, true},
+		{"wildcard name", "curl -sS --max-time 20 http://api.wild.test:" + port + "/", false, "hello api.wild.test:" + port, true},
+		{"allowed name over HTTPS", "curl -sSk --max-time 20 https://secure.test:443/", false, "hello secure.test", true},
+		{"localhost, resolved by the proxy", "curl -sS --max-time 20 --noproxy '' http://localhost:" + port + "/", false, "hello localhost:" + port, true},
+		{"other name", "curl -sS -f --max-time 20 http://evil.test:" + port + "/", true, "403", false},
+		{"other name, the refusal's text", "curl -sS --max-time 20 http://evil.test:" + port + "/", false, "refused the connection to evil.test: the host is not in the setting sandbox.network.allowedDomains", false},
+		{"other name over HTTPS", "curl -sSk --max-time 20 https://evil.test:443/", true, "CONNECT tunnel failed, response 403", false},
+		{"the wildcard's own domain", "curl -sS -f --max-time 20 http://wild.test:" + port + "/", true, "403", false},
+		{"the address of an allowed name", "curl -sS -f --max-time 20 --noproxy '' http://127.0.0.1:" + port + "/", true, "403", false},
+		{"no proxy: curl", "curl -sS --max-time 20 --noproxy '*' http://127.0.0.1:" + port + "/", true, "Couldn't connect to server", false},
+		{"no proxy: bash's /dev/tcp", "exec 3<>/dev/tcp/127.0.0.1/" + port, true, "Connection refused", false},
+		{"no proxy: a name", "curl -sS --max-time 20 --noproxy '*' http://allowed.test:" + port + "/", true, "resolve host", false},
+	} {
+		before := f.hits.Load()
+		res := call(t, bash, r.env, map[string]any{"command": tc.command})
+		out := text(t, res)
+		if res.IsError != tc.fails || !strings.Contains(out, tc.want) {
+			t.Errorf("%s: error %v (want %v), output lacks %q:\n%s", tc.name, res.IsError, tc.fails, tc.want, out)
+		}
+		if reached := f.hits.Load() > before; reached != tc.reaches {
+			t.Errorf("%s: the fake host reached: %v, want %v", tc.name, reached, tc.reaches)
+		}
+		if tc.fails && !strings.Contains(out, "sandbox") {
+			t.Errorf("%s: the failure does not say the sandbox may be why:\n%s", tc.name, out)
+		}
+		if refused := strings.Contains(out, "The sandbox's network proxy refused"); refused != (tc.want == "403" || strings.Contains(tc.want, "403") || strings.Contains(tc.want, "refused the connection")) {
+			t.Errorf("%s: the note naming the refused host: %v:\n%s", tc.name, refused, out)
+		}
+	}
+	if d := r.sb.DeniedSince(0); !slices.Contains(d, "evil.test") || !slices.Contains(d, "127.0.0.1") || !slices.Contains(d, "wild.test") {
+		t.Errorf("the proxy's refusals: %v", d)
+	}
+}
+
+// TestSandboxBridgeKeepsTheCommand: under the network bridge the
+// command's exit status, its working directory and its timeout are as
+// without it.
+func TestSandboxBridgeKeepsTheCommand(t *testing.T) {
 	var cfg sandbox.Config
 	cfg.Network.AllowedDomains = []string{"example.com"}
 	r := newSandboxRig(t, cfg)
-	port, connected := listener(t)
-	res := call(t, Bash{Sandbox: r.sb}, r.env, map[string]any{"command": "exec 3<>/dev/tcp/127.0.0.1/" + strconv.Itoa(port)})
-	if res.IsError || !connected() {
-		t.Errorf("with allowed hosts, the connection failed: %s", text(t, res))
+	bash := Bash{Sandbox: r.sb, KillGrace: time.Second}
+	if err := os.Mkdir(filepath.Join(r.env.ProjectDir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, bash, r.env, map[string]any{"command": "cd sub && echo $HTTPS_PROXY && exit 3"})
+	out := text(t, res)
+	if want := filepath.Join(r.env.ProjectDir, "sub"); !res.IsError || !strings.Contains(out, "Exit code 3") || r.env.Cwd() != want {
+		t.Errorf("exit 3 in sub: cwd %s (want %s):\n%s", r.env.Cwd(), want, out)
+	}
+	if !strings.Contains(out, "http://127.0.0.1:") {
+		t.Errorf("HTTPS_PROXY is not the bridge's port:\n%s", out)
+	}
+	res = call(t, bash, r.env, map[string]any{"command": "sleep 60 & sleep 60", "timeout": 500})
+	if out := text(t, res); !res.IsError || !strings.Contains(out, "timed out") {
+		t.Errorf("timeout: %s", out)
 	}
 }
 
@@ -263,5 +383,37 @@ func TestSandboxWithoutAutoAllow(t *testing.T) {
 		if d := chk.Check(context.Background(), Bash{Sandbox: strict.sb}, in); d.Behavior != want {
 			t.Errorf("%s with Bash(touch:*) in the sandbox: %s, want %s (%s)", cmd, d.Behavior, want, d.Reason)
 		}
+	}
+}
+
+// TestSandboxHidesEnvAbove: a .env file in a folder above the project and
+// one in the home folder cannot be read in the sandbox (the path
+// constraints take them for secrets); the project's own .env can.
+func TestSandboxHidesEnvAbove(t *testing.T) {
+	r := newSandboxRig(t, sandbox.Config{})
+	proj := filepath.Join(r.home, "work", "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		filepath.Join(r.home, "work", ".env"):        "ABOVE=SECRET-ABOVE\n",
+		filepath.Join(r.home, ".env.production"):     "HOME=SECRET-HOME\n",
+		filepath.Join(proj, ".env"):                  "OWN=project-value\n",
+		filepath.Join(r.home, "work", ".env.sample"): "SAMPLE=shown\n",
+	} {
+		if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb := sandbox.New(sandbox.Config{Enabled: true}, sandbox.Options{Writable: []string{proj}, Home: r.home})
+	t.Cleanup(func() { sb.Close() })
+	env := tool.NewEnv(proj)
+	res := call(t, Bash{Sandbox: sb}, env, map[string]any{"command": "cat ../.env ~/.env.production; cat .env ../.env.sample"})
+	out := text(t, res)
+	if strings.Contains(out, "SECRET-") {
+		t.Errorf("a .env file outside the project was read in the sandbox:\n%s", out)
+	}
+	if !strings.Contains(out, "project-value") || !strings.Contains(out, "SAMPLE=shown") {
+		t.Errorf("the project's .env or a sample was hidden:\n%s", out)
 	}
 }
