@@ -36,7 +36,14 @@ type pathArg struct {
 	// fromLink: a link target, resolved from the folder of the link
 	// rather than the working directory.
 	linkDir string
+	// opaque, when set, says why the command writes places that cannot
+	// be known before it runs (tar -P, sed's e command …): it always
+	// needs confirmation, unless a rule names the command.
+	opaque string
 }
+
+// opaqueArg is a pathArg for writes cairn cannot follow.
+func opaqueArg(why string) pathArg { return pathArg{role: roleWrite, opaque: why} }
 
 // PathCheck explains a decision that a path constraint took: which path,
 // which folders it fell outside, which rule would allow it. It is part of
@@ -261,6 +268,13 @@ func (b *bashCheck) cwdOutside(c *shellsafe.Command, ds dirs, src string) (*Path
 
 // argPath checks one path a command names.
 func (b *bashCheck) argPath(c *shellsafe.Command, a pathArg, ds dirs, src string) (*PathCheck, string) {
+	if a.opaque != "" {
+		if b.exactRule(c) {
+			return nil, ""
+		}
+		return &PathCheck{Access: "write", Command: src, AllowWith: "Bash(" + c.Text() + ")"},
+			"`" + src + "` needs confirmation: " + a.opaque + ", so cairn cannot tell whether it stays inside " + b.where() + ". Allow it with the rule Bash(" + c.Text() + ")."
+	}
 	v := a.word.Value
 	if strings.HasPrefix(v, "-") && (a.role == roleMaybe || a.role == roleRead) {
 		// An option: only a value after = may be a path.
@@ -439,6 +453,19 @@ func (b *bashCheck) named(c *shellsafe.Command, w shellsafe.Word) bool {
 	return false
 }
 
+// exactRule reports whether an allow rule names c (or a wrapper running
+// it) exactly, as Bash(tar -xPf a.tar) does: nothing but that command.
+func (b *bashCheck) exactRule(c *shellsafe.Command) bool {
+	for x := c; x != nil; x = b.parent[x] {
+		if r, ok := b.allowRule(x); ok {
+			if bp := b.req.Rules.pattern(r.Specifier); !bp.all && !bp.prefix && bp.re == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // allowedPathRule reports whether an allow rule for tool with a specifier
 // (Edit(~/.bashrc), not Edit) covers path: naming the place is what lets a
 // path outside the project be written.
@@ -552,7 +579,12 @@ func pathArgs(c *shellsafe.Command) (out []pathArg, known bool) {
 		all(roleRead, vals["--reference"])
 	case "chmod", "chown", "chgrp", "chattr", "setfacl":
 		ops, vals := splitArgs(args, "", "reference")
-		if len(vals["--reference"]) == 0 && len(ops) > 0 && name != "setfacl" {
+		switch {
+		case name == "chmod" && hasModeOption(args):
+			// chmod -w FILE: the mode looks like an option, and every
+			// operand is a file.
+		case name == "chattr" && hasAttrOption(args):
+		case len(vals["--reference"]) == 0 && len(ops) > 0 && name != "setfacl":
 			ops = ops[1:] // the mode or the owner
 		}
 		all(roleWrite, ops)
@@ -560,7 +592,7 @@ func pathArgs(c *shellsafe.Command) (out []pathArg, known bool) {
 		ops, vals := splitArgs(args, copyShort[name], copyLong...)
 		ops = localPaths(ops)
 		src := roleRead
-		if name == "mv" {
+		if name == "mv" || hasLong(args, "--remove-source-files") {
 			src = roleWrite // the sources are moved away
 		}
 		target := append(vals["-t"], vals["--target-directory"]...)
@@ -573,10 +605,11 @@ func pathArgs(c *shellsafe.Command) (out []pathArg, known bool) {
 		}
 		all(src, ops)
 		all(roleWrite, target)
-		for _, k := range []string{"--backup-dir", "--temp-dir", "--log-file", "--partial-dir", "-T"} {
+		for _, k := range []string{"--backup-dir", "--temp-dir", "--log-file", "--partial-dir", "-T", "--write-batch", "--only-write-batch"} {
 			all(roleWrite, vals[k])
 		}
 		all(roleRead, vals["--files-from"])
+		all(roleRead, vals["--read-batch"])
 		all(roleRead, vals["-i"]) // scp's identity file
 	case "ln":
 		ops, vals := splitArgs(args, "tS", "target-directory", "suffix")
@@ -617,29 +650,63 @@ func pathArgs(c *shellsafe.Command) (out []pathArg, known bool) {
 	case "git":
 		out = gitPaths(c, args)
 	case "find":
-		out = findPaths(args)
-	case "sed", "perl":
-		ops, _ := splitArgs(args, "efl", "expression", "file")
+		out = findPaths(c, args)
+	case "sed":
+		out = sedPaths(args)
+	case "perl":
 		if !hasShortFlag(args, 'i') && !hasLongPrefix(args, "--in-place") {
-			all(roleRead, ops)
-			break
+			return nil, false // a program: judged as any other
 		}
-		if len(ops) > 0 && !hasShortFlag(args, 'e') && !hasLong(args, "--expression") && name == "sed" {
-			ops = ops[1:] // the script
-		}
+		ops, _ := splitArgs(args, "efl", "expression", "file")
 		all(roleWrite, ops)
+	case "env":
+		// env -C DIR runs its command there.
+		_, vals := splitArgs(args, "CSu", "chdir", "split-string", "unset")
+		for _, w := range append(vals["-C"], vals["--chdir"]...) {
+			for _, in := range c.Inner {
+				if !shellsafe.ClassifyCommand(bare(in)).ReadOnly {
+					out = append(out, pathArg{word: w, role: roleWrite})
+					break
+				}
+			}
+		}
+	case "xargs":
+		_, vals := splitArgs(args, "aEeIiLlnPsd", "arg-file", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "delimiter", "process-slot-var")
+		all(roleRead, append(vals["-a"], vals["--arg-file"]...))
 	case "sort", "tree", "curl", "wget", "patch", "unzip":
 		ops, vals := splitArgs(args, outShort[name], outLong...)
-		for _, k := range []string{"-o", "--output", "-O", "--output-document", "-P", "--directory-prefix", "-d", "-c", "--cookie-jar", "-D", "--dump-header", "--output-dir", "-a", "--append-output"} {
-			if name == "curl" && k == "-O" {
+		for _, k := range []string{"-o", "--output", "-O", "--output-document", "-P", "--directory-prefix", "-d", "-c", "--cookie-jar", "-D", "--dump-header", "--output-dir", "-a", "--append-output",
+			"--trace", "--trace-ascii", "--stderr", "--etag-save", "--libcurl", "--alt-svc", "--hsts", "--save-cookies", "--warc-file", "-B", "--prefix"} {
+			if name == "curl" && (k == "-O" || k == "-d") || name != "patch" && (k == "-B" || k == "--prefix") {
 				continue
 			}
 			all(roleWrite, vals[k])
 		}
-		for _, k := range []string{"-T", "--upload-file", "-K", "--config", "-i", "--input", "-r", "--reject-file"} {
+		readKeys := []string{"-T", "--upload-file", "-K", "--config", "-i", "--input", "--post-file", "--body-file", "--load-cookies"}
+		if name == "patch" {
+			all(roleWrite, append(vals["-r"], vals["--reject-file"]...))
+		} else {
+			readKeys = append(readKeys, "-r", "--reject-file")
+		}
+		for _, k := range readKeys {
 			all(roleRead, vals[k])
 		}
-		for _, k := range []string{"-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form"} {
+		// Where they write without being told: wget, curl -O, unzip and
+		// patch write into the working directory.
+		switch {
+		case name == "wget" && len(vals["-O"])+len(vals["--output-document"])+len(vals["-P"])+len(vals["--directory-prefix"]) == 0,
+			name == "curl" && len(vals["--output-dir"]) == 0 && (hasShortFlag(args, 'O') || hasShortFlag(args, 'J') || hasLongPrefix(args, "--remote-name")),
+			name == "unzip" && len(vals["-d"]) == 0 && !hasAnyShortFlag(args, "lptvZc") && !hasLong(args, "-Z"),
+			name == "patch" && len(vals["-d"])+len(vals["--directory"])+len(vals["-o"])+len(vals["--output"]) == 0:
+			out = append(out, pathArg{word: shellsafe.Word{Value: "."}, role: roleWrite})
+		}
+		if name == "patch" {
+			all(roleWrite, vals["--directory"])
+		}
+		if name == "unzip" && hasShortFlag(args, ':') {
+			out = append(out, opaqueArg("unzip -: extracts members named with .. or / wherever they point"))
+		}
+		for _, k := range []string{"-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form", "--json"} {
 			if name != "curl" {
 				continue
 			}
@@ -657,25 +724,39 @@ func pathArgs(c *shellsafe.Command) (out []pathArg, known bool) {
 			all(roleRead, ops)
 		}
 	case "uniq", "xxd":
-		ops, _ := splitArgs(args, "fsw", "")
+		short := "fsw"
+		if name == "xxd" {
+			short = "cglosnC"
+		}
+		ops, _ := splitArgs(args, short, "skip-fields", "skip-chars", "check-chars", "group", "cols", "len", "seek", "name", "offset")
 		if len(ops) > 1 {
 			all(roleRead, ops[:1])
-			all(roleWrite, ops[1:2])
+			all(roleWrite, ops[1:]) // the output (and any more, which they refuse)
 		} else {
 			all(roleRead, ops)
 		}
 	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4":
-		ops, _ := splitArgs(args, "S", "suffix")
+		short := "S"
+		if name == "zstd" || name == "unzstd" {
+			short = "SoDT"
+		}
+		ops, vals := splitArgs(args, short, "suffix", "output-dir-flat", "output-dir-mirror", "dict", "patch-from", "threads")
+		all(roleWrite, append(append(vals["-o"], vals["--output-dir-flat"]...), vals["--output-dir-mirror"]...))
 		if hasShortFlag(args, 'c') || hasShortFlag(args, 't') || hasShortFlag(args, 'l') || hasLong(args, "--stdout") {
 			all(roleRead, ops)
 		} else {
 			all(roleWrite, ops)
 		}
 	case "zip":
-		ops, _ := splitArgs(args, "bnt", "")
+		ops, vals := splitArgs(args, "bntO", "out", "temp-path")
+		all(roleWrite, append(vals["-O"], vals["--out"]...))
 		if len(ops) > 0 {
 			all(roleWrite, ops[:1])
-			all(roleRead, ops[1:])
+			r := roleRead
+			if hasShortFlag(args, 'm') || hasLong(args, "--move") {
+				r = roleWrite // moved into the archive: deleted
+			}
+			all(r, ops[1:])
 		}
 	default:
 		return nil, false
@@ -689,13 +770,15 @@ var (
 	copyShort   = map[string]string{"cp": "tS", "mv": "tS", "install": "tmogS", "scp": "cFiJlLoPS", "rsync": "efTB"}
 	copyLong    = []string{"target-directory", "suffix", "mode", "owner", "group", "exclude", "include", "filter",
 		"rsh", "rsync-path", "files-from", "exclude-from", "include-from", "partial-dir", "temp-dir", "backup-dir",
-		"compare-dest", "copy-dest", "link-dest", "log-file", "password-file", "chmod", "chown", "usermap", "groupmap"}
-	outShort = map[string]string{"sort": "okStT", "tree": "oILP", "curl": "oOdFHXAeuUTKcDbrmw",
+		"compare-dest", "copy-dest", "link-dest", "log-file", "password-file", "chmod", "chown", "usermap", "groupmap",
+		"write-batch", "only-write-batch", "read-batch"}
+	outShort = map[string]string{"sort": "okStT", "tree": "oILP", "curl": "odFHXAeuUTKcDbrmwxEC",
 		"wget": "OoPaeiUT", "patch": "oipdrBDFVYz", "unzip": "dx"}
 	outLong = []string{"output", "output-document", "directory-prefix", "cookie-jar", "dump-header", "output-dir",
 		"append-output", "upload-file", "config", "input", "reject-file", "data", "data-binary", "data-raw",
 		"data-urlencode", "form", "header", "user-agent", "request", "user", "referer", "key", "field-separator",
-		"temporary-directory", "directory"}
+		"temporary-directory", "directory", "trace", "trace-ascii", "stderr", "etag-save", "libcurl", "alt-svc", "hsts",
+		"save-cookies", "load-cookies", "warc-file", "post-file", "body-file", "json", "prefix", "proxy", "cert", "cacert"}
 )
 
 // splitArgs separates operands from options. Short options named in
@@ -714,11 +797,18 @@ func splitArgs(args []shellsafe.Word, shortVal string, longVal ...string) (ops [
 			return append(ops, args[i+1:]...), vals
 		case strings.HasPrefix(v, "--"):
 			name, val, hasVal := strings.Cut(v, "=")
-			if hasVal {
-				vals[name] = append(vals[name], shellsafe.Word{Value: val, Dynamic: w.Dynamic, Glob: w.Glob})
-			} else if contains(longVal, name[2:]) && i+1 < len(args) {
+			full := longName(name, longVal) // --targ is --target-directory
+			switch {
+			case hasVal:
+				vals[full] = append(vals[full], shellsafe.Word{Value: val, Dynamic: w.Dynamic, Glob: w.Glob})
+			case contains(longVal, name[2:]) && i+1 < len(args):
 				i++
 				vals[name] = append(vals[name], args[i])
+			case full != name && i+1 < len(args):
+				// An abbreviation may also be of an option cairn does not
+				// know that takes no value: the next word counts both as
+				// the value and as an operand.
+				vals[full] = append(vals[full], args[i+1])
 			}
 		case strings.HasPrefix(v, "-") && len(v) > 1:
 			for j := 1; j < len(v); j++ {
@@ -771,9 +861,13 @@ func hasShortFlag(args []shellsafe.Word, letter byte) bool {
 	return false
 }
 
+// hasLong reports whether the long option name is given, whole or
+// abbreviated to at least three letters (GNU programs take any
+// unambiguous prefix).
 func hasLong(args []shellsafe.Word, name string) bool {
 	for _, w := range args {
-		if n, _, _ := strings.Cut(w.Value, "="); n == name {
+		n, _, _ := strings.Cut(w.Value, "=")
+		if n == name || len(n) >= 5 && strings.HasPrefix(n, "--") && strings.HasPrefix(name, n) {
 			return true
 		}
 	}
@@ -789,8 +883,48 @@ func hasLongPrefix(args []shellsafe.Word, prefix string) bool {
 	return false
 }
 
+// hasAnyShortFlag reports whether one of letters is among the short
+// options.
+func hasAnyShortFlag(args []shellsafe.Word, letters string) bool {
+	for i := range len(letters) {
+		if hasShortFlag(args, letters[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasModeOption reports whether chmod's mode is written like an option
+// (chmod -w, chmod -x+X): its letters are a mode's, not chmod's options
+// (c, f, v, R, H, L, P).
+func hasModeOption(args []shellsafe.Word) bool {
+	for _, w := range args {
+		v := w.Value
+		if v == "--" {
+			return false
+		}
+		if len(v) > 1 && v[0] == '-' && v[1] != '-' && strings.Trim(v[1:], "rwxXstugoa+-=,01234567") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAttrOption reports whether chattr's attributes are written like an
+// option (chattr -i FILE).
+func hasAttrOption(args []shellsafe.Word) bool {
+	for _, w := range args {
+		if v := w.Value; len(v) > 1 && v[0] == '-' && v[1] != '-' && strings.Trim(v[1:], "aAcCdDeFijmPsStTux") == "" && v != "-R" && v != "-V" && v != "-f" {
+			return true
+		}
+	}
+	return false
+}
+
 // tarPaths: creating or appending writes the archive (-f) and reads the
-// members; extracting writes into -C (or the working directory).
+// members (deletes them with --remove-files); extracting writes into -C
+// (or the working directory), anywhere with -P; listing only reads. A
+// mode cairn cannot tell is taken to write both.
 func tarPaths(args []shellsafe.Word) []pathArg {
 	var out []pathArg
 	if len(args) == 0 {
@@ -801,16 +935,30 @@ func tarPaths(args []shellsafe.Word) []pathArg {
 	if !strings.HasPrefix(first, "-") && !args[0].Dynamic {
 		args = append([]shellsafe.Word{{Value: "-" + first}}, args[1:]...)
 	}
-	ops, vals := splitArgs(args, "fCTXbHgKLNVI", "file", "directory", "files-from", "exclude-from", "exclude", "transform", "xform", "use-compress-program", "to-command", "owner", "group", "mode", "newer", "after-date", "format", "label", "one-top-level")
-	mode := byte('t')
+	const short = "fCTXbHgKLNVIF"
+	ops, vals := splitArgs(args, short, tarLong...)
+	mode := byte(0)
+	absolute := false
 	for _, w := range args {
 		v := w.Value
-		switch {
-		case v == "--create" || v == "--append" || v == "--update" || v == "--concatenate":
-			mode = 'c'
-		case v == "--extract" || v == "--get":
-			mode = 'x'
-		case len(v) > 1 && v[0] == '-' && v[1] != '-':
+		if strings.HasPrefix(v, "--") {
+			name, _, _ := strings.Cut(v, "=")
+			switch longName(name, tarModes) {
+			case "--create", "--append", "--update", "--concatenate", "--catenate", "--delete":
+				mode = 'c'
+			case "--extract", "--get":
+				mode = 'x'
+			case "--list", "--diff", "--compare", "--test-label":
+				if mode == 0 {
+					mode = 't'
+				}
+			}
+			if longName(name, []string{"absolute-names"}) == "--absolute-names" {
+				absolute = true
+			}
+			continue
+		}
+		if len(v) > 1 && v[0] == '-' {
 		cluster:
 			for j := 1; j < len(v); j++ {
 				switch v[j] {
@@ -818,32 +966,59 @@ func tarPaths(args []shellsafe.Word) []pathArg {
 					mode = 'c'
 				case 'x':
 					mode = 'x'
+				case 't', 'd':
+					if mode == 0 {
+						mode = 't'
+					}
+				case 'P':
+					absolute = true
 				}
-				if strings.IndexByte("fCTXbHgKLNVI", v[j]) >= 0 {
+				if strings.IndexByte(short, v[j]) >= 0 {
 					break cluster // the rest is the option's value
 				}
 			}
 		}
 	}
+	for _, k := range []string{"--to-command", "--checkpoint-action", "--info-script", "--new-volume-script", "-F", "--rsh-command", "--rmt-command", "--use-compress-program", "-I"} {
+		for _, w := range vals[k] {
+			if k == "--checkpoint-action" && !strings.HasPrefix(w.Value, "exec") {
+				continue
+			}
+			if (k == "-I" || k == "--use-compress-program") && !pathLike(w.Value) && !strings.ContainsAny(w.Value, " ;|&$`") {
+				continue // a compressor by name: zstd, pigz
+			}
+			out = append(out, opaqueArg("tar "+k+" runs "+strings.Fields(w.Value + " ?")[0]+", whose writes cairn cannot follow"))
+		}
+	}
 	archive := append(vals["-f"], vals["--file"]...)
 	dirsC := append(vals["-C"], vals["--directory"]...)
-	switch mode {
-	case 'c':
-		for _, w := range archive {
+	for _, k := range []string{"--index-file", "-g", "--listed-incremental", "--volno-file"} {
+		for _, w := range vals[k] {
 			out = append(out, pathArg{word: w, role: roleWrite})
 		}
-		for _, w := range ops {
-			out = append(out, pathArg{word: w, role: roleRead})
-		}
-	case 'x':
-		for _, w := range archive {
-			out = append(out, pathArg{word: w, role: roleRead})
-		}
+	}
+	members := roleRead
+	if hasLong(args, "--remove-files") {
+		members = roleWrite
+	}
+	if mode == 'x' || mode == 0 {
 		if len(dirsC) == 0 {
 			dirsC = []shellsafe.Word{{Value: "."}}
 		}
 		for _, w := range dirsC {
 			out = append(out, pathArg{word: w, role: roleWrite})
+		}
+		if absolute {
+			out = append(out, opaqueArg("tar -P extracts members named with / or .. wherever they point"))
+		}
+	}
+	switch mode {
+	case 'c', 0:
+		for _, w := range archive {
+			out = append(out, pathArg{word: w, role: roleWrite})
+		}
+		for _, w := range ops {
+			out = append(out, pathArg{word: w, role: members})
 		}
 	default:
 		for _, w := range archive {
@@ -851,6 +1026,37 @@ func tarPaths(args []shellsafe.Word) []pathArg {
 		}
 	}
 	return out
+}
+
+// tar's long options that take a value, and its modes.
+var (
+	tarLong = []string{"file", "directory", "files-from", "exclude-from", "exclude", "transform", "xform", "use-compress-program",
+		"to-command", "owner", "group", "mode", "newer", "after-date", "format", "label", "one-top-level", "index-file",
+		"listed-incremental", "volno-file", "checkpoint-action", "info-script", "new-volume-script", "rsh-command", "rmt-command"}
+	tarModes = []string{"create", "append", "update", "concatenate", "catenate", "delete", "extract", "get", "list", "diff", "compare", "test-label"}
+)
+
+// longName is the long option name as written ("--ext"), or the one
+// of names it abbreviates ("--extract"), as GNU programs take any
+// unambiguous prefix.
+func longName(name string, names []string) string {
+	n, ok := strings.CutPrefix(name, "--")
+	if !ok || n == "" {
+		return name
+	}
+	match := ""
+	for _, x := range names {
+		if x == n {
+			return name
+		}
+		if strings.HasPrefix(x, n) && match == "" {
+			match = x
+		}
+	}
+	if match != "" {
+		return "--" + match
+	}
+	return name
 }
 
 // gitPaths: git works in -C DIR (and --git-dir, --work-tree); a git
@@ -879,8 +1085,20 @@ func gitPaths(c *shellsafe.Command, args []shellsafe.Word) []pathArg {
 		case strings.HasPrefix(v, "--git-dir=") || strings.HasPrefix(v, "--work-tree="):
 			_, val, _ := strings.Cut(v, "=")
 			out = append(out, pathArg{word: shellsafe.Word{Value: val, Dynamic: args[i].Dynamic}, role: r})
-		case v == "-c" && i+1 < len(args):
+		case (v == "--git-dir" || v == "--work-tree") && i+1 < len(args):
 			i++
+			out = append(out, pathArg{word: args[i], role: r})
+		case (v == "--namespace" || v == "--exec-path" || v == "--super-prefix" || v == "--list-cmds") && i+1 < len(args):
+			i++
+		case v == "-c" && i+1 < len(args), strings.HasPrefix(v, "-c") && len(v) > 2, v == "--config-env" && i+1 < len(args), strings.HasPrefix(v, "--config-env="):
+			cfg := strings.TrimPrefix(strings.TrimPrefix(v, "--config-env="), "-c")
+			if v == "-c" || v == "--config-env" {
+				i++
+				cfg = args[i].Value
+			}
+			if gitRunsCommand(cfg) {
+				out = append(out, opaqueArg("git -c "+cfg+" sets configuration that runs a program"))
+			}
 		case strings.HasPrefix(v, "-"):
 		default:
 			goto sub
@@ -891,7 +1109,7 @@ sub:
 		return out
 	}
 	rest := args[i+1:]
-	ops, _ := splitArgs(rest, "bcoujm", "branch", "origin", "template", "separate-git-dir", "reference", "depth", "config", "upload-pack")
+	ops, vals := splitArgs(rest, "bcoujmO", "branch", "origin", "template", "separate-git-dir", "reference", "depth", "config", "upload-pack", "output", "output-directory")
 	base := ""
 	if len(dirs) > 0 {
 		base = dirs[len(dirs)-1]
@@ -902,18 +1120,38 @@ sub:
 		}
 		return w
 	}
-	switch args[i].Value {
+	sub := args[i].Value
+	// Options of any subcommand that write a file: --output (diff, log,
+	// show …), -o of archive and format-patch, --separate-git-dir.
+	for _, k := range []string{"--output", "--output-directory", "--separate-git-dir"} {
+		for _, w := range vals[k] {
+			out = append(out, pathArg{word: under(w), role: roleWrite})
+		}
+	}
+	if sub == "archive" || sub == "format-patch" {
+		for _, w := range vals["-o"] {
+			out = append(out, pathArg{word: under(w), role: roleWrite})
+		}
+	}
+	switch sub {
 	case "clone":
 		if len(ops) >= 2 {
 			out = append(out, pathArg{word: under(ops[len(ops)-1]), role: roleWrite})
+		} else {
+			out = append(out, pathArg{word: under(shellsafe.Word{Value: "."}), role: roleWrite}) // a folder named after the repository, here
 		}
 	case "init":
 		for _, w := range ops {
 			out = append(out, pathArg{word: under(w), role: roleWrite})
 		}
+		if len(ops) == 0 {
+			out = append(out, pathArg{word: under(shellsafe.Word{Value: "."}), role: roleWrite})
+		}
 	case "worktree":
-		if len(ops) >= 2 && ops[0].Value == "add" {
-			out = append(out, pathArg{word: under(ops[1]), role: roleWrite})
+		if len(ops) >= 2 && (ops[0].Value == "add" || ops[0].Value == "move") {
+			for _, w := range ops[1:] {
+				out = append(out, pathArg{word: under(w), role: roleWrite})
+			}
 		}
 	default:
 		for _, w := range rest {
@@ -927,11 +1165,49 @@ sub:
 	return out
 }
 
-// findPaths: find reads its starting points, and deletes below them with
-// -delete; -fprint and the like write their file.
-func findPaths(args []shellsafe.Word) []pathArg {
+// gitRunsCommand reports whether a git configuration setting (key=value)
+// names a program git runs: a pager, an editor, hooks, an ssh command, a
+// filter, an alias to a shell command.
+func gitRunsCommand(kv string) bool {
+	key, val, _ := strings.Cut(strings.ToLower(kv), "=")
+	if strings.HasPrefix(key, "alias.") {
+		return strings.HasPrefix(strings.TrimSpace(val), "!")
+	}
+	for _, k := range []string{"core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.hookspath", "core.askpass",
+		"sequence.editor", "diff.external", "gpg.program", "credential.helper", "core.gitproxy", "uploadpack.packobjectshook", "pager."} {
+		if key == k || strings.HasSuffix(k, ".") && strings.HasPrefix(key, k) {
+			return true
+		}
+	}
+	for _, suf := range []string{".command", ".textconv", ".clean", ".smudge", ".process", ".cmd", ".program", ".helper", ".tool", ".path", ".sshcommand"} {
+		if strings.HasSuffix(key, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// findPaths: find reads its starting points, and writes below them with
+// -delete or an -exec (-execdir, -ok, -okdir) whose command changes
+// things; -fprint and the like write their file.
+func findPaths(c *shellsafe.Command, args []shellsafe.Word) []pathArg {
 	var out []pathArg
 	i := 0
+	// The options before the starting points: -H, -L, -P, -D debug, -O3.
+	for i < len(args) {
+		v := args[i].Value
+		if v == "-H" || v == "-L" || v == "-P" || strings.HasPrefix(v, "-O") && len(v) > 2 {
+			i++
+			continue
+		}
+		if v == "-D" && i+1 < len(args) {
+			i += 2
+			continue
+		}
+		break
+	}
+	args = args[i:]
+	i = 0
 	for ; i < len(args); i++ {
 		v := args[i].Value
 		if strings.HasPrefix(v, "-") && v != "-" || v == "(" || v == "!" {
@@ -943,6 +1219,11 @@ func findPaths(args []shellsafe.Word) []pathArg {
 		starts = []shellsafe.Word{{Value: "."}}
 	}
 	r := roleRead
+	for _, in := range c.Inner {
+		if !shellsafe.ClassifyCommand(bare(in)).ReadOnly {
+			r = roleWrite // the found files are handed to a writer
+		}
+	}
 	for j := i; j < len(args); j++ {
 		switch args[j].Value {
 		case "-delete":
@@ -957,6 +1238,204 @@ func findPaths(args []shellsafe.Word) []pathArg {
 		out = append(out, pathArg{word: w, role: r})
 	}
 	return out
+}
+
+// sedPaths: sed reads its files, writes them with -i, and its script
+// may write files (the w and W commands, the s command's w flag), read
+// them (r, R) or run commands (e, the s command's e flag). A script from
+// a file (-f) cannot be followed.
+func sedPaths(args []shellsafe.Word) []pathArg {
+	var out []pathArg
+	ops, vals := splitArgs(args, "efl", "expression", "file", "line-length")
+	scripts := append(vals["-e"], vals["--expression"]...)
+	if len(scripts) == 0 && len(ops) > 0 {
+		scripts, ops = ops[:1], ops[1:]
+	}
+	files := roleRead
+	if hasShortFlag(args, 'i') || hasLongPrefix(args, "--in-place") {
+		files = roleWrite
+	}
+	for _, w := range ops {
+		out = append(out, pathArg{word: w, role: files})
+	}
+	if len(vals["-f"])+len(vals["--file"]) > 0 {
+		return append(out, opaqueArg("its sed script comes from a file, which may write files or run commands"))
+	}
+	for _, sc := range scripts {
+		if sc.Dynamic {
+			out = append(out, opaqueArg("its sed script is only known when it runs"))
+			continue
+		}
+		writes, reads, runs := sedScript(sc.Value)
+		if runs {
+			out = append(out, opaqueArg("its sed script runs commands (e)"))
+		}
+		for _, f := range writes {
+			out = append(out, pathArg{word: shellsafe.Word{Value: f}, role: roleWrite})
+		}
+		for _, f := range reads {
+			out = append(out, pathArg{word: shellsafe.Word{Value: f}, role: roleRead})
+		}
+	}
+	return out
+}
+
+// sedScript finds the files a sed script writes and reads, and whether it
+// runs commands. It follows sed's grammar far enough to find every
+// command letter; what it cannot follow counts as running commands.
+func sedScript(sc string) (writes, reads []string, runs bool) {
+	i := 0
+	n := len(sc)
+	skipSpace := func() {
+		for i < n && (sc[i] == ' ' || sc[i] == '\t') {
+			i++
+		}
+	}
+	// delimited skips a delimited part (a regex, a replacement) from the
+	// delimiter at i; false when it does not end.
+	delimited := func() bool {
+		if i >= n {
+			return false
+		}
+		d := sc[i]
+		if d == '\n' || d == '\\' {
+			return false
+		}
+		for i++; i < n; i++ {
+			switch sc[i] {
+			case '\\':
+				i++
+			case d:
+				i++
+				return true
+			case '\n':
+				if d != '\n' {
+					return false
+				}
+			}
+		}
+		return false
+	}
+	restOfLine := func() string {
+		start := i
+		for i < n && sc[i] != '\n' {
+			i++
+		}
+		return strings.TrimSpace(sc[start:i])
+	}
+	address := func() bool {
+		switch {
+		case i < n && sc[i] == '/':
+			if !delimited() {
+				return false
+			}
+			for i < n && (sc[i] == 'I' || sc[i] == 'M') {
+				i++
+			}
+		case i+1 < n && sc[i] == '\\':
+			i++
+			if !delimited() {
+				return false
+			}
+		default:
+			for i < n && (sc[i] >= '0' && sc[i] <= '9' || sc[i] == '$' || sc[i] == '~' || sc[i] == '+') {
+				i++
+			}
+		}
+		return true
+	}
+	for i < n {
+		for i < n && strings.IndexByte(" \t\n;{}", sc[i]) >= 0 {
+			i++
+		}
+		if i >= n {
+			break
+		}
+		if sc[i] == '#' {
+			restOfLine()
+			continue
+		}
+		if !address() {
+			return writes, reads, true
+		}
+		skipSpace()
+		if i < n && sc[i] == ',' {
+			i++
+			skipSpace()
+			if !address() {
+				return writes, reads, true
+			}
+		}
+		skipSpace()
+		for i < n && sc[i] == '!' {
+			i++
+			skipSpace()
+		}
+		if i >= n {
+			break
+		}
+		cmd := sc[i]
+		i++
+		switch cmd {
+		case '{', '}', ';', '\n':
+		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'l', 'n', 'N', 'p', 'P', 'x', 'z', 'F', 'q', 'Q', 'L':
+			// No file; q and Q may take an exit code, l a length.
+			for i < n && sc[i] >= '0' && sc[i] <= '9' {
+				i++
+			}
+		case ':', 'b', 't', 'T', 'v':
+			for i < n && sc[i] != ';' && sc[i] != '\n' && sc[i] != '}' {
+				i++
+			}
+		case 'a', 'i', 'c':
+			restOfLine() // text
+		case 'w', 'W':
+			if f := restOfLine(); f != "/dev/stdout" && f != "/dev/stderr" {
+				writes = append(writes, f)
+			}
+		case 'r', 'R':
+			reads = append(reads, restOfLine())
+		case 'e':
+			return writes, reads, true
+		case 'y': // y/abc/xyz/
+			if !delimited() {
+				return writes, reads, true
+			}
+			i--
+			if !delimited() {
+				return writes, reads, true
+			}
+		case 's':
+			if !delimited() {
+				return writes, reads, true
+			}
+			i--
+			if !delimited() {
+				return writes, reads, true
+			}
+			// Flags: g, p, i, I, m, M, a number, e, w FILE.
+		flags:
+			for i < n {
+				switch f := sc[i]; {
+				case f == 'w':
+					i++
+					if f := restOfLine(); f != "/dev/stdout" && f != "/dev/stderr" {
+						writes = append(writes, f)
+					}
+					break flags
+				case f == 'e':
+					return writes, reads, true
+				case strings.IndexByte("gpiImM0123456789", f) >= 0:
+					i++
+				default:
+					break flags
+				}
+			}
+		default:
+			return writes, reads, true // not a command cairn knows
+		}
+	}
+	return writes, reads, false
 }
 
 // lineRule is the rule that would allow exactly this line; "" for a line
