@@ -3,6 +3,7 @@ package permission
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"path"
 	"slices"
 	"strings"
@@ -119,7 +120,7 @@ func (b *bashCheck) denied() (Decision, bool) {
 	if r, ok := wholeTool(b.req.Rules.Deny); ok {
 		return b.deny(r, "every Bash command"), true
 	}
-	for _, r := range bashRules(b.req.Rules.Deny) {
+	for r := range bashRules(b.req.Rules.Deny) {
 		bp := b.req.Rules.pattern(r.Specifier)
 		for _, c := range b.all {
 			if bp.match(c, false) == yes {
@@ -148,7 +149,7 @@ func (b *bashCheck) deny(r Rule, what string) Decision {
 // asked applies the ask rules, and asks when a deny rule might match a
 // command whose words are only known at run time.
 func (b *bashCheck) asked() (Decision, bool) {
-	for _, r := range bashRules(b.req.Rules.Deny) {
+	for r := range bashRules(b.req.Rules.Deny) {
 		bp := b.req.Rules.pattern(r.Specifier)
 		for _, c := range b.all {
 			if bp.match(c, false) == maybe {
@@ -162,7 +163,7 @@ func (b *bashCheck) asked() (Decision, bool) {
 	if r, ok := wholeTool(b.req.Rules.Ask); ok {
 		return Decision{Ask, fmt.Sprintf("The rule %s%s asks before every Bash command.", r, from(r)), r.String()}, true
 	}
-	for _, r := range bashRules(b.req.Rules.Ask) {
+	for r := range bashRules(b.req.Rules.Ask) {
 		bp := b.req.Rules.pattern(r.Specifier)
 		for _, c := range b.all {
 			if bp.match(c, false) != no {
@@ -251,7 +252,7 @@ func (b *bashCheck) wrapper(c *shellsafe.Command) (*shellsafe.Command, string) {
 
 // allowRule returns the allow rule that allows the command itself.
 func (b *bashCheck) allowRule(c *shellsafe.Command) (Rule, bool) {
-	for _, r := range bashRules(b.req.Rules.Allow) {
+	for r := range bashRules(b.req.Rules.Allow) {
 		if b.req.Rules.pattern(r.Specifier).match(c, true) == yes {
 			return r, true
 		}
@@ -538,15 +539,15 @@ func (b *bashCheck) files() []file {
 	return out
 }
 
-// bashRules returns the rules for Bash that have a specifier.
-func bashRules(rules []Rule) []Rule {
-	var out []Rule
-	for _, r := range rules {
-		if r.Tool == "Bash" && !r.whole() {
-			out = append(out, r)
+// bashRules yields the rules for Bash that have a specifier.
+func bashRules(rules []Rule) iter.Seq[Rule] {
+	return func(yield func(Rule) bool) {
+		for _, r := range rules {
+			if r.Tool == "Bash" && !r.whole() && !yield(r) {
+				return
+			}
 		}
 	}
-	return out
 }
 
 // wholeTool returns a rule naming the whole Bash tool.

@@ -132,7 +132,55 @@ const (
 
 // Parse reads src as a Bash command line. It never fails: input that does
 // not parse gives a Script with Dynamic set and no commands.
-func Parse(src string) *Script { return parseScript(src, 0) }
+//
+// The Script and its commands are shared: Parse hands the same one to
+// every caller of the same line for a while (a tool call's line is read
+// by its read-only answer, its destructive answer and the permission
+// check, one after the other), so callers must not change them. Parsing
+// looks at nothing but src, so a shared Script is what parsing again
+// would give.
+func Parse(src string) *Script {
+	if len(src) > maxMemo {
+		return parseScript(src, 0)
+	}
+	if s := memo.get(src); s != nil {
+		return s
+	}
+	s := parseScript(src, 0)
+	memo.put(src, s)
+	return s
+}
+
+// maxMemo is the longest line Parse remembers.
+const maxMemo = 4096
+
+// memo holds the last few lines parsed.
+var memo parseMemo
+
+type parseMemo struct {
+	mu    sync.Mutex
+	next  int
+	lines [8]string
+	trees [8]*Script
+}
+
+func (m *parseMemo) get(src string) *Script {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, l := range m.lines {
+		if m.trees[i] != nil && l == src {
+			return m.trees[i]
+		}
+	}
+	return nil
+}
+
+func (m *parseMemo) put(src string, s *Script) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lines[m.next], m.trees[m.next] = src, s
+	m.next = (m.next + 1) % len(m.lines)
+}
 
 // parsers keeps Bash parsers for reuse (the package documents that a
 // Parser can be reused once it is done); making one costs about a
