@@ -54,7 +54,9 @@ func TestBadInput(t *testing.T) {
 //	go test -run '^$' -fuzz FuzzDecideBash -fuzztime 1m ./internal/permission/
 func FuzzDecideBash(f *testing.F) {
 	for _, s := range []string{"cd .. && touch x", "touch ~/.profile", "cp a ~/.ssh/x", "cd $OLDPWD; touch x",
-		"echo x > /tmp/y", "git -C .. commit", "tar -C / -xf a", "ln -s /etc e && echo > e/x", "x\x00y", "$(", "((((", "cd -"} {
+		"echo x > /tmp/y", "git -C .. commit", "tar -C / -xf a", "ln -s /etc e && echo > e/x", "x\x00y", "$(", "((((", "cd -",
+		"sed 's/a/b/w /tmp/x' f", "sed -n '/x/,/y/{W o\n}' f", "sed 'y/abc/xyz/;e id' f", "tar -xPf a", "tar --ext --to-command=x -f a",
+		"git --git-dir /tmp x", "git -c core.pager=x log", "find -L / -exec rm {} \\;", "cp --targ /tmp a", "chmod -w /etc/x"} {
 		f.Add(s)
 	}
 	for _, s := range badLines {
@@ -73,6 +75,8 @@ func FuzzDecideBash(f *testing.F) {
 	}
 	whole, _ := ParseRule("Bash")
 	sets := []Rules{p.Compile(), {Allow: []Rule{whole}}}
+	sedRule, _ := ParseRule("Bash(sed:*)")
+	sets = append(sets, Rules{Allow: []Rule{sedRule}}.Compile())
 	f.Fuzz(func(t *testing.T, line string) {
 		if strings.TrimSpace(line) == "" {
 			return
@@ -91,6 +95,36 @@ func FuzzDecideBash(f *testing.F) {
 			if unreadable && d.Behavior == Allow {
 				t.Fatalf("%q cannot be read but is allowed: %s", line, d.Reason)
 			}
+			if !unreadable {
+				continue
+			}
+			// Headless, what would ask is denied, with the reason.
+			if d, _ := decideIn(proj, home, rs, ModeDefault, true, nil, "Bash", in); d.Behavior != Deny || d.Reason == "" {
+				t.Fatalf("%q cannot be read; headless it is %s (%s), want deny", line, d.Behavior, d.Reason)
+			}
+		}
+	})
+}
+
+// FuzzSedScript: the sed script reader ends on any script (it always
+// moves on), never panics, and names only files the script spells out
+// after a file command.
+//
+//	go test -run '^$' -fuzz FuzzSedScript -fuzztime 30s ./internal/permission/
+func FuzzSedScript(f *testing.F) {
+	for _, s := range []string{"s/a/b/w /tmp/x", "1,5p;$d", "/x/,/y/{W o\n}", "y/abc/xyz/", "e id", "\\cxcp", "s/a/b/gIpe", "a\\\ntext", ":l;N;bl", "s", "y/", "/", "#n\np"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		writes, reads, _ := sedScript(script)
+		// The files it names are in the script, after a w, W, r or R.
+		for _, f := range append(writes, reads...) {
+			if !strings.Contains(script, f) {
+				t.Fatalf("%q: file %q is not in the script", script, f)
+			}
+		}
+		if !strings.ContainsAny(script, "wWrR") && len(writes)+len(reads) > 0 {
+			t.Fatalf("%q has no w, W, r or R command, yet names files %q %q", script, writes, reads)
 		}
 	})
 }
