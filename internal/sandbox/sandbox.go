@@ -299,7 +299,8 @@ func IsEnvFile(base string) bool {
 }
 
 // envFilesAbove are the .env files in the folders above the writable
-// folders (up to /) and in the home folder that lie outside every
+// folders (up to /), in the folders beside them (other projects in the
+// same parent folder) and in the home folder, that lie outside every
 // writable folder: the path constraints take them for secrets, so the
 // sandbox hides them. Folders named .env (often a Python environment) are
 // left alone.
@@ -316,10 +317,23 @@ func (s *Sandbox) envFilesAbove() []string {
 		add(filepath.Clean(s.opts.Home))
 	}
 	for _, w := range s.opts.Writable {
-		for d := filepath.Dir(filepath.Clean(w)); ; d = filepath.Dir(d) {
+		parent := filepath.Dir(filepath.Clean(w))
+		for d := parent; ; d = filepath.Dir(d) {
 			add(d)
 			if d == filepath.Dir(d) {
 				break
+			}
+		}
+		if parent == filepath.Dir(parent) {
+			continue // beside a folder of / is all of /
+		}
+		ents, _ := os.ReadDir(parent)
+		for i, e := range ents {
+			if i == maxBeside {
+				break
+			}
+			if e.IsDir() {
+				add(filepath.Join(parent, e.Name()))
 			}
 		}
 	}
@@ -341,6 +355,10 @@ func (s *Sandbox) envFilesAbove() []string {
 	}
 	return out
 }
+
+// maxBeside is how many folders beside a writable folder are looked in
+// for .env files.
+const maxBeside = 256
 
 // writable reports whether p is one of the writable folders or below one.
 func (s *Sandbox) writable(p string) bool {

@@ -162,15 +162,15 @@ func TestCloseRacesArgs(t *testing.T) {
 	}
 }
 
-// TestEnvFilesAbove: .env files in the folders above the project and in
-// the home folder are hidden; those inside a writable folder, folders
-// named .env and examples are not.
+// TestEnvFilesAbove: .env files in the folders above the project, beside
+// it and in the home folder are hidden; those inside a writable folder,
+// folders named .env and examples are not.
 func TestEnvFilesAbove(t *testing.T) {
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
 	proj := filepath.Join(home, "work", "proj")
 	added := filepath.Join(root, "added")
-	for _, d := range []string{proj, added, filepath.Join(home, "work", ".env.d"), filepath.Join(root, ".env")} {
+	for _, d := range []string{proj, added, filepath.Join(home, "work", ".env.d"), filepath.Join(root, ".env"), filepath.Join(home, "work", "other")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -178,6 +178,7 @@ func TestEnvFilesAbove(t *testing.T) {
 	for _, f := range []string{
 		filepath.Join(home, ".env"), filepath.Join(home, "work", ".env.local"), filepath.Join(home, "work", ".env.example"),
 		filepath.Join(proj, ".env"), filepath.Join(added, ".env"), filepath.Join(home, "work", "notes.env"),
+		filepath.Join(home, "work", "other", ".env"),
 	} {
 		if err := os.WriteFile(f, []byte("SECRET=1\n"), 0o600); err != nil {
 			t.Fatal(err)
@@ -195,7 +196,7 @@ func TestEnvFilesAbove(t *testing.T) {
 			hidden = append(hidden, args[i+1])
 		}
 	}
-	want := []string{filepath.Join(home, ".env"), filepath.Join(home, "work", ".env.local")}
+	want := []string{filepath.Join(home, ".env"), filepath.Join(home, "work", ".env.local"), filepath.Join(home, "work", "other", ".env")}
 	if d := cmp.Diff(want, hidden); d != "" {
 		t.Errorf("hidden files (-want +got):\n%s", d)
 	}

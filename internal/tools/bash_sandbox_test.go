@@ -386,20 +386,23 @@ func TestSandboxWithoutAutoAllow(t *testing.T) {
 	}
 }
 
-// TestSandboxHidesEnvAbove: a .env file in a folder above the project and
-// one in the home folder cannot be read in the sandbox (the path
+// TestSandboxHidesEnvAbove: a .env file in a folder above the project, one
+// in a project beside it and one in the home folder cannot be read in the sandbox (the path
 // constraints take them for secrets); the project's own .env can.
 func TestSandboxHidesEnvAbove(t *testing.T) {
 	r := newSandboxRig(t, sandbox.Config{})
 	proj := filepath.Join(r.home, "work", "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{proj, filepath.Join(r.home, "work", "other")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for name, content := range map[string]string{
-		filepath.Join(r.home, "work", ".env"):        "ABOVE=SECRET-ABOVE\n",
-		filepath.Join(r.home, ".env.production"):     "HOME=SECRET-HOME\n",
-		filepath.Join(proj, ".env"):                  "OWN=project-value\n",
-		filepath.Join(r.home, "work", ".env.sample"): "SAMPLE=shown\n",
+		filepath.Join(r.home, "work", ".env"):          "ABOVE=SECRET-ABOVE\n",
+		filepath.Join(r.home, ".env.production"):       "HOME=SECRET-HOME\n",
+		filepath.Join(proj, ".env"):                    "OWN=project-value\n",
+		filepath.Join(r.home, "work", ".env.sample"):   "SAMPLE=shown\n",
+		filepath.Join(r.home, "work", "other", ".env"): "BESIDE=SECRET-BESIDE\n",
 	} {
 		if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
@@ -408,7 +411,7 @@ func TestSandboxHidesEnvAbove(t *testing.T) {
 	sb := sandbox.New(sandbox.Config{Enabled: true}, sandbox.Options{Writable: []string{proj}, Home: r.home})
 	t.Cleanup(func() { sb.Close() })
 	env := tool.NewEnv(proj)
-	res := call(t, Bash{Sandbox: sb}, env, map[string]any{"command": "cat ../.env ~/.env.production; cat .env ../.env.sample"})
+	res := call(t, Bash{Sandbox: sb}, env, map[string]any{"command": "cat ../.env ~/.env.production ../other/.env; cat .env ../.env.sample"})
 	out := text(t, res)
 	if strings.Contains(out, "SECRET-") {
 		t.Errorf("a .env file outside the project was read in the sandbox:\n%s", out)
