@@ -56,7 +56,8 @@ func FuzzDecideBash(f *testing.F) {
 	for _, s := range []string{"cd .. && touch x", "touch ~/.profile", "cp a ~/.ssh/x", "cd $OLDPWD; touch x",
 		"echo x > /tmp/y", "git -C .. commit", "tar -C / -xf a", "ln -s /etc e && echo > e/x", "x\x00y", "$(", "((((", "cd -",
 		"sed 's/a/b/w /tmp/x' f", "sed -n '/x/,/y/{W o\n}' f", "sed 'y/abc/xyz/;e id' f", "tar -xPf a", "tar --ext --to-command=x -f a",
-		"git --git-dir /tmp x", "git -c core.pager=x log", "find -L / -exec rm {} \\;", "cp --targ /tmp a", "chmod -w /etc/x"} {
+		"git --git-dir /tmp x", "git -c core.pager=x log", "find -L / -exec rm {} \\;", "cp --targ /tmp a", "chmod -w /etc/x",
+		`awk '{print > "/tmp/x"}' f`, `awk 'BEGIN{getline < "/etc/shadow"}'`} {
 		f.Add(s)
 	}
 	for _, s := range badLines {
@@ -125,6 +126,28 @@ func FuzzSedScript(f *testing.F) {
 		}
 		if !strings.ContainsAny(script, "wWrR") && len(writes)+len(reads) > 0 {
 			t.Fatalf("%q has no w, W, r or R command, yet names files %q %q", script, writes, reads)
+		}
+	})
+}
+
+// FuzzAwkProgram: the awk program reader ends on any program, never
+// panics, and names only files the program spells out as strings.
+//
+//	go test -run '^$' -fuzz FuzzAwkProgram -fuzztime 30s ./internal/permission/
+func FuzzAwkProgram(f *testing.F) {
+	for _, s := range []string{`BEGIN{print 1 > "/tmp/x"}`, `{print >> "log"}`, `{print $1 > f}`, `BEGIN{system("id")}`,
+		`{print | "sh"}`, `BEGIN{while ((getline l < "x") > 0) print l}`, `$3 > 100 {print $1}`, `"`, `print >`, `getline <`, `# c`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, prog string) {
+		writes, reads, _ := awkProgram(prog)
+		for _, f := range append(writes, reads...) {
+			if !strings.Contains(prog, `"`) {
+				t.Fatalf("%q names file %q without a string", prog, f)
+			}
+		}
+		if !strings.Contains(prog, "print") && len(writes) > 0 {
+			t.Fatalf("%q writes %q without a print", prog, writes)
 		}
 	})
 }

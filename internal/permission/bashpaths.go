@@ -653,6 +653,8 @@ func pathArgs(c *shellsafe.Command) (out []pathArg, known bool) {
 		out = findPaths(c, args)
 	case "sed":
 		out = sedPaths(args)
+	case "awk", "gawk", "mawk", "nawk":
+		out = awkPaths(args)
 	case "perl":
 		if !hasShortFlag(args, 'i') && !hasLongPrefix(args, "--in-place") {
 			return nil, false // a program: judged as any other
@@ -696,7 +698,7 @@ func pathArgs(c *shellsafe.Command) (out []pathArg, known bool) {
 		switch {
 		case name == "wget" && len(vals["-O"])+len(vals["--output-document"])+len(vals["-P"])+len(vals["--directory-prefix"]) == 0,
 			name == "curl" && len(vals["--output-dir"]) == 0 && (hasShortFlag(args, 'O') || hasShortFlag(args, 'J') || hasLongPrefix(args, "--remote-name")),
-			name == "unzip" && len(vals["-d"]) == 0 && !hasAnyShortFlag(args, "lptvZc") && !hasLong(args, "-Z"),
+			name == "unzip" && len(vals["-d"]) == 0 && !hasAnyShortFlag(args, "lptvZc"),
 			name == "patch" && len(vals["-d"])+len(vals["--directory"])+len(vals["-o"])+len(vals["--output"]) == 0:
 			out = append(out, pathArg{word: shellsafe.Word{Value: "."}, role: roleWrite})
 		}
@@ -1248,7 +1250,8 @@ func sedPaths(args []shellsafe.Word) []pathArg {
 	var out []pathArg
 	ops, vals := splitArgs(args, "efl", "expression", "file", "line-length")
 	scripts := append(vals["-e"], vals["--expression"]...)
-	if len(scripts) == 0 && len(ops) > 0 {
+	fromFile := len(vals["-f"])+len(vals["--file"]) > 0
+	if len(scripts) == 0 && !fromFile && len(ops) > 0 {
 		scripts, ops = ops[:1], ops[1:]
 	}
 	files := roleRead
@@ -1258,7 +1261,7 @@ func sedPaths(args []shellsafe.Word) []pathArg {
 	for _, w := range ops {
 		out = append(out, pathArg{word: w, role: files})
 	}
-	if len(vals["-f"])+len(vals["--file"]) > 0 {
+	if fromFile {
 		return append(out, opaqueArg("its sed script comes from a file, which may write files or run commands"))
 	}
 	for _, sc := range scripts {
@@ -1278,6 +1281,161 @@ func sedPaths(args []shellsafe.Word) []pathArg {
 		}
 	}
 	return out
+}
+
+// awkPaths: awk reads its files; its program may write files (print >
+// "file"), run commands (system(), print | "cmd", "cmd" | getline) or
+// read files (getline < "file"). A program from a file (-f) and gawk's
+// in-place editing cannot be followed or write the files.
+func awkPaths(args []shellsafe.Word) []pathArg {
+	var out []pathArg
+	ops, vals := splitArgs(args, "fvFEi", "file", "assign", "field-separator", "exec", "include", "load")
+	fromFile := len(vals["-f"])+len(vals["--file"])+len(vals["-E"])+len(vals["--exec"]) > 0
+	var prog []shellsafe.Word
+	if !fromFile && len(ops) > 0 {
+		prog, ops = ops[:1], ops[1:]
+	}
+	files := roleRead
+	for _, w := range append(vals["-i"], vals["--include"]...) {
+		if w.Value == "inplace" {
+			files = roleWrite
+		}
+	}
+	for _, w := range ops {
+		if !w.Dynamic && isAssignWord(w.Value) {
+			continue // var=value between the files
+		}
+		out = append(out, pathArg{word: w, role: files})
+	}
+	if fromFile {
+		return append(out, opaqueArg("its awk program comes from a file, which may write files or run commands"))
+	}
+	for _, p := range prog {
+		if p.Dynamic {
+			return append(out, opaqueArg("its awk program is only known when it runs"))
+		}
+		writes, reads, runs := awkProgram(p.Value)
+		if runs != "" {
+			out = append(out, opaqueArg("its awk program "+runs))
+		}
+		for _, f := range writes {
+			out = append(out, pathArg{word: shellsafe.Word{Value: f}, role: roleWrite})
+		}
+		for _, f := range reads {
+			out = append(out, pathArg{word: shellsafe.Word{Value: f}, role: roleRead})
+		}
+	}
+	return out
+}
+
+// isAssignWord reports whether an awk operand is an assignment (x=1).
+func isAssignWord(v string) bool {
+	name, _, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// awkProgram finds what an awk program writes and reads, and says what it
+// runs ("" for nothing). In a print or printf statement, > and >> send
+// the output to a file and | to a command; a target that is not a plain
+// string counts as writing a file named at run time.
+func awkProgram(p string) (writes, reads []string, runs string) {
+	n := len(p)
+	inPrint, getline, depth := false, false, 0
+	// str reads the string literal at i; ok is false when there is none.
+	str := func(i int) (string, int, bool) {
+		for i < n && (p[i] == ' ' || p[i] == '\t') {
+			i++
+		}
+		if i >= n || p[i] != '"' {
+			return "", i, false
+		}
+		var b strings.Builder
+		for i++; i < n && p[i] != '"'; i++ {
+			if p[i] == '\\' && i+1 < n {
+				i++
+			}
+			b.WriteByte(p[i])
+		}
+		return b.String(), i + 1, i < n
+	}
+	word := func(i int) string {
+		j := i
+		for j < n && (p[j] == '_' || p[j] >= 'a' && p[j] <= 'z' || p[j] >= 'A' && p[j] <= 'Z' || p[j] >= '0' && p[j] <= '9') {
+			j++
+		}
+		return p[i:j]
+	}
+	for i := 0; i < n; {
+		c := p[i]
+		switch {
+		case c == '"':
+			_, j, _ := str(i)
+			i = j
+			continue
+		case c == '#':
+			for i < n && p[i] != '\n' {
+				i++
+			}
+			continue
+		case c == ';' || c == '\n' || c == '{' || c == '}':
+			inPrint, getline, depth = false, false, 0
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && i+1 < n && p[i+1] == '|':
+			i += 2
+			continue
+		case c == '|':
+			if rest := strings.TrimLeft(p[i+1:], " \t"); strings.HasPrefix(rest, "getline") || strings.HasPrefix(rest, "&") || inPrint {
+				return writes, reads, "runs a command through a pipe"
+			}
+		case c == '>' && inPrint && depth == 0:
+			i++
+			if i < n && p[i] == '>' {
+				i++
+			}
+			f, j, ok := str(i)
+			if !ok {
+				return writes, reads, "writes a file named only when it runs"
+			}
+			if f != "/dev/stdout" && f != "/dev/stderr" && f != "-" {
+				writes = append(writes, f)
+			}
+			i = j
+			continue
+		case c == '<' && getline: // getline [var] < "file"
+			f, j, ok := str(i + 1)
+			if !ok {
+				return writes, reads, "reads a file named only when it runs"
+			}
+			reads = append(reads, f)
+			i = j
+			continue
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			w := word(i)
+			switch w {
+			case "print", "printf":
+				inPrint, depth = true, 0
+			case "getline":
+				getline = true
+			case "system":
+				return writes, reads, "runs a command (system)"
+			}
+			i += len(w)
+			continue
+		}
+		i++
+	}
+	return writes, reads, ""
 }
 
 // sedScript finds the files a sed script writes and reads, and whether it

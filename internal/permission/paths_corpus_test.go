@@ -30,7 +30,7 @@ var pathRuleSets = []struct {
 		"Bash(chmod:*)", "Bash(grep:*)", "Bash(diff:*)", "Bash(ls:*)", "Bash(scp:*)", "Bash(nohup:*)",
 		"Bash(bash:*)", "Bash(sh:*)", "Bash(wget:*)", "Bash(unzip:*)", "Bash(go:*)", "Bash(python3:*)",
 		"Bash(patch:*)", "Bash(xxd:*)", "Bash(uniq:*)", "Bash(zstd:*)", "Bash(zip:*)", "Bash(perl:*)", "Bash(chattr:*)",
-		"Bash(stdbuf:*)", "Bash(command:*)", "Bash(exec:*)", "Bash(time:*)", "Bash(ls:*)"}},
+		"Bash(stdbuf:*)", "Bash(command:*)", "Bash(exec:*)", "Bash(time:*)", "Bash(ls:*)", "Bash(awk:*)"}},
 }
 
 // pathCorpus is the path-constraint corpus (SPEC G4, G7): one row per
@@ -249,6 +249,14 @@ var pathCorpus = []struct {
 	{"env -C /tmp touch x", "aaaaaa"},
 	{"env --chdir=/tmp touch x", "aaaaaa"},
 	{"xargs -a ~/.ssh/id_rsa echo", "aaaaaa"},
+	{`awk 'BEGIN{print 1 > "/tmp/x"}'`, "aaaaaa"},
+	{`awk '{print >> "../log"}' README.md`, "aaaaaa"},
+	{`awk '{print $1 > f}' f=/tmp/x README.md`, "aaaaaa"},
+	{`awk 'BEGIN{system("touch /tmp/x")}'`, "aaaaaa"},
+	{`awk '{print | "sh"}' README.md`, "aaaaaa"},
+	{`awk 'BEGIN{while ((getline l < "/home/u/.ssh/id_rsa") > 0) print l}'`, "aaaaaa"},
+	{"awk -f prog.awk README.md", "aaaaaa"},
+	{"gawk -i inplace '{print}' ~/.bashrc", "aaaaaa"},
 	// More redirections and wrappers.
 	{"ls 2> /tmp/err", "aaaaaa"},
 	{"ls &>> /tmp/log", "aaaaaa"},
@@ -325,6 +333,9 @@ var pathCorpus = []struct {
 	{"cp --backup=numbered README.md docs.md", "ayaaay"},
 	{"zip -r out.zip src", "aaaaay"},
 	{"xxd README.md out.hex", "aaaaay"},
+	{"awk '$3 > 100 {print $1}' README.md", "aaaaay"}, // awk is not read-only: the rules decide
+	{`awk -F: '{print $1 > "out.txt"}' README.md`, "aaaaay"},
+	{"awk '{s += $2} END {print s}' README.md", "aaaaay"},
 }
 
 // pathSetup builds the project of pathCorpus and returns the project,

@@ -256,11 +256,6 @@ func (s *Sandbox) Args(dir string) ([]string, error) {
 		"--unshare-net",
 		"--die-with-parent",
 	}
-	if s.network {
-		// Read-only, so that a command cannot take the socket's place
-		// for the commands after it.
-		args = append(args, "--ro-bind", s.netDir, netDirIn, "--ro-bind", s.self, bridgeIn)
-	}
 	for _, c := range s.caches {
 		args = append(args, "--bind", c, c)
 	}
@@ -268,6 +263,12 @@ func (s *Sandbox) Args(dir string) ([]string, error) {
 		if fi, err := os.Stat(w); err == nil && fi.IsDir() {
 			args = append(args, "--bind", w, w)
 		}
+	}
+	if s.network {
+		// After the writable folders (one may be /tmp), and read-only, so
+		// that a command cannot take the socket's place for the commands
+		// after it.
+		args = append(args, "--ro-bind", s.netDir, netDirIn, "--ro-bind", s.self, bridgeIn)
 	}
 	// Hidden last, so that a project holding the home folder still has
 	// them hidden.
