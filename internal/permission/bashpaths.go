@@ -728,7 +728,7 @@ func pathArgs(c *shellsafe.Command) (out []pathArg, known bool) {
 	case "uniq", "xxd":
 		short := "fsw"
 		if name == "xxd" {
-			short = "cglosnC"
+			short = "cglosn"
 		}
 		ops, _ := splitArgs(args, short, "skip-fields", "skip-chars", "check-chars", "group", "cols", "len", "seek", "name", "offset")
 		if len(ops) > 1 {
