@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -67,6 +68,9 @@ func hostName(name string) (string, bool) {
 	return name, true
 }
 
+// quiet is the proxy's log: nothing.
+var quiet = log.New(io.Discard, "", 0)
+
 // DenyHeader is the header the proxy sets on the answers by which it
 // refuses a host; its value is the host.
 const DenyHeader = "X-Cairn-Sandbox-Denied"
@@ -119,11 +123,14 @@ func startProxy(sock string, hosts Hosts, dial func(ctx context.Context, network
 			TLSHandshakeTimeout:   30 * time.Second,
 			ResponseHeaderTimeout: 5 * time.Minute,
 		},
+		// Its complaints would land on cairn's terminal: the client
+		// gets them as answers instead.
+		ErrorLog: quiet,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			http.Error(w, fmt.Sprintf("cairn's sandbox proxy could not reach %s: %v", r.URL.Host, err), http.StatusBadGateway)
 		},
 	}
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: time.Minute}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: time.Minute, ErrorLog: quiet}
 	go p.srv.Serve(l)
 	return p, nil
 }
