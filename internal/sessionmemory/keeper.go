@@ -167,6 +167,9 @@ func (k *Keeper) Stats() Stats {
 // AfterResponse is the engine's hook (engine.Config.AfterResponse): it
 // remembers the conversation as req sent it and, when the notes are due
 // and no update is running, starts one in the background. It never waits.
+// A turn already stopped when its response arrives (ctx done: an
+// interrupt, a spent --max-budget-usd) starts no update: it is paid work
+// the stop asked not to do; the next response that is due starts it.
 func (k *Keeper) AfterResponse(ctx context.Context, req *model.Request, resp *model.Response, ids []string) {
 	u := resp.Usage
 	size := u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens + u.OutputTokens
@@ -188,7 +191,7 @@ func (k *Keeper) AfterResponse(ctx context.Context, req *model.Request, resp *mo
 	}
 	k.size = size
 	k.calls += calls
-	if k.closed || k.noEdit || k.running != nil || !k.due(size, calls) {
+	if k.closed || k.noEdit || k.running != nil || ctx.Err() != nil || !k.due(size, calls) {
 		return // not due, or one at a time: a running update is left alone
 	}
 	if !slices.ContainsFunc(req.Tools, func(s model.ToolSpec) bool { return s.Name == "Edit" }) {
