@@ -50,7 +50,7 @@ type Server struct {
 	cfg Config
 	// configured is set by New: usage is then charged as estimated.
 	configured bool
-	srv *httptest.Server
+	srv        *httptest.Server
 
 	mu       sync.Mutex
 	replies  []Reply
