@@ -16,9 +16,9 @@ type Report struct {
 	// ProviderOpenAI); with OpenAI's, cache reads are its cached tokens
 	// and there are no cache writes, so the bill is not comparable with
 	// one measured on Anthropic's.
-	Provider string `json:",omitempty"`
-	Steps             int
-	OutputBytes       int
+	Provider    string `json:",omitempty"`
+	Steps       int
+	OutputBytes int
 	// Requests by kind; TooLong the prompt-too-long refusals.
 	Main, Summaries, Notes, Other, TooLong int
 	// CountTokens are count_tokens calls (not billed).
