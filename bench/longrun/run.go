@@ -109,7 +109,8 @@ func Run(ctx context.Context, w *Workload, prog Program, dir string) (*Report, e
 		return nil, err
 	}
 	pl := newPlayer(w, cwd)
-	url, requests := "", func() []*modeltest.Request { return nil }
+	var url string
+	var requests func() []*modeltest.Request
 	if prog.Provider == ProviderOpenAI {
 		chat := newChatServer(pl)
 		defer chat.srv.Close()

@@ -138,11 +138,12 @@ type faultRun struct {
 
 // runFaults runs a 40-step session in a 60,000-token window (auto-
 // compaction at about 43,000, early compaction to the notes at 12,000,
-// the notes' batch at 9,600) with fm answering, and checks what every
+// the notes' batch at 9,600) with fm answering, notes updates and
+// summaries bounded by the timeouts given, and checks what every
 // fault must leave: the session finished, no request of the
 // conversation was refused as too long, and every planted fact is
 // visible to the model in the last request.
-func runFaults(t *testing.T, fm *faultModel) *faultRun {
+func runFaults(t *testing.T, fm *faultModel, notesTimeout, summaryTimeout time.Duration) *faultRun {
 	t.Helper()
 	facts := map[int]bool{3: true, 9: true, 16: true, 22: true, 29: true, 35: true}
 	fm.steps = 40
@@ -156,8 +157,8 @@ func runFaults(t *testing.T, fm *faultModel) *faultRun {
 	a := r.open(t, tokens.Window{Size: 60_000, MaxOutput: 4_000}, func(o *agent.Options) {
 		o.Tools = []tool.Tool{outTool{facts}, tools.Read{}, tools.Edit{}, tools.Bash{}}
 		o.EarlyCompactAt = 12_000
-		o.SummaryTimeout = 300 * time.Millisecond
-		o.SessionMemory.Timeout = 300 * time.Millisecond
+		o.SummaryTimeout = summaryTimeout
+		o.SessionMemory.Timeout = notesTimeout
 		o.SessionMemory.Wait = 2 * time.Second
 		o.Warn = func(w string) { mu.Lock(); fr.lines = append(fr.lines, w); mu.Unlock() }
 	})
@@ -215,18 +216,22 @@ func TestNotesUpdateFaults(t *testing.T) {
 	never := make(chan struct{})
 	t.Cleanup(func() { close(never) })
 	for _, tt := range []struct {
-		name  string
-		reply modeltest.Reply
-		want  string
+		name    string
+		reply   modeltest.Reply
+		want    string
+		timeout time.Duration
 	}{
-		{"HTTP 500", modeltest.Error(500), "500"},
-		{"times out", modeltest.Reply{Content: []model.Block{model.TextBlock("thinking about it")}, Hold: never, HoldAfter: 2}, "took longer than"},
-		{"empty reply", modeltest.Reply{Content: []model.Block{}}, "without editing the notes"},
-		{"text without an Edit", modeltest.Text("The notes are up to date."), "without editing the notes"},
+		{"HTTP 500", modeltest.Error(500), "500", time.Minute},
+		// Even the first, good update may run out of time on a loaded
+		// machine: the notes then stand for nothing, and the facts survive
+		// through summaries.
+		{"times out", modeltest.Reply{Content: []model.Block{model.TextBlock("thinking about it")}, Hold: never, HoldAfter: 2}, "took longer than", 300 * time.Millisecond},
+		{"empty reply", modeltest.Reply{Content: []model.Block{}}, "without editing the notes", time.Minute},
+		{"text without an Edit", modeltest.Text("The notes are up to date."), "without editing the notes", time.Minute},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fm := &faultModel{notesFault: func(n int) (modeltest.Reply, bool) { return tt.reply, n > 1 }}
-			fr := runFaults(t, fm)
+			fr := runFaults(t, fm, tt.timeout, time.Minute)
 			if got := fr.said("session notes:"); len(got) != 1 || !strings.Contains(got[0], tt.want) {
 				t.Errorf("lines about the notes %q: want one, saying %q", got, tt.want)
 			}
@@ -254,7 +259,7 @@ func TestNotesUpdateCallsOtherTools(t *testing.T) {
 	pwned := filepath.Join(cwd, "pwned")
 	call := modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_bash", "Bash", fmt.Sprintf(`{"command":"touch %s"}`, pwned))}}
 	fm := &faultModel{notesFault: func(n int) (modeltest.Reply, bool) { return call, n > 1 }}
-	fr := runFaults(t, fm)
+	fr := runFaults(t, fm, time.Minute, time.Minute)
 	if _, err := os.Stat(pwned); err == nil {
 		t.Fatal("the notes update ran Bash")
 	}
@@ -281,20 +286,22 @@ func TestSummaryFaultsWithEarlyCompaction(t *testing.T) {
 	never := make(chan struct{})
 	t.Cleanup(func() { close(never) })
 	for _, tt := range []struct {
-		name  string
-		reply modeltest.Reply
-		want  string
+		name    string
+		reply   modeltest.Reply
+		want    string
+		timeout time.Duration
 	}{
-		{"HTTP 500", modeltest.Error(500), "500"},
-		{"times out", modeltest.Reply{Content: []model.Block{model.TextBlock("<summary>never finishes")}, Hold: never, HoldAfter: 2}, "longer than"},
-		{"empty summary", modeltest.Text("   "), "empty summary"},
+		{"HTTP 500", modeltest.Error(500), "500", time.Minute},
+		// Long enough for the good summary after it on a loaded machine.
+		{"times out", modeltest.Reply{Content: []model.Block{model.TextBlock("<summary>never finishes")}, Hold: never, HoldAfter: 2}, "longer than", 2 * time.Second},
+		{"empty summary", modeltest.Text("   "), "empty summary", time.Minute},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fm := &faultModel{
 				notesFault:   func(int) (modeltest.Reply, bool) { return modeltest.Error(500), true },
 				summaryFault: func(n int) (modeltest.Reply, bool) { return tt.reply, n == 1 },
 			}
-			fr := runFaults(t, fm)
+			fr := runFaults(t, fm, time.Minute, tt.timeout)
 			if got := fr.said("auto-compaction failed"); len(got) != 1 || !strings.Contains(got[0], tt.want) {
 				t.Errorf("lines about the compaction %q: want one, saying %q", got, tt.want)
 			}

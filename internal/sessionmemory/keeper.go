@@ -344,7 +344,9 @@ func (k *Keeper) Read() (string, error) {
 // it waited for in vain is not waited for again): the notes with
 // over-long sections cut and pointing to the file, and the uuid of the
 // last message they cover ("" when not known, as after a resume). Notes
-// that hold nothing beyond the template return "". It implements
+// that hold nothing beyond the template return "", and so do notes that
+// no update of this process has brought up to date while one failed
+// (they may cover any part of the conversation). It implements
 // compact.Notes.
 func (k *Keeper) Summary(ctx context.Context) (summary, covered string, err error) {
 	k.mu.Lock()
@@ -373,10 +375,17 @@ func (k *Keeper) Summary(ctx context.Context) (summary, covered string, err erro
 	if Empty(notes, k.texts.Template) {
 		return "", "", nil
 	}
-	summary, _ = fit(notes, MaxSectionTokens, MaxTotalTokens, k.cfg.Path)
 	k.mu.Lock()
-	covered = k.covered
+	covered, failed := k.covered, k.stats.Failures > 0
 	k.mu.Unlock()
+	if covered == "" && failed {
+		// No update of this process succeeded and one failed: what the
+		// notes hold (an earlier process's, or what a failed update wrote
+		// before it failed) covers an unknown part of this conversation,
+		// not all of it.
+		return "", "", nil
+	}
+	summary, _ = fit(notes, MaxSectionTokens, MaxTotalTokens, k.cfg.Path)
 	return summary, covered, nil
 }
 

@@ -599,6 +599,27 @@ func TestSummary(t *testing.T) {
 	}
 }
 
+// TestFailedFirstUpdateCoversNothing: an update that edited the notes
+// and then failed (its closing request, here) leaves notes that no
+// update of this process brought up to date: they do not stand as a
+// summary, which would take them to cover the whole conversation.
+func TestFailedFirstUpdateCoversNothing(t *testing.T) {
+	var f *fixture
+	f = newFixture(t, func(ctx context.Context, n int, req *model.Request) ([]model.Block, error) {
+		if n == 0 {
+			return noter(f.path, "half an update")(ctx, n, req)
+		}
+		return nil, &model.APIError{Status: 500, Type: "api_error", Message: "Internal server error"}
+	}, nil)
+	f.respond(t, 20_000, 0)
+	if notes, _ := f.k.Read(); !strings.Contains(notes, "half an update") {
+		t.Fatalf("the edit did not land: %q", notes)
+	}
+	if s, covered, err := f.k.Summary(t.Context()); s != "" || covered != "" || err != nil {
+		t.Errorf("Summary = %q, %q, %v: want no summary from notes no update finished", s, covered, err)
+	}
+}
+
 // TestStalledUpdateWaitedForOnce: compaction waits Config.Wait for an
 // update under way; an update still stalled after that is not waited for
 // again, so it holds up one request, not every one until it times out.
