@@ -180,9 +180,27 @@ func (p *player) summary(r *modeltest.Request) modeltest.Reply {
 
 var notesPathRE = regexp.MustCompile(`Update the notes file (\S+) so`)
 
+// worklogAnchor is the line under the Worklog heading of cairn's notes
+// template.
+const worklogAnchor = "_One terse line per step taken, oldest first_"
+
+var stepRE = regexp.MustCompile(`Step ([0-9]+)\.`)
+
+// lastStep is the number of the last step the request shows, "0" before
+// the first.
+func lastStep(r *modeltest.Request) string {
+	all := stepRE.FindAllSubmatch(r.SeenJSON(), -1)
+	if len(all) == 0 {
+		return "0"
+	}
+	return string(all[len(all)-1][1])
+}
+
 // notes is the extractive note-taker: one Edit that appends every fact
-// line it was shown and the notes do not hold yet, then (after the
-// Edit's result) a short closing answer.
+// line it was shown and the notes do not hold yet — or, when there is
+// none, a Worklog line naming the last step it saw, as a note-taker
+// always moves the log on — then (after the Edit's result) a short
+// closing answer.
 func (p *player) notes(r *modeltest.Request) modeltest.Reply {
 	last := r.Params.Messages[len(r.Params.Messages)-1]
 	for _, b := range last.Content {
@@ -206,12 +224,15 @@ func (p *player) notes(r *modeltest.Request) modeltest.Reply {
 			add = append(add, f)
 		}
 	}
-	const anchor = "# Key results"
-	if len(add) == 0 || !strings.Contains(current, anchor) {
+	anchor, text := "# Key results", strings.Join(add, "\n")
+	if len(add) == 0 {
+		anchor, text = worklogAnchor, "- went through the outputs up to step "+lastStep(r)
+	}
+	if !strings.Contains(current, anchor) {
 		return modeltest.Text("The notes are up to date.")
 	}
 	in, _ := json.Marshal(map[string]string{
-		"file_path": path, "old_string": anchor, "new_string": anchor + "\n" + strings.Join(add, "\n"),
+		"file_path": path, "old_string": anchor, "new_string": anchor + "\n" + text,
 	})
 	return modeltest.Reply{Content: []model.Block{modeltest.ToolUse(fmt.Sprintf("toolu_notes_%s", r.ID), "Edit", string(in))}}
 }

@@ -12,8 +12,13 @@ import (
 // Report is what one run cost and what the model knew at its end.
 type Report struct {
 	Program, Workload string
-	Steps             int
-	OutputBytes       int
+	// Provider is the API the program talked to (ProviderAnthropic,
+	// ProviderOpenAI); with OpenAI's, cache reads are its cached tokens
+	// and there are no cache writes, so the bill is not comparable with
+	// one measured on Anthropic's.
+	Provider    string `json:",omitempty"`
+	Steps       int
+	OutputBytes int
 	// Requests by kind; TooLong the prompt-too-long refusals.
 	Main, Summaries, Notes, Other, TooLong int
 	// CountTokens are count_tokens calls (not billed).
@@ -132,7 +137,11 @@ func errorOf(q *modeltest.Request) []byte {
 // String renders the report for people.
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %s: %d steps, %.1f MB of tool output, %.0f s\n", r.Program, r.Workload, r.Steps, float64(r.OutputBytes)/1e6, r.Seconds)
+	name := r.Program
+	if r.Provider != "" && r.Provider != ProviderAnthropic {
+		name += " (" + r.Provider + "-compatible API)"
+	}
+	fmt.Fprintf(&b, "%s on %s: %d steps, %.1f MB of tool output, %.0f s\n", name, r.Workload, r.Steps, float64(r.OutputBytes)/1e6, r.Seconds)
 	fmt.Fprintf(&b, "  billed input        %.0f (input %d + 1.25 x writes %d + 0.1 x reads %d)\n", r.Billed(), r.Input, r.CacheCreation, r.CacheRead)
 	fmt.Fprintf(&b, "  cache-read share    %.1f%%\n", 100*r.CacheShare())
 	fmt.Fprintf(&b, "  requests            %d main / %d summaries / %d notes updates / %d other (%d count_tokens)\n", r.Main, r.Summaries, r.Notes, r.Other, r.CountTokens)
@@ -141,7 +150,7 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, "    missing %s\n", m)
 	}
 	fmt.Fprintf(&b, "  task word for word  %v\n", r.TaskVerbatim)
-	fmt.Fprintf(&b, "  prompt too long     %d\n", r.TooLong)
+	fmt.Fprintf(&b, "  prompt too long     %d (context-length errors)\n", r.TooLong)
 	fmt.Fprintf(&b, "  compactions         %d; prefix rewrites %d (%.1f per compaction)\n", r.Compactions, r.Rewrites, r.RewritesPerCompaction())
 	fmt.Fprintf(&b, "  peak context        %d\n", r.PeakContext)
 	if !r.Completed {

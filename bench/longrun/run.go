@@ -3,6 +3,7 @@ package longrun
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,10 +33,20 @@ type Program struct {
 	Bin string
 	// Env is added to the environment (after the common part).
 	Env []string
+	// Provider is the API it talks to: ProviderAnthropic ("" too) or,
+	// for cairn, ProviderOpenAI.
+	Provider string
 }
 
 // Cairn is the cairn binary at bin.
 func Cairn(bin string, env ...string) Program { return Program{Name: "cairn", Bin: bin, Env: env} }
+
+// CairnOpenAI is the cairn binary at bin talking to an OpenAI-compatible
+// server, with the same model name (and so the same window and reserves)
+// as on Anthropic's API.
+func CairnOpenAI(bin string, env ...string) Program {
+	return Program{Name: "cairn", Bin: bin, Env: env, Provider: ProviderOpenAI}
+}
 
 // Claude is Claude Code's binary at bin (ORACLE.md), compacting for a
 // 200,000-token window.
@@ -63,8 +74,12 @@ func (p Program) command(ctx context.Context, cwd, home, url, prompt string, con
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = cwd
-	cmd.Env = append(os.Environ(), "HOME="+home, "CAIRN_HOME="+filepath.Join(home, ".cairn"),
-		"ANTHROPIC_BASE_URL="+url, "ANTHROPIC_API_KEY=bench", "ANTHROPIC_MODEL="+ModelName)
+	cmd.Env = append(os.Environ(), "HOME="+home, "CAIRN_HOME="+filepath.Join(home, ".cairn"))
+	if p.Provider == ProviderOpenAI {
+		cmd.Env = append(cmd.Env, "CAIRN_PROVIDER=openai", "OPENAI_BASE_URL="+url, "OPENAI_API_KEY=bench")
+	} else {
+		cmd.Env = append(cmd.Env, "ANTHROPIC_BASE_URL="+url, "ANTHROPIC_API_KEY=bench", "ANTHROPIC_MODEL="+ModelName)
+	}
 	cmd.Env = append(cmd.Env, p.Env...)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
@@ -94,17 +109,26 @@ func Run(ctx context.Context, w *Workload, prog Program, dir string) (*Report, e
 		return nil, err
 	}
 	pl := newPlayer(w, cwd)
-	srv := modeltest.New(modeltest.Config{ContextWindow: Window, Respond: pl.respond})
-	defer srv.Close()
+	var url string
+	var requests func() []*modeltest.Request
+	if prog.Provider == ProviderOpenAI {
+		chat := newChatServer(pl)
+		defer chat.srv.Close()
+		url, requests = chat.srv.URL, chat.requests
+	} else {
+		srv := modeltest.New(modeltest.Config{ContextWindow: Window, Respond: pl.respond})
+		defer srv.Close()
+		url, requests = srv.URL, srv.Requests
+	}
 
 	start := time.Now()
-	rep := &Report{Program: prog.Name, Workload: w.Name, Steps: w.Steps(), OutputBytes: w.OutputBytes(), Facts: len(w.Facts)}
+	rep := &Report{Program: prog.Name, Provider: cmp.Or(prog.Provider, ProviderAnthropic), Workload: w.Name, Steps: w.Steps(), OutputBytes: w.OutputBytes(), Facts: len(w.Facts)}
 	var runErr error
 	turn := 0
 	// One process a turn, each later one continuing the session (-c), as
 	// a person coming back to it would.
 	for ; turn < len(w.Turns) && runErr == nil; turn++ {
-		runErr = runTurn(ctx, prog, cwd, home, srv.URL, w.Turns[turn].Prompt, turn > 0, rep)
+		runErr = runTurn(ctx, prog, cwd, home, url, w.Turns[turn].Prompt, turn > 0, rep)
 		if runErr != nil {
 			runErr = fmt.Errorf("turn %d: %w", turn+1, runErr)
 			break
@@ -112,8 +136,9 @@ func Run(ctx context.Context, w *Workload, prog Program, dir string) (*Report, e
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	rep.Completed = pl.done() && turn == len(w.Turns)
-	rep.measure(w, srv.Requests(), pl)
-	if err := writeLog(filepath.Join(dir, "requests.tsv"), srv.Requests(), pl); err != nil {
+	reqs := requests()
+	rep.measure(w, reqs, pl)
+	if err := writeLog(filepath.Join(dir, "requests.tsv"), reqs, pl); err != nil {
 		return rep, err
 	}
 	if runErr != nil {

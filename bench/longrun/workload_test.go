@@ -80,3 +80,25 @@ func TestNotesOracle(t *testing.T) {
 		t.Errorf("after the Edit: %+v, want a closing answer", r2.Content)
 	}
 }
+
+// TestNotesOracleWorklog: with no fact to add, the note-taker still moves
+// the Worklog on (an update that edits nothing captured nothing).
+func TestNotesOracleWorklog(t *testing.T) {
+	p := newPlayer(Basic(1), "/p")
+	instr := "cairn asks you to update the session notes.\nUpdate the notes file /n/summary.md so that it records the conversation above. <current-notes>\n# Key results\nFACT-A1B=amber-0001\n# Worklog\n" + worklogAnchor + "\n</current-notes>"
+	msgs := []model.Message{
+		{Role: model.RoleUser, Content: []model.Block{model.TextBlock("go")}},
+		{Role: model.RoleAssistant, Content: []model.Block{model.TextBlock("Step 7."), modeltest.ToolUse("toolu_step0007", "Bash", `{}`)}},
+		{Role: model.RoleUser, Content: []model.Block{model.ToolResultBlock("toolu_step0007", "x\nFACT-A1B=amber-0001\n", false), model.TextBlock(instr)}},
+	}
+	body, _ := json.Marshal(map[string]any{"messages": msgs})
+	reply := p.notes(&modeltest.Request{ID: "req_1", Body: body, Params: &modeltest.Params{Messages: msgs}, Seen: msgs})
+	if len(reply.Content) != 1 || reply.Content[0].Name != "Edit" {
+		t.Fatalf("want one Edit, got %+v", reply.Content)
+	}
+	var in map[string]string
+	_ = json.Unmarshal(reply.Content[0].Input, &in)
+	if in["old_string"] != worklogAnchor || in["new_string"] != worklogAnchor+"\n- went through the outputs up to step 7" {
+		t.Errorf("edit %q: want a Worklog line naming step 7", in)
+	}
+}

@@ -44,7 +44,14 @@ func (m *Manager) summarize(ctx context.Context, history []model.Message, keepsT
 	if instructions != "" {
 		instr += "\n\nAdditional instructions for this summary:\n" + instructions
 	}
-	budget := m.cfg.Window.Effective() - int64(m.summaryMax())
+	// The request must fit the window with the summary's own reply
+	// (max_tokens is summaryMax), not also the conversation's reply
+	// reserve: a context at the threshold then goes whole, tool results
+	// included, and the summary can keep what they hold. A server that
+	// counts more than the estimate says so, and the trimmed history
+	// goes instead.
+	w := m.cfg.Window
+	budget := w.Effective() + w.OutputReserve() - int64(m.summaryMax())
 	msgs := withoutImages(history)
 	if tokens.EstimateRequest(system, tools, msgs) < budget {
 		s, err := m.ask(ctx, system, tools, appendInstruction(msgs, instr))

@@ -157,8 +157,24 @@ func (k *Keeper) update(ctx context.Context, p Prefix) error {
 			return err
 		}
 	}
+	after, err := k.Read()
+	if err != nil {
+		return fmt.Errorf("read the session notes: %w", err)
+	}
+	if after == notes {
+		return ErrUnchanged
+	}
 	return k.enforce()
 }
+
+// ErrUnchanged is the outcome of an update after which the notes are as
+// they were: the model answered without an Edit of them that succeeded
+// (an empty reply, text only, a refused tool). The notes' instruction
+// always asks for Current State and the Worklog to move on, so such an
+// update captured nothing, and the notes do not count as covering the
+// conversation it was shown: a compaction from them would drop what they
+// never took down.
+var ErrUnchanged = errors.New("the model answered without editing the notes, so they cover nothing new")
 
 // current returns the notes as they are now, writing the template first
 // when there are none.

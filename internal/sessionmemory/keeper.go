@@ -27,9 +27,9 @@ type Thresholds struct {
 	ToolCalls int
 	// At, when positive, replaces the three above with batches: one
 	// update is due when the context reaches At tokens, and the next
-	// after the context shrank (a compaction), the update failed, or the
-	// context grew by another quarter of At (the compaction it was for
-	// did not happen). An
+	// after the context shrank (a compaction) or grew by another quarter
+	// of At since the last update started (the compaction it was for did
+	// not happen, or the update failed). An
 	// update reads the whole context, so one per compaction costs a
 	// fraction of one every few thousand tokens.
 	At int64
@@ -94,10 +94,16 @@ type Keeper struct {
 	// is; cancel stops it.
 	running chan struct{}
 	cancel  context.CancelFunc
+	// stalled is the update under way that Summary already waited
+	// Config.Wait for in vain; it is not waited for again.
+	stalled chan struct{}
 	closed  bool
 	noEdit  bool // the conversation has no Edit tool
+	// failing is set from a failed update to the next one that succeeds:
+	// a run of failures is said once.
+	failing bool
 	// spent is set once the batch update (Thresholds.At) of the current
-	// context ran; a compaction or a failure clears it.
+	// context ran; a compaction clears it.
 	spent bool
 	stats Stats
 	wg    sync.WaitGroup
@@ -167,6 +173,9 @@ func (k *Keeper) Stats() Stats {
 // AfterResponse is the engine's hook (engine.Config.AfterResponse): it
 // remembers the conversation as req sent it and, when the notes are due
 // and no update is running, starts one in the background. It never waits.
+// A turn already stopped when its response arrives (ctx done: an
+// interrupt, a spent --max-budget-usd) starts no update: it is paid work
+// the stop asked not to do; the next response that is due starts it.
 func (k *Keeper) AfterResponse(ctx context.Context, req *model.Request, resp *model.Response, ids []string) {
 	u := resp.Usage
 	size := u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens + u.OutputTokens
@@ -188,7 +197,7 @@ func (k *Keeper) AfterResponse(ctx context.Context, req *model.Request, resp *mo
 	}
 	k.size = size
 	k.calls += calls
-	if k.closed || k.noEdit || k.running != nil || !k.due(size, calls) {
+	if k.closed || k.noEdit || k.running != nil || ctx.Err() != nil || !k.due(size, calls) {
 		return // not due, or one at a time: a running update is left alone
 	}
 	if !slices.ContainsFunc(req.Tools, func(s model.ToolSpec) bool { return s.Name == "Edit" }) {
@@ -202,10 +211,10 @@ func (k *Keeper) AfterResponse(ctx context.Context, req *model.Request, resp *mo
 	go func() {
 		defer k.wg.Done()
 		err := k.update(uctx, p)
-		if err != nil && !errors.Is(err, context.Canceled) {
-			k.cfg.Warn(fmt.Sprintf("session notes: the background update failed (%v); the conversation goes on and a later update will try again", err))
+		if k.finish(p, err) && !errors.Is(err, context.Canceled) {
+			k.cfg.Warn(fmt.Sprintf("session notes: the background update failed (%v); the conversation goes on, compacting with a summary if it must, and a later update will try again", err))
 		}
-		k.finish(done, p, err)
+		close(done) // after the warning: a waiter sees the update whole
 	}()
 }
 
@@ -239,20 +248,26 @@ func (k *Keeper) claim(ctx context.Context) (chan struct{}, context.Context) {
 	return done, ctx
 }
 
-// finish records the end of an update.
-func (k *Keeper) finish(done chan struct{}, p Prefix, err error) {
+// finish records the end of an update, whose end signal the caller
+// closes next; it reports whether err is the first failure after a
+// success (or the first of all), the one to tell the user of. A failed
+// update leaves what the notes cover as it was; a batch (Thresholds.At)
+// is tried again once the context grew by a quarter of At.
+func (k *Keeper) finish(p Prefix, err error) (firstFailure bool) {
 	k.mu.Lock()
 	k.cancel()
 	k.running, k.cancel = nil, nil
 	if err == nil {
 		k.covered = p.Covered
 		k.stats.Updates++
+		k.failing = false
 	} else {
 		k.stats.Failures++
-		k.spent = false // the batch is due again
+		firstFailure = !k.failing
+		k.failing = true
 	}
 	k.mu.Unlock()
-	close(done)
+	return firstFailure
 }
 
 // Extract updates the notes now, whatever the thresholds (SPEC SM5,
@@ -293,7 +308,8 @@ func (k *Keeper) Extract(ctx context.Context, fallback func(context.Context) (Pr
 	if err == nil {
 		err = k.update(uctx, p)
 	}
-	k.finish(done, p, err)
+	k.finish(p, err)
+	close(done)
 	return err
 }
 
@@ -324,14 +340,20 @@ func (k *Keeper) Read() (string, error) {
 }
 
 // Summary gives compaction the notes to stand as its summary (SPEC SM4),
-// after waiting up to Config.Wait for an update under way: the notes with
+// after waiting up to Config.Wait for an update under way (once: an update
+// it waited for in vain is not waited for again): the notes with
 // over-long sections cut and pointing to the file, and the uuid of the
 // last message they cover ("" when not known, as after a resume). Notes
-// that hold nothing beyond the template return "". It implements
+// that hold nothing beyond the template return "", and so do notes that
+// no update of this process has brought up to date while one failed
+// (they may cover any part of the conversation). It implements
 // compact.Notes.
 func (k *Keeper) Summary(ctx context.Context) (summary, covered string, err error) {
 	k.mu.Lock()
 	ch := k.running
+	if ch == k.stalled {
+		ch = nil // waited for once already: a stalled update holds up one compaction, not every request
+	}
 	k.mu.Unlock()
 	if ch != nil {
 		t := time.NewTimer(k.cfg.Wait)
@@ -339,6 +361,9 @@ func (k *Keeper) Summary(ctx context.Context) (summary, covered string, err erro
 		select {
 		case <-ch:
 		case <-t.C: // use the notes as they are
+			k.mu.Lock()
+			k.stalled = ch
+			k.mu.Unlock()
 		case <-ctx.Done():
 			return "", "", ctx.Err()
 		}
@@ -350,10 +375,17 @@ func (k *Keeper) Summary(ctx context.Context) (summary, covered string, err erro
 	if Empty(notes, k.texts.Template) {
 		return "", "", nil
 	}
-	summary, _ = fit(notes, MaxSectionTokens, MaxTotalTokens, k.cfg.Path)
 	k.mu.Lock()
-	covered = k.covered
+	covered, failed := k.covered, k.stats.Failures > 0
 	k.mu.Unlock()
+	if covered == "" && failed {
+		// No update of this process succeeded and one failed: what the
+		// notes hold (an earlier process's, or what a failed update wrote
+		// before it failed) covers an unknown part of this conversation,
+		// not all of it.
+		return "", "", nil
+	}
+	summary, _ = fit(notes, MaxSectionTokens, MaxTotalTokens, k.cfg.Path)
 	return summary, covered, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -143,8 +144,9 @@ func lastIsResult(req *model.Request) bool {
 }
 
 func TestThresholds(t *testing.T) {
-	f := newFixture(t, func(_ context.Context, _ int, req *model.Request) ([]model.Block, error) {
-		return []model.Block{model.TextBlock("nothing new")}, nil
+	var f *fixture
+	f = newFixture(t, func(ctx context.Context, n int, req *model.Request) ([]model.Block, error) {
+		return noter(f.path, fmt.Sprint("step ", n))(ctx, n, req)
 	}, nil)
 	for i, step := range []struct {
 		size  int64
@@ -170,8 +172,8 @@ func TestThresholds(t *testing.T) {
 			t.Fatalf("step %d (%d tokens, %d calls): %d updates, want %d", i, step.size, step.calls, got, step.want)
 		}
 	}
-	if n := len(f.m.Requests()); n != 4 {
-		t.Errorf("%d fork requests for 4 updates", n)
+	if n := len(f.m.Requests()); n != 8 {
+		t.Errorf("%d fork requests for 4 updates (an Edit and a closing answer each)", n)
 	}
 }
 
@@ -179,8 +181,9 @@ func TestThresholds(t *testing.T) {
 // context, however it grows, until a compaction shrinks it — or until it
 // grew by another quarter of At, the compaction having not happened.
 func TestBatchThreshold(t *testing.T) {
-	f := newFixture(t, func(_ context.Context, _ int, req *model.Request) ([]model.Block, error) {
-		return []model.Block{model.TextBlock("nothing new")}, nil
+	var f *fixture
+	f = newFixture(t, func(ctx context.Context, n int, req *model.Request) ([]model.Block, error) {
+		return noter(f.path, fmt.Sprint("step ", n))(ctx, n, req)
 	}, func(c *Config) { c.Thresholds.At = 40_000 })
 	for i, step := range []struct {
 		size int64
@@ -477,6 +480,50 @@ func TestFailuresAreNotices(t *testing.T) {
 	})
 }
 
+// TestNothingUsable: an update after which the notes are unchanged (an
+// empty reply, text only, a refused tool) failed: the notes do not
+// cover what it was shown, a run of such failures is said once, and the
+// batch is tried again a quarter of At later, not at every response.
+func TestNothingUsable(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		reply []model.Block
+	}{
+		{"empty reply", nil},
+		{"text only", []model.Block{model.TextBlock("The notes are up to date.")}},
+		{"another tool", []model.Block{use("toolu_b", "Bash", `{"command":"touch /tmp/x"}`)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var f *fixture
+			f = newFixture(t, func(ctx context.Context, n int, req *model.Request) ([]model.Block, error) {
+				if n < 2 { // the first update: an Edit, then a closing answer
+					return noter(f.path, "the first update works")(ctx, n, req)
+				}
+				return tt.reply, nil
+			}, func(c *Config) { c.Thresholds.At = 40_000 })
+			f.respond(t, 41_000, 0)
+			if _, covered, _ := f.k.Summary(t.Context()); covered != "uuid-41000" {
+				t.Fatalf("after a good update the notes cover %q", covered)
+			}
+			for _, size := range []int64{51_000, 52_000, 61_000} {
+				f.respond(t, size, 0)
+			}
+			if got := f.k.Stats(); got != (Stats{Updates: 1, Failures: 2}) {
+				t.Errorf("stats %+v, want 1 update and 2 failures (at 51,000 and 61,000, not at 52,000)", got)
+			}
+			if _, covered, _ := f.k.Summary(t.Context()); covered != "uuid-41000" {
+				t.Errorf("the notes cover %q after updates that captured nothing, want uuid-41000", covered)
+			}
+			if w := f.warnings(); len(w) != 1 || !strings.Contains(w[0], "without editing the notes") {
+				t.Errorf("warnings %q, want one line", w)
+			}
+			if f.ran != 0 {
+				t.Errorf("Bash ran %d times while updating the notes", f.ran)
+			}
+		})
+	}
+}
+
 func checkNotice(t *testing.T, f *fixture, want string) {
 	t.Helper()
 	if got := f.k.Stats(); got.Failures != 1 || got.Updates != 0 {
@@ -549,6 +596,57 @@ func TestSummary(t *testing.T) {
 	got := <-done
 	if !strings.Contains(got, "- THE-NOTE") || !strings.HasSuffix(got, "|a9") {
 		t.Errorf("summary %q", got)
+	}
+}
+
+// TestFailedFirstUpdateCoversNothing: an update that edited the notes
+// and then failed (its closing request, here) leaves notes that no
+// update of this process brought up to date: they do not stand as a
+// summary, which would take them to cover the whole conversation.
+func TestFailedFirstUpdateCoversNothing(t *testing.T) {
+	var f *fixture
+	f = newFixture(t, func(ctx context.Context, n int, req *model.Request) ([]model.Block, error) {
+		if n == 0 {
+			return noter(f.path, "half an update")(ctx, n, req)
+		}
+		return nil, &model.APIError{Status: 500, Type: "api_error", Message: "Internal server error"}
+	}, nil)
+	f.respond(t, 20_000, 0)
+	if notes, _ := f.k.Read(); !strings.Contains(notes, "half an update") {
+		t.Fatalf("the edit did not land: %q", notes)
+	}
+	if s, covered, err := f.k.Summary(t.Context()); s != "" || covered != "" || err != nil {
+		t.Errorf("Summary = %q, %q, %v: want no summary from notes no update finished", s, covered, err)
+	}
+}
+
+// TestStalledUpdateWaitedForOnce: compaction waits Config.Wait for an
+// update under way; an update still stalled after that is not waited for
+// again, so it holds up one request, not every one until it times out.
+func TestStalledUpdateWaitedForOnce(t *testing.T) {
+	release := make(chan struct{})
+	f := newFixture(t, func(ctx context.Context, _ int, _ *model.Request) ([]model.Block, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("stalled")
+	}, func(c *Config) { c.Wait = 50 * time.Millisecond })
+	defer close(release)
+	f.k.AfterResponse(t.Context(), f.request(), response(20_000, 0), []string{"a9"})
+	start := time.Now()
+	if _, _, err := f.k.Summary(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("the first Summary returned after %s, before Wait", d)
+	}
+	// The second must not wait: a context that is already done would make
+	// a wait fail at once.
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, _, err := f.k.Summary(done); err != nil {
+		t.Errorf("the second Summary waited for the stalled update again: %v", err)
 	}
 }
 

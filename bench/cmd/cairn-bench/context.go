@@ -31,6 +31,7 @@ func contextCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	seed := fs.Uint64("seed", 1, "workload seed")
 	steps := fs.Int("steps", 0, "keep only this many steps per turn (quick trials; 0: all)")
 	env := fs.String("env", "", "extra environment for cairn, comma-separated KEY=VALUE (threshold sweeps)")
+	provider := fs.String("provider", longrun.ProviderAnthropic, "the API cairn talks to: anthropic (the Messages API's fake) or openai (an OpenAI-compatible fake: no server-side clearing, the window enforced with context_length_exceeded)")
 	asJSON := fs.Bool("json", false, "print the reports as JSON")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
@@ -44,6 +45,14 @@ func contextCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	var extra []string
 	if *env != "" {
 		extra = strings.Split(*env, ",")
+	}
+	cairnProg := longrun.Cairn(*cairnBin, extra...)
+	switch *provider {
+	case longrun.ProviderAnthropic:
+	case longrun.ProviderOpenAI:
+		cairnProg = longrun.CairnOpenAI(*cairnBin, extra...)
+	default:
+		return usageError{fmt.Sprintf("no provider %q: use anthropic or openai", *provider)}
 	}
 	var out []*longrun.Report
 	for _, name := range strings.Split(*workloads, ",") {
@@ -76,7 +85,7 @@ func contextCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		if *onlyClaude {
 			continue
 		}
-		rep, err := runOne(ctx, w, longrun.Cairn(*cairnBin, extra...))
+		rep, err := runOne(ctx, w, cairnProg)
 		if rep == nil {
 			return fmt.Errorf("cairn on %s: %w", name, err)
 		}
@@ -88,6 +97,10 @@ func contextCmd(ctx context.Context, args []string, stdout io.Writer) error {
 			continue
 		}
 		fmt.Fprint(stdout, rep)
+		if rep.Provider == longrun.ProviderOpenAI {
+			verdictOpenAI(stdout, rep, cc)
+			continue
+		}
 		if cc == nil {
 			fmt.Fprintf(stdout, "  no Claude Code figures for %s in %s: run with -live-claude\n", key, figuresFile)
 			continue
@@ -129,4 +142,23 @@ func verdict(out io.Writer, c, cc *longrun.Report) {
 		100*c.CacheShare(), 100*cc.CacheShare(), c.Main, c.Summaries, c.Notes, cc.Main, cc.Summaries, cc.Notes)
 	fmt.Fprintf(out, "  done when           every fact: %s; task word for word: %s; 0 prompt-too-long: %s; <= 1 rewrite per compaction: %s\n",
 		check(c.FactsSeen == c.Facts), check(c.TaskVerbatim), check(c.TooLong == 0), check(c.RewritesPerCompaction() <= 1))
+}
+
+// verdictOpenAI checks a run through the OpenAI-compatible provider
+// against issue 12's bar for it: the workload completes with every fact
+// and no context-length error. The bill is shown beside Claude Code's
+// (on Anthropic's API) for scale only: chat completions charge no cache
+// writes.
+func verdictOpenAI(out io.Writer, c, cc *longrun.Report) {
+	check := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	if cc != nil {
+		fmt.Fprintf(out, "  for scale           billed %.0f here (no cache writes on this API) vs Claude Code %.0f on Anthropic's: %.2fx\n", c.Billed(), cc.Billed(), c.Billed()/cc.Billed())
+	}
+	fmt.Fprintf(out, "  done when (OpenAI)  completed: %s; every fact: %s; 0 context-length errors: %s\n",
+		check(c.Completed), check(c.FactsSeen == c.Facts), check(c.TooLong == 0))
 }

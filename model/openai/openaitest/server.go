@@ -7,9 +7,18 @@
 // request is recorded. Failures are scripted too: HTTP errors with the
 // OpenAI error body, a connection cut mid-stream, and a stream that stalls
 // until the client goes away.
+//
+// A server made with New (Config) also behaves like a model behind the
+// API: it estimates each prompt's tokens (EstimateTokens), refuses a
+// prompt that with its max_tokens does not fit Config.ContextWindow with
+// OpenAI's context_length_exceeded error, reports the prefix it saw
+// before as cached tokens the way OpenAI's automatic prompt caching does,
+// and answers from Config.Respond once the script is spent.
 package openaitest
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,21 +46,122 @@ type Server struct {
 	// requests without it get a 401 invalid_api_key error.
 	APIKey string
 
-	t   testing.TB
-	srv *httptest.Server
+	t   testing.TB // nil for a server made with New
+	cfg Config
+	// configured is set by New: usage is then charged as estimated.
+	configured bool
+	srv        *httptest.Server
 
 	mu       sync.Mutex
 	replies  []Reply
 	requests []Request
 	served   int
+	prefixes map[[32]byte]bool // prompt prefixes seen, for caching
+}
+
+// Config configures a server made with New.
+type Config struct {
+	// APIKey, when set, is the bearer token every request must carry.
+	APIKey string
+	// ContextWindow, when positive, is the model's window in tokens: a
+	// request whose prompt (EstimateTokens) and max_tokens (or
+	// max_completion_tokens) together exceed it gets OpenAI's 400
+	// context_length_exceeded error.
+	ContextWindow int
+	// Respond answers the requests the script (Push) has no reply for;
+	// nil answers them with a 500. It may be called concurrently.
+	Respond func(*Request) Reply
 }
 
 // Request is one request the server received.
 type Request struct {
+	// ID is the X-Request-Id the server answered with.
+	ID     string
 	Method string
 	Path   string
 	Header http.Header
 	Body   []byte
+	// Tokens is the prompt's estimated size (EstimateTokens) and
+	// Completion the reply tokens it asked room for (max_tokens or
+	// max_completion_tokens); 0 when the body did not decode.
+	Tokens, Completion int
+	// Cached is the part of Tokens the server reported as cached: the
+	// longest prefix of whole messages an earlier request sent, when it
+	// is 1024 tokens or more, rounded down to a multiple of 128.
+	Cached int
+	// Status is the HTTP status of the answer (200 for a stream).
+	Status int
+}
+
+// minCached and cacheStep are OpenAI's automatic caching granularity:
+// prompts of 1024 tokens or more, cached in steps of 128.
+const (
+	minCached = 1024
+	cacheStep = 128
+)
+
+// EstimateTokens estimates the prompt tokens of a chat-completions body,
+// deterministically: ceil(n/4) for the n bytes of each message's and
+// each tool's JSON, plus 3 a message. It returns the total and the
+// running total after each message, tools first.
+func EstimateTokens(body []byte) (total int, afterMessage []int) {
+	var req struct {
+		Messages []json.RawMessage `json:"messages"`
+		Tools    []json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return 0, nil
+	}
+	for _, t := range req.Tools {
+		total += (len(compact(t)) + 3) / 4
+	}
+	for _, m := range req.Messages {
+		total += 3 + (len(compact(m))+3)/4
+		afterMessage = append(afterMessage, total)
+	}
+	return total, afterMessage
+}
+
+func compact(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// cachedPrefix returns the tokens of the longest whole-message prefix of
+// body seen in an earlier request, as the cache reports it, and
+// remembers body's prefixes. s.mu is held.
+func (s *Server) cachedPrefix(body []byte, after []int) int {
+	var req struct {
+		Messages []json.RawMessage `json:"messages"`
+		Tools    []json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return 0
+	}
+	if s.prefixes == nil {
+		s.prefixes = map[[32]byte]bool{}
+	}
+	h := sha256.New()
+	for _, t := range req.Tools {
+		h.Write(compact(t))
+	}
+	cached := 0
+	for i, m := range req.Messages {
+		h.Write(compact(m))
+		var key [32]byte
+		copy(key[:], h.Sum(nil))
+		if s.prefixes[key] {
+			cached = after[i]
+		}
+		s.prefixes[key] = true
+	}
+	if cached < minCached {
+		return 0
+	}
+	return cached / cacheStep * cacheStep
 }
 
 // Reply is one scripted answer. Build it with Text, ToolCalls or an error
@@ -155,11 +265,16 @@ func ServerError() Reply {
 
 // ContextLengthExceeded returns the 400 error OpenAI sends when the
 // messages and the completion do not fit the model's window: code
-// context_length_exceeded, with both numbers in the message.
+// context_length_exceeded, with both numbers in the message (requested
+// counts 1000 completion tokens).
 func ContextLengthExceeded(limit, requested int) Reply {
+	return contextLength(limit, requested-1000, 1000)
+}
+
+func contextLength(limit, messages, completion int) Reply {
 	msg := fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens "+
 		"(%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
-		limit, requested, requested-1000, 1000)
+		limit, messages+completion, messages, completion)
 	return Error(http.StatusBadRequest, "invalid_request_error", "context_length_exceeded", "messages", msg)
 }
 
@@ -192,6 +307,15 @@ func NewServer(t testing.TB, replies ...Reply) *Server {
 	return s
 }
 
+// New starts a server configured by cfg, for benchmarks and programs as
+// well as tests; Close stops it. Its script starts empty (Push).
+func New(cfg Config) *Server {
+	s := &Server{cfg: cfg, APIKey: cfg.APIKey, configured: true}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.URL = s.srv.URL + "/v1"
+	return s
+}
+
 // Push appends replies to the script.
 func (s *Server) Push(replies ...Reply) {
 	s.mu.Lock()
@@ -217,6 +341,8 @@ type wireRequest struct {
 	StreamOptions struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	MaxTokens           int `json:"max_tokens"`
+	MaxCompletionTokens int `json:"max_completion_tokens"`
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
@@ -226,29 +352,53 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-	w.Header().Set("X-Request-Id", "req_fake_"+strconv.Itoa(len(s.requests)))
+	i := len(s.requests)
+	id := "req_fake_" + strconv.Itoa(i+1)
+	s.requests = append(s.requests, Request{ID: id, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	s.mu.Unlock()
+	w.Header().Set("X-Request-Id", id)
+	answer := func(reply Reply) {
+		s.mu.Lock()
+		s.requests[i].Status = reply.Status
+		s.mu.Unlock()
+		writeReply(w, reply)
+	}
 
 	if r.Method != http.MethodPost || r.URL.Path != Path {
-		writeReply(w, Error(http.StatusNotFound, "invalid_request_error", "unknown_url", "",
+		answer(Error(http.StatusNotFound, "invalid_request_error", "unknown_url", "",
 			fmt.Sprintf("Unknown request URL: %s %s.", r.Method, r.URL.Path)))
 		return
 	}
 	if s.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.APIKey {
-		writeReply(w, Error(http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "",
+		answer(Error(http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "",
 			"Incorrect API key provided to the fake server."))
 		return
 	}
 	var req wireRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeReply(w, Error(http.StatusBadRequest, "invalid_request_error", "", "",
+		answer(Error(http.StatusBadRequest, "invalid_request_error", "", "",
 			"The request body is not valid JSON: "+err.Error()))
 		return
 	}
 	if !req.Stream {
-		writeReply(w, Error(http.StatusBadRequest, "invalid_request_error", "", "stream",
+		answer(Error(http.StatusBadRequest, "invalid_request_error", "", "stream",
 			"The fake server answers only streaming requests (\"stream\": true)."))
+		return
+	}
+	tokens, after := EstimateTokens(body)
+	completion := max(req.MaxTokens, req.MaxCompletionTokens)
+	s.mu.Lock()
+	rec := &s.requests[i]
+	rec.Tokens, rec.Completion = tokens, completion
+	tooLong := s.cfg.ContextWindow > 0 && tokens+completion > s.cfg.ContextWindow
+	if !tooLong {
+		rec.Cached = s.cachedPrefix(body, after)
+	}
+	cached := rec.Cached
+	snapshot := *rec
+	s.mu.Unlock()
+	if tooLong {
+		answer(contextLength(s.cfg.ContextWindow, tokens, completion))
 		return
 	}
 
@@ -261,20 +411,47 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.served++
 	}
 	s.mu.Unlock()
+	if !ok && s.cfg.Respond != nil {
+		reply, ok = s.cfg.Respond(&snapshot), true
+	}
 	if !ok {
-		s.t.Errorf("openaitest: request %d has no scripted reply", n+1)
-		writeReply(w, ServerError())
+		if s.t != nil {
+			s.t.Errorf("openaitest: request %d has no scripted reply", n+1)
+		}
+		answer(ServerError())
 		return
 	}
 	if reply.Status != 0 {
-		writeReply(w, reply)
+		answer(reply)
 		return
 	}
+	if s.configured && reply.Usage == (Usage{}) {
+		// A configured server charges what it estimated.
+		reply.Usage = Usage{PromptTokens: tokens, CachedTokens: cached, CompletionTokens: completionTokens(reply)}
+	}
+	s.mu.Lock()
+	s.requests[i].Status = http.StatusOK
+	s.mu.Unlock()
 	events := reply.Raw
 	if events == nil {
 		events = Events(reply, n+1, req.Model, req.StreamOptions.IncludeUsage, len(body))
 	}
 	stream(w, r, reply, events)
+}
+
+// completionTokens estimates a reply's tokens: a quarter of its bytes.
+func completionTokens(r Reply) int {
+	n := 0
+	for _, t := range r.Text {
+		n += len(t)
+	}
+	for _, c := range r.ToolCalls {
+		n += len(c.Name)
+		for _, a := range c.Arguments {
+			n += len(a)
+		}
+	}
+	return n/4 + 1
 }
 
 func writeReply(w http.ResponseWriter, r Reply) {
