@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cairn-dev/cairn/session"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -303,29 +304,15 @@ func texts(e *transcript.Entry) (body, prompt string) {
 		}
 		b.WriteByte('\n')
 	}
-	if e.Type == transcript.TypeUser && !toolResult && !e.IsMeta && !e.IsCompactSummary {
-		for _, t := range typed {
-			t = strings.TrimSpace(strings.ReplaceAll(t, "\n", " "))
-			if t != "" && !strings.HasPrefix(t, "<") && !strings.HasPrefix(t, "[Request interrupted") {
-				prompt = t
-				break
-			}
-		}
+	if e.Type == transcript.TypeUser {
+		prompt, _ = session.TypedPrompt(e.IsMeta, e.IsCompactSummary, toolResult, typed)
 	}
 	body = b.String()
 	const maxBody = 256 << 10 // tsvector's limit is 1 MB; keep the index small
 	if len(body) > maxBody {
 		body = strings.ToValidUTF8(body[:maxBody], "")
 	}
-	return strings.ReplaceAll(body, "\x00", ""), cut(prompt, 200)
-}
-
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return strings.TrimSpace(string(r[:n])) + "…"
+	return strings.ReplaceAll(body, "\x00", ""), prompt
 }
 
 // resultText is the text of a tool_result's content: a string, or the

@@ -117,3 +117,32 @@ func TestUnreachable(t *testing.T) {
 		t.Error("IsUnavailable misjudges")
 	}
 }
+
+// TestPromptRules: the store lists the prompt a person typed by the rule
+// local listings use (session.TypedPrompt): markup and interruption
+// notices are skipped, "<3" is not markup, a long prompt is cut.
+func TestPromptRules(t *testing.T) {
+	ctx := context.Background()
+	s := open(t).Project(pgtest.Project(t))
+	es := transcripttest.Entries("s1", 5)
+	long := strings.Repeat("é", 199) + " xy"
+	es[0].Message = []byte(`{"role":"user","content":"<command-name>/clear</command-name>"}`)
+	es[2].Message = []byte(`{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"},{"type":"text","text":"<3 this parser"}]}`)
+	es[4].Message = []byte(`{"role":"user","content":"` + long + `"}`)
+	a, err := s.OpenAppender(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append(ctx, es, true); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	info, err := s.Info(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [2]string{"<3 this parser", strings.Repeat("é", 199) + "…"}
+	if got := [2]string{info.FirstPrompt, info.LastPrompt}; got != want {
+		t.Errorf("first, last prompt = %q, want %q", got, want)
+	}
+}
