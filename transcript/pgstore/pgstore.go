@@ -471,13 +471,24 @@ func (s *Store) Sessions(ctx context.Context) ([]transcript.SessionInfo, error) 
 	return out, nil
 }
 
-// Remove implements transcript.Store.
+// Remove implements transcript.Store: the session's lines and its
+// sidecar files.
 func (s *Store) Remove(ctx context.Context, sessionID string) error {
-	tag, err := s.db.pool.Exec(ctx, `DELETE FROM cairn_sessions WHERE project = $1 AND session_id = $2`, s.project, sessionID)
+	var n int64
+	err := pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+		for _, table := range []string{"cairn_sidecars", "cairn_sessions"} {
+			tag, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE project = $1 AND session_id = $2`, s.project, sessionID)
+			if err != nil {
+				return err
+			}
+			n += tag.RowsAffected()
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("team store: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("session %s in the team store: %w", sessionID, transcript.ErrNotFound)
 	}
 	return nil
