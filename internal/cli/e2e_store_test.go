@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
 
@@ -144,6 +148,102 @@ func TestTeamStoreAcrossMachines(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "remember the offline prompt") || !strings.Contains(out, "do you see it") {
 		t.Errorf("C: show: exit %d: %s %s", code, out, errOut)
 	}
+
+	filesAcrossMachines(t, a, srv)
+}
+
+// filesAcrossMachines: a session on machine A spills a long tool output
+// to a file, runs a subagent and edits a file (a file-history backup);
+// machine B, with its own home and the repository checked out at the
+// same path (the file history names files by absolute path), resumes it
+// with every file beside it and rewinds the edit there.
+func filesAcrossMachines(t *testing.T, a *project, srv *modeltest.Server) {
+	hello := filepath.Join(a.dir, "hello.py")
+	if err := os.WriteFile(hello, []byte("print('hello')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_big", "Bash", `{"command":"seq 1 30000"}`)}},
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_read", "Read", fmt.Sprintf(`{"file_path":%q}`, hello))}},
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_edit", "Edit", fmt.Sprintf(`{"file_path":%q,"old_string":"hello","new_string":"goodbye"}`, hello))}},
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_task", "Task", `{"description":"Look","prompt":"SUBTASK: look around.","subagent_type":"general-purpose"}`)}},
+		modeltest.Text("SUBAGENT-REPORT: all fine."),
+		modeltest.Text("Edited, counted and checked."),
+	)
+	code, out, errOut := a.cairn(t, "-p", "count, edit and check", "--output-format", "json", "--permission-mode", "bypassPermissions")
+	if code != 0 {
+		t.Fatalf("A: exit %d: %s", code, errOut)
+	}
+	id := sessionIDOf(t, out)
+	files := func(p *project) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for _, pat := range []string{
+			filepath.Join(p.home, "projects", "*", id, "tool-results", "*"),
+			filepath.Join(p.home, "projects", "*", id, "subagents", "*"),
+			filepath.Join(p.home, "file-history", id, "*"),
+		} {
+			got, _ := filepath.Glob(pat)
+			for _, f := range got {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rel, _ := filepath.Rel(p.home, f)
+				out[filepath.Join(strings.SplitN(rel, string(filepath.Separator), 3)[0], filepath.Base(filepath.Dir(f)), filepath.Base(f))] = string(b)
+			}
+		}
+		return out
+	}
+	onA := files(a)
+	kinds := map[string]int{}
+	for name := range onA {
+		kinds[filepath.Dir(name)]++
+	}
+	if kinds["projects/tool-results"] != 1 || kinds["projects/subagents"] == 0 || kinds["file-history/"+id] != 1 {
+		t.Fatalf("A's files beside the session: %v", kinds)
+	}
+	if string(must(os.ReadFile(hello))) != "print('goodbye')\n" {
+		t.Fatal("A's edit did not happen")
+	}
+
+	b := &project{dir: a.dir, home: t.TempDir(), srv: srv, env: a.env}
+	srv.Enqueue(modeltest.Text("Back on B."))
+	code, _, errOut = b.cairn(t, "-p", "--resume="+id, "where were we", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("B: resume: exit %d: %s", code, errOut)
+	}
+	onB := files(b)
+	for name := range onB {
+		if _, ok := onA[name]; !ok {
+			delete(onB, name) // B's run made backups of its own
+		}
+	}
+	if d := cmp.Diff(onA, onB); d != "" {
+		t.Errorf("B's files beside the session differ from A's (-A +B):\n%s", d)
+	}
+	_, first := b.promptUUID(t, "count, edit and check")
+	code, out, errOut = b.cairn(t, "sessions", "rewind", id, "--to", first, "--code")
+	if code != 0 {
+		t.Fatalf("B: rewind: exit %d: %s %s", code, out, errOut)
+	}
+	if got := string(must(os.ReadFile(hello))); got != "print('hello')\n" {
+		t.Errorf("after B's rewind hello.py is %q", got)
+	}
+	// The rewind wrote its undo point locally; a sync sends it, once.
+	for _, want := range []string{"sent 1 line", "has it all"} {
+		code, out, _ = b.cairn(t, "sessions", "sync", id)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("B: sync after the rewind: exit %d: %s, want %q", code, out, want)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 func TestTeamStoreNotConfigured(t *testing.T) {

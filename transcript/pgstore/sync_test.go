@@ -125,16 +125,26 @@ func TestReplicaKeepsOrderAndCatchesUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := pgstore.Replicate(la, func(context.Context) (*pgstore.Store, error) { return remote, nil }, "s1", before, func(err error) { t.Errorf("behind: %v", err) })
+	// A file of the earlier run, and one the session writes as it goes.
+	files := newMapSidecars(map[string]string{"s1/tool-results/t1.txt": "earlier"})
+	r := pgstore.Replicate(la, func(context.Context) (*pgstore.Store, error) { return remote, nil }, "s1", before, files, func(err error) { t.Errorf("behind: %v", err) })
 	for i := 10; i < 40; i += 3 {
 		if err := r.Append(ctx, es[i:min(i+3, 40)], i%2 == 0); err != nil {
 			t.Fatal(err)
+		}
+		if i == 22 {
+			files.WriteSidecar(ctx, "s1", "subagents/agent-x.jsonl", []byte("{}\n"))
 		}
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
 	sameBytes(t, local, remote, "s1")
+	for name, want := range map[string]string{"tool-results/t1.txt": "earlier", "subagents/agent-x.jsonl": "{}\n"} {
+		if got, err := remote.ReadSidecar(ctx, "s1", name); err != nil || string(got) != want {
+			t.Errorf("the store's %s = %q, %v; want %q", name, got, err, want)
+		}
+	}
 }
 
 func TestReplicaSaysOnceWhenCut(t *testing.T) {
@@ -164,7 +174,7 @@ func TestReplicaSaysOnceWhenCut(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var said []error
-	r := pgstore.Replicate(la, func(context.Context) (*pgstore.Store, error) { return remote, nil }, "s1", nil, func(err error) { mu.Lock(); said = append(said, err); mu.Unlock() })
+	r := pgstore.Replicate(la, func(context.Context) (*pgstore.Store, error) { return remote, nil }, "s1", nil, nil, func(err error) { mu.Lock(); said = append(said, err); mu.Unlock() })
 	if err := r.Append(ctx, es[:5], true); err != nil {
 		t.Fatal(err)
 	}
