@@ -23,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cairn-dev/cairn/session"
@@ -260,14 +261,17 @@ type Line struct {
 	UUID   string
 	Time   time.Time
 	Bytes  []byte
-	Body   string // the searchable text
-	Prompt string // the text a person typed, if the line is a prompt
-	Chain  bool   // a conversation message (counts in messages)
+	Text   string          // the start of the searchable text, for snippets
+	TSV    pgtype.TSVector // the searchable text's index
+	Prompt string          // the text a person typed, if the line is a prompt
+	Chain  bool            // a conversation message (counts in messages)
 }
 
 func lineOf(e transcript.Entry, b []byte) Line {
 	l := Line{UUID: e.UUID, Time: e.Time(), Bytes: b, Chain: e.IsChain() && (e.Type == transcript.TypeUser || e.Type == transcript.TypeAssistant)}
-	l.Body, l.Prompt = texts(&e)
+	var body string
+	body, l.Prompt = texts(&e)
+	l.Text, l.TSV = snippetText(body), tsvectorOf(body)
 	return l
 }
 
@@ -279,6 +283,20 @@ func LineOf(raw []byte) Line {
 		return Line{Bytes: raw}
 	}
 	return lineOf(e, raw)
+}
+
+// snippetChars is how much of a line's text is kept for search snippets.
+const snippetChars = 4000
+
+func snippetText(body string) string {
+	n := 0
+	for i := range body {
+		if n == snippetChars {
+			return body[:i]
+		}
+		n++
+	}
+	return body
 }
 
 // texts returns the searchable text of an entry (message texts, tool
@@ -360,6 +378,7 @@ func insertLines(ctx context.Context, q querier, project, id string, rows []Line
 		uuids := make([]*string, len(rows))
 		lines := make([][]byte, len(rows))
 		bodies := make([]string, len(rows))
+		tsvs := make([]pgtype.TSVector, len(rows))
 		times := make([]*time.Time, len(rows))
 		seqs := make([]int64, len(rows))
 		for i := range rows {
@@ -369,11 +388,11 @@ func insertLines(ctx context.Context, q querier, project, id string, rows []Line
 			if !rows[i].Time.IsZero() {
 				times[i] = &rows[i].Time
 			}
-			lines[i], bodies[i], seqs[i] = rows[i].Bytes, rows[i].Body, next+int64(i)
+			lines[i], bodies[i], tsvs[i], seqs[i] = rows[i].Bytes, rows[i].Text, rows[i].TSV, next+int64(i)
 		}
-		res, err := tx.Query(ctx, `INSERT INTO cairn_lines (project, session_id, seq, uuid, ts, line, body)
-			SELECT $1, $2, s, u, t, l, b FROM unnest($3::bigint[], $4::text[], $5::timestamptz[], $6::bytea[], $7::text[]) AS x(s, u, t, l, b)
-			ON CONFLICT DO NOTHING RETURNING seq`, project, id, seqs, uuids, times, lines, bodies)
+		res, err := tx.Query(ctx, `INSERT INTO cairn_lines (project, session_id, seq, uuid, ts, line, body, tsv)
+			SELECT $1, $2, s, u, t, l, b, v FROM unnest($3::bigint[], $4::text[], $5::timestamptz[], $6::bytea[], $7::text[], $8::tsvector[]) AS x(s, u, t, l, b, v)
+			ON CONFLICT DO NOTHING RETURNING seq`, project, id, seqs, uuids, times, lines, bodies, tsvs)
 		if err != nil {
 			return err
 		}
@@ -568,16 +587,21 @@ type Hit struct {
 }
 
 // Search finds lines whose text matches query (words, "phrases", -not,
-// or: websearch syntax), newest first, at most limit (default 50).
+// or: web-search syntax; see tsqueryOf), newest first, at most limit
+// (default 50).
 func (s *Store) Search(ctx context.Context, query string, limit int, allProjects bool) ([]Hit, error) {
 	if limit <= 0 {
 		limit = 50
 	}
+	tsq, ok := tsqueryOf(query)
+	if !ok {
+		return []Hit{}, nil // no words: nothing matches
+	}
 	rows, err := s.db.pool.Query(ctx, `SELECT session_id, project, coalesce(uuid, ''), coalesce(ts, 'epoch'::timestamptz),
-			ts_headline('simple', left(body, 4000), q, 'MaxWords=20, MinWords=8, StartSel=«, StopSel=»')
-		FROM cairn_lines, websearch_to_tsquery('simple', $1) q
+			ts_headline('simple', body, q, 'MaxWords=20, MinWords=8, StartSel=«, StopSel=»')
+		FROM cairn_lines, CAST($1 AS tsquery) q
 		WHERE tsv @@ q AND ($2 OR project = $3)
-		ORDER BY ts DESC NULLS LAST LIMIT $4`, query, allProjects, s.project, limit)
+		ORDER BY ts DESC NULLS LAST LIMIT $4`, tsq, allProjects, s.project, limit)
 	if err != nil {
 		return nil, fmt.Errorf("team store: search: %w", err)
 	}

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,6 +99,57 @@ func TestSearch(t *testing.T) {
 	}
 	if hits, _ := s.Search(ctx, "unicorn", 10, false); len(hits) != 0 {
 		t.Errorf("absent word: %d hits", len(hits))
+	}
+}
+
+// TestSearchSyntax: phrases, negation, or, punctuation, Unicode and
+// quotes, through the server.
+func TestSearchSyntax(t *testing.T) {
+	ctx := context.Background()
+	s := open(t).Project(pgtest.Project(t))
+	es := transcripttest.Entries("s1", 4)
+	es[0].Message = []byte(`{"role":"user","content":"why does pkg.Func(x) fail on Straße"}`)
+	es[1].Message = []byte(`{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"grep -r 'it\\'s' ."}}]}`)
+	es[2].Message = []byte(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"migration failed: retry later"}]}`)
+	es[3].Message = []byte(`{"role":"assistant","content":[{"type":"text","text":"the failed migration is fixed"}]}`)
+	a, err := s.OpenAppender(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append(ctx, es, true); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	for _, tt := range []struct {
+		q    string
+		want []int
+	}{
+		{"pkg.Func", []int{0}},
+		{"STRASSE", nil},
+		{"straße", []int{0}},
+		{`"migration failed"`, []int{2}},
+		{"migration failed", []int{3, 2}},
+		{"migration -retry", []int{3}},
+		{"retry or fixed", []int{3, 2}},
+		{"it's", []int{1}},
+		{"!!!", nil},
+	} {
+		hits, err := s.Search(ctx, tt.q, 10, false)
+		if err != nil {
+			t.Errorf("%q: %v", tt.q, err)
+			continue
+		}
+		var got []int
+		for _, h := range hits {
+			for i := range es {
+				if es[i].UUID == h.UUID {
+					got = append(got, i)
+				}
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("search %q found lines %v, want %v", tt.q, got, tt.want)
+		}
 	}
 }
 

@@ -70,19 +70,34 @@ func (a *appender) catchUp(ctx context.Context, local transcript.Source) (int, e
 			return 0, err
 		}
 	}
+	// The next batch is decoded and indexed while the server stores
+	// this one.
 	const batch = 2000
-	pushed := 0
-	for len(missing) > 0 {
-		n := min(batch, len(missing))
-		rows := make([]Line, n)
-		for i, l := range missing[:n] {
-			rows[i] = LineOf(l)
+	batches := make(chan []Line, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(batches)
+		for len(missing) > 0 {
+			n := min(batch, len(missing))
+			rows := make([]Line, n)
+			for i, l := range missing[:n] {
+				rows[i] = LineOf(l)
+			}
+			missing = missing[n:]
+			select {
+			case batches <- rows:
+			case <-stop:
+				return
+			}
 		}
+	}()
+	pushed := 0
+	for rows := range batches {
 		if err := insertLines(ctx, a.conn, a.s.project, a.id, rows); err != nil {
 			return pushed, fmt.Errorf("team store: push session %s: %w", a.id, err)
 		}
-		pushed += n
-		missing = missing[n:]
+		pushed += len(rows)
 	}
 	return pushed, nil
 }
