@@ -357,6 +357,10 @@ func resultText(raw []byte) string {
 	return b.String()
 }
 
+// notifyChannel is where the store announces appends; the payload is
+// the project and the session id, joined by U+001F.
+const notifyChannel = "cairn_lines"
+
 // querier is what insertLines needs of a connection or transaction.
 type querier interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
@@ -428,7 +432,7 @@ func insertLines(ctx context.Context, q querier, project, id string, rows []Line
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify('cairn_lines', $1)`, project+"\x1f"+id)
+		_, err = tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', $1)`, project+"\x1f"+id)
 		return err
 	})
 }
@@ -646,4 +650,64 @@ func (db *DB) ProjectOf(ctx context.Context, sessionID string) (string, error) {
 		return "", fmt.Errorf("session %s in the team store: %w", sessionID, transcript.ErrNotFound)
 	}
 	return p, err
+}
+
+// Follow calls start once it follows the session, then line with each
+// line appended to it from then on, in order, until ctx ends (then it
+// returns nil) or line fails. It waits on the store's notification of an
+// append (LISTEN on one connection of its own) and reads only the new
+// lines. A missing session returns ErrNotFound, before start.
+func (s *Store) Follow(ctx context.Context, sessionID string, start func(), line func([]byte) error) error {
+	if err := validID(sessionID); err != nil {
+		return err
+	}
+	pooled, err := s.db.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("team store: %w", err)
+	}
+	// A listening connection does not go back to the pool.
+	conn := pooled.Hijack()
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
+		return fmt.Errorf("team store: %w", err)
+	}
+	// The end is read after LISTEN, so no append falls between.
+	var last int64
+	err = conn.QueryRow(ctx, `SELECT next_seq - 1 FROM cairn_sessions WHERE project = $1 AND session_id = $2`, s.project, sessionID).Scan(&last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("session %s in the team store: %w", sessionID, transcript.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("team store: %w", err)
+	}
+	start()
+	want := s.project + "\x1f" + sessionID
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("team store: follow session %s: %w", sessionID, err)
+		}
+		if n.Payload != want {
+			continue
+		}
+		rows, err := conn.Query(ctx, `SELECT seq, line FROM cairn_lines WHERE project = $1 AND session_id = $2 AND seq > $3 ORDER BY seq`, s.project, sessionID, last)
+		if err != nil {
+			return fmt.Errorf("team store: %w", err)
+		}
+		var seq int64
+		var b []byte
+		_, err = pgx.ForEachRow(rows, []any{&seq, &b}, func() error {
+			last = seq
+			return line(b)
+		})
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/transcript"
@@ -197,4 +200,66 @@ func TestPromptRules(t *testing.T) {
 	if got := [2]string{info.FirstPrompt, info.LastPrompt}; got != want {
 		t.Errorf("first, last prompt = %q, want %q", got, want)
 	}
+}
+
+// TestFollow: a follower gets each line appended after it started, in
+// order, and no other session's.
+func TestFollow(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := open(t).Project(pgtest.Project(t))
+	es := transcripttest.Entries("s1", 6)
+	a, err := s.OpenAppender(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	a.Append(ctx, es[:2], true)
+	if err := s.Follow(ctx, "nope", func() { t.Error("started on a missing session") }, nil); !errors.Is(err, transcript.ErrNotFound) {
+		t.Errorf("Follow of a missing session: %v", err)
+	}
+	started := make(chan struct{})
+	got := make(chan string, 10)
+	fctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Follow(fctx, "s1", func() { close(started) }, func(l []byte) error {
+			e, err := transcript.DecodeEntry(l)
+			if err != nil {
+				return err
+			}
+			got <- e.UUID
+			return nil
+		})
+	}()
+	<-started
+	other, _ := s.OpenAppender(ctx, "s2")
+	defer other.Close()
+	other.Append(ctx, transcripttest.Entries("s2", 1), true)
+	a.Append(ctx, es[2:3], true)
+	a.Append(ctx, es[3:], true)
+	var uuids []string
+	for len(uuids) < 4 {
+		select {
+		case u := <-got:
+			uuids = append(uuids, u)
+		case <-ctx.Done():
+			t.Fatalf("followed %v, then nothing", uuids)
+		}
+	}
+	if d := cmp.Diff(wantUUIDs(es[2:]), uuids); d != "" {
+		t.Errorf("followed lines (-want +got):\n%s", d)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Errorf("Follow after its context ended: %v", err)
+	}
+}
+
+func wantUUIDs(es []transcript.Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.UUID)
+	}
+	return out
 }
