@@ -1,8 +1,12 @@
 package cli_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -244,6 +248,100 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestServeStore runs `cairn serve --store` over a session machine A
+// sent to the team store: the list, a history page, the resume view, and
+// the live tail of the session as A goes on with it.
+func TestServeStore(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	url := pgtest.URL(t)
+	srv := modeltest.Start(t, modeltest.Config{})
+	a := machine(t, srv, "git@example.com:team/"+pgtest.Project(t)+".git", url)
+	srv.Enqueue(modeltest.Text("SERVED-REPLY"))
+	code, out, errOut := a.cairn(t, "-p", "SERVED-PROMPT from the store", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("A: exit %d: %s", code, errOut)
+	}
+	id := sessionIDOf(t, out)
+
+	viewer := &project{dir: t.TempDir(), home: t.TempDir(), env: []string{"CAIRN_SERVE_TOKEN=tok-store"}}
+	base := strings.Split(startServe(t, viewer, "--store", url), "?")[0]
+	get := func(path, token string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, tt := range []struct {
+		path, token string
+		code        int
+		has         []string
+	}{
+		{"api/sessions", "", 401, nil},
+		{"api/sessions", "wrong", 401, nil},
+		{"api/sessions?q=SERVED", "tok-store", 200, []string{id, "SERVED-PROMPT from the store"}},
+		{"api/sessions/" + id + "/events", "tok-store", 200, []string{`"hasMore":false`, "SERVED-PROMPT", "SERVED-REPLY"}},
+		{"api/sessions/" + id + "/events?before=nope", "tok-store", 400, nil},
+		{"api/sessions/" + id + "/view", "tok-store", 200, []string{`"sessionId":"` + id + `"`, "SERVED-REPLY"}},
+		{"api/sessions/00000000-0000-4000-8000-000000000404/events", "tok-store", 404, nil},
+	} {
+		code, body := get(tt.path, tt.token)
+		if code != tt.code {
+			t.Errorf("GET %s: %d, want %d: %s", tt.path, code, tt.code, body)
+		}
+		for _, want := range tt.has {
+			if !strings.Contains(body, want) {
+				t.Errorf("GET %s lacks %q: %.500s", tt.path, want, body)
+			}
+		}
+	}
+
+	// The tail: A goes on, the lines come through the store's notices.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"api/sessions/"+id+"/stream", nil)
+	req.Header.Set("Authorization", "Bearer tok-store")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	events := bufio.NewReader(resp.Body)
+	if l, err := events.ReadString('\n'); err != nil || !strings.HasPrefix(l, ": tailing") {
+		t.Fatalf("stream's first line %q, %v", l, err)
+	}
+	srv.Enqueue(modeltest.Text("TAILED-REPLY"))
+	if code, _, errOut := a.cairn(t, "-p", "--resume="+id, "TAILED-PROMPT", "--output-format", "json"); code != 0 {
+		t.Fatalf("A: resume: exit %d: %s", code, errOut)
+	}
+	var seen []string
+	for !strings.Contains(strings.Join(seen, ""), "TAILED-REPLY") {
+		l, err := events.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the tail ended (%v) after %q", err, seen)
+		}
+		if strings.HasPrefix(l, "data: ") {
+			seen = append(seen, l)
+		}
+	}
+	all := strings.Join(seen, "")
+	if !strings.Contains(all, "TAILED-PROMPT") || strings.Contains(all, "SERVED-PROMPT") {
+		t.Errorf("the tail sent %q: want the new lines only", seen)
+	}
 }
 
 func TestTeamStoreNotConfigured(t *testing.T) {
