@@ -16,9 +16,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cairn-dev/cairn/internal/cli"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
+	"github.com/cairn-dev/cairn/transcript/pgstore"
 )
 
 // machine is one computer of a team: its own home and its own checkout of
@@ -341,6 +343,58 @@ func TestServeStore(t *testing.T) {
 	all := strings.Join(seen, "")
 	if !strings.Contains(all, "TAILED-PROMPT") || strings.Contains(all, "SERVED-PROMPT") {
 		t.Errorf("the tail sent %q: want the new lines only", seen)
+	}
+}
+
+// TestTeamStoreTwoWritersAtOnce: while another machine writes a session
+// in the team store (its lock held), a run that goes on with its own
+// copy works on locally, says aloud why the store does not get its lines,
+// and a sync once the other is done sends them, once.
+func TestTeamStoreTwoWritersAtOnce(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	url := pgtest.URL(t)
+	srv := modeltest.Start(t, modeltest.Config{})
+	a := machine(t, srv, "git@example.com:team/"+pgtest.Project(t)+".git", url)
+	srv.Enqueue(modeltest.Text("First."))
+	code, out, errOut := a.cairn(t, "-p", "first prompt", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	id := sessionIDOf(t, out)
+
+	ctx := context.Background()
+	db, err := pgstore.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	other, err := db.Project(cli.ProjectKey(a.dir)).OpenAppender(ctx, id) // the other machine
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(modeltest.Text("Second, locally."))
+	code, _, errOut = a.cairn(t, "-p", "--resume="+id, "second prompt", "--output-format", "json")
+	if code != 0 {
+		t.Fatalf("resume while another writes: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "another machine or process is writing it") || !strings.Contains(errOut, "cairn sessions sync") {
+		t.Errorf("the run did not say why the store is behind: %s", errOut)
+	}
+	if code, out, _ := a.cairn(t, "sessions", "sync", id); code == 0 || !strings.Contains(out, "another machine or process") {
+		t.Errorf("sync while the other writes: exit %d: %s", code, out)
+	}
+	other.Close()
+	for _, want := range []string{" lines and ", "has it all"} {
+		code, out, _ = a.cairn(t, "sessions", "sync", id)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("sync once the other is done: exit %d: %s, want %q", code, out, want)
+		}
+	}
+	code, out, _ = a.cairn(t, "sessions", "search", "--store", "second prompt", "--json")
+	if code != 0 || strings.Count(out, `"uuid"`) != 1 {
+		t.Errorf("search --store: exit %d: %s", code, out)
 	}
 }
 

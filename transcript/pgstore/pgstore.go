@@ -68,6 +68,10 @@ func Open(ctx context.Context, url string) (*DB, error) {
 // storeError names the store (without its password) and keeps a failed
 // connection's reason to its last line: pgx lists every address it tried.
 func storeError(url string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28") {
+		return fmt.Errorf("team store %s: the server refused these credentials (%s): check the user and password in CAIRN_STORE or the setting sessionStore", redact(url), pe.Message)
+	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
 		msg := strings.TrimSpace(err.Error())

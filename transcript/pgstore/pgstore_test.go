@@ -263,3 +263,60 @@ func wantUUIDs(es []transcript.Entry) []string {
 	}
 	return out
 }
+
+func TestWrongCredentials(t *testing.T) {
+	url := pgtest.URL(t)
+	// A user the server does not know (a test server trusts every
+	// password, so the user is what can be wrong).
+	i := strings.Index(url, "://") + 3
+	at := strings.LastIndex(url, "@")
+	if at < i {
+		t.Skipf("%s names no user", url)
+	}
+	bad := url[:i] + "cairn_nobody:secret" + url[at:]
+	_, err := pgstore.Open(context.Background(), bad)
+	if err == nil {
+		t.Fatal("Open with an unknown user succeeded")
+	}
+	for _, want := range []string{"refused these credentials", "cairn_nobody", "CAIRN_STORE"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("the error shows the password: %v", err)
+	}
+}
+
+// TestSchemaTooNew: a store migrated by a newer cairn is refused with a
+// message saying to upgrade, and left as it is.
+func TestSchemaTooNew(t *testing.T) {
+	ctx := context.Background()
+	admin := open(t)
+	schema := strings.ToLower(strings.NewReplacer("-", "_").Replace(pgtest.Project(t)))
+	if len(schema) > 60 {
+		schema = schema[len(schema)-60:]
+	}
+	schema = "s" + schema
+	if err := admin.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`) })
+	url := withParam(pgtest.URL(t), "search_path="+schema)
+	db, err := pgstore.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := admin.Exec(ctx, `INSERT INTO `+schema+`.cairn_schema (version) VALUES (999)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = pgstore.Open(ctx, url)
+	if !errors.Is(err, pgstore.ErrSchemaTooNew) || !strings.Contains(err.Error(), "upgrade cairn") {
+		t.Errorf("Open of a newer schema: %v", err)
+	}
+	var n int
+	if err := admin.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.cairn_schema`).Scan(&n); err != nil || n < 2 {
+		t.Errorf("the schema table changed: %d rows, %v", n, err)
+	}
+}
