@@ -129,11 +129,10 @@ func (t *teamStore) fetch(ctx context.Context, home session.Home, cwd, id string
 	if err := pgstore.Fetch(ctx, s, id, path); err != nil {
 		return "", err
 	}
-	rep, err := pgstore.FetchSidecars(ctx, s, sidecarsOf(home, filepath.Dir(path)), id)
-	if err != nil {
+	// A new local copy has no files of its own to keep: all come.
+	if _, err := pgstore.FetchSidecars(ctx, s, sidecarsOf(home, filepath.Dir(path)), id); err != nil {
 		return path, fmt.Errorf("session %s came down from the team store to %s, but not all its files (tool results, subagents, file history): %w; resuming it brings them", id, path, err)
 	}
-	_ = rep // a new local copy has no files of its own to keep
 	return path, nil
 }
 

@@ -449,7 +449,7 @@ func TailFile(ctx context.Context, path string, poll time.Duration, start func()
 		if err != nil {
 			continue // being replaced; look again
 		}
-		if fi.Size() < off || !os.SameFile(fi, mustStat(f)) {
+		if fi.Size() < off || !os.SameFile(fi, statOf(f)) {
 			// Replaced: follow the new file from its end.
 			nf, err := os.Open(path)
 			if err != nil {
@@ -482,7 +482,7 @@ func TailFile(ctx context.Context, path string, poll time.Duration, start func()
 	}
 }
 
-func mustStat(f *os.File) fs.FileInfo {
+func statOf(f *os.File) fs.FileInfo {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil
