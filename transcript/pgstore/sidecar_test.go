@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -50,19 +51,12 @@ func (m *mapSidecars) ListSidecars(_ context.Context, id string) ([]string, erro
 	defer m.mu.Unlock()
 	var out []string
 	for k := range m.files {
-		if name, ok := cutPrefix(k, id+"/"); ok {
+		if name, ok := strings.CutPrefix(k, id+"/"); ok {
 			out = append(out, name)
 		}
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-func cutPrefix(s, p string) (string, bool) {
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):], true
-	}
-	return "", false
 }
 
 func (m *mapSidecars) snapshot() map[string]string {
