@@ -573,16 +573,24 @@ func parseTime(s string) time.Time {
 	return t
 }
 
-// promptOf returns the text a person typed in a user line: not a tool
-// result, not meta, not a compaction summary, not markup such as command
-// tags or reminders, not an interruption notice. It is put on one line and
-// cut to 200 characters.
+// promptOf returns the text a person typed in a user line (see
+// TypedPrompt).
 func promptOf(ll *liteLine) (string, bool) {
-	if ll.Type != "user" || ll.IsMeta || ll.IsCompactSummary || ll.Message == nil {
+	if ll.Type != "user" || ll.Message == nil {
 		return "", false
 	}
 	texts, toolResult := userTexts(ll.Message.Content)
-	if toolResult {
+	return TypedPrompt(ll.IsMeta, ll.IsCompactSummary, toolResult, texts)
+}
+
+// TypedPrompt returns the text a person typed in a user line, given the
+// line's flags and the texts of its content in order: nothing for a tool
+// result, a meta line or a compaction summary; else the first text that
+// is not markup such as command tags or reminders, nor an interruption
+// notice, put on one line and cut to 200 characters. It is the one rule
+// for every listing of sessions (the local one and the team store's).
+func TypedPrompt(meta, compactSummary, toolResult bool, texts []string) (string, bool) {
+	if meta || compactSummary || toolResult {
 		return "", false
 	}
 	for _, t := range texts {

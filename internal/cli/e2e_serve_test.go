@@ -47,10 +47,10 @@ func compactedSession(t *testing.T, home, cwd, id string) {
 
 // startServe runs `cairn serve` on a free loopback port and returns the
 // URL it printed (with its token).
-func startServe(t *testing.T, p *project) string {
+func startServe(t *testing.T, p *project, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, binary, "serve", "--addr", "127.0.0.1:0")
+	cmd := exec.CommandContext(ctx, binary, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = p.dir
 	cmd.Env = append([]string{"CAIRN_HOME=" + p.home, "HOME=" + p.home, "PATH=" + os.Getenv("PATH")}, p.env...)
 	out, err := cmd.StdoutPipe()

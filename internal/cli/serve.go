@@ -177,3 +177,27 @@ func (s storeSessions) Source(ctx context.Context, id string) (transcript.Source
 	}
 	return s.db.Project(project).OpenSource(ctx, id)
 }
+
+// Tail implements serve.Tailer: the file, reading only what is appended.
+func (l localSessions) Tail(ctx context.Context, id string, start func(), line func([]byte) error) error {
+	if strings.ContainsAny(id, `/\`) || id == "" {
+		return fmt.Errorf("session %q: %w", id, serve.ErrNotFound)
+	}
+	path, err := l.home.Find("", id)
+	if errors.Is(err, session.ErrNotFound) {
+		return fmt.Errorf("session %q: %w", id, serve.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	return serve.TailFile(ctx, path, 500*time.Millisecond, start, line)
+}
+
+// Tail implements serve.Tailer: the store notifies each append.
+func (s storeSessions) Tail(ctx context.Context, id string, start func(), line func([]byte) error) error {
+	project, err := s.db.ProjectOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	return s.db.Project(project).Follow(ctx, id, start, line)
+}

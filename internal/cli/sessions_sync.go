@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -47,9 +49,11 @@ func newSessionsSyncCmd(env Env) *cobra.Command {
 				paths = []string{p}
 			}
 			type synced struct {
-				SessionID string `json:"sessionId"`
-				Pushed    int    `json:"pushed"`
-				Error     string `json:"error,omitempty"`
+				SessionID string   `json:"sessionId"`
+				Pushed    int      `json:"pushed"`
+				Files     int      `json:"files"`
+				Kept      []string `json:"kept,omitempty"`
+				Error     string   `json:"error,omitempty"`
 			}
 			out := []synced{}
 			failed := 0
@@ -57,6 +61,11 @@ func newSessionsSyncCmd(env Env) *cobra.Command {
 				id := trimJSONL(pathBase(p))
 				n, err := syncOne(cmd, p, remote, id)
 				r := synced{SessionID: id, Pushed: n}
+				if err == nil {
+					var rep pgstore.SidecarReport
+					rep, err = pgstore.SyncSidecars(ctx, sidecarsOf(home, filepath.Dir(p)), remote, id)
+					r.Files, r.Kept = rep.Copied, rep.Kept
+				}
 				if err != nil {
 					r.Error = err.Error()
 					failed++
@@ -72,10 +81,13 @@ func newSessionsSyncCmd(env Env) *cobra.Command {
 					switch {
 					case r.Error != "":
 						fmt.Fprintf(env.Stdout, "%s: not sent: %s\n", r.SessionID, r.Error)
-					case r.Pushed == 0:
+					case r.Pushed == 0 && r.Files == 0:
 						fmt.Fprintf(env.Stdout, "%s: the team store has it all\n", r.SessionID)
 					default:
-						fmt.Fprintf(env.Stdout, "%s: sent %d %s\n", r.SessionID, r.Pushed, plural(r.Pushed, "line", "lines"))
+						fmt.Fprintf(env.Stdout, "%s: sent %d %s and %d %s\n", r.SessionID, r.Pushed, plural(r.Pushed, "line", "lines"), r.Files, plural(r.Files, "file", "files"))
+					}
+					if len(r.Kept) > 0 {
+						fmt.Fprintf(env.Stdout, "%s: not sent, as the team store holds another version: %s (both copies are kept)\n", r.SessionID, strings.Join(r.Kept, ", "))
 					}
 				}
 			}

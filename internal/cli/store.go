@@ -102,9 +102,10 @@ func (t *teamStore) close() {
 // replicator returns the agent's hook that sends every transcript line to
 // the team store behind the local file. When the store cannot be reached
 // the session goes on locally and warn says so once.
-func (t *teamStore) replicator(warn func(string)) func(string, transcript.Appender, transcript.Source) transcript.Appender {
+// The session's sidecar files (files) go too, when it starts and ends.
+func (t *teamStore) replicator(files transcript.Sidecars, warn func(string)) func(string, transcript.Appender, transcript.Source) transcript.Appender {
 	return func(sessionID string, local transcript.Appender, before transcript.Source) transcript.Appender {
-		return pgstore.Replicate(local, t.store, sessionID, before, func(err error) { t.behind(warn, err) })
+		return pgstore.Replicate(local, t.store, sessionID, before, files, func(err error) { t.behind(warn, err) })
 	}
 }
 
@@ -128,6 +129,10 @@ func (t *teamStore) fetch(ctx context.Context, home session.Home, cwd, id string
 	if err := pgstore.Fetch(ctx, s, id, path); err != nil {
 		return "", err
 	}
+	// A new local copy has no files of its own to keep: all come.
+	if _, err := pgstore.FetchSidecars(ctx, s, sidecarsOf(home, filepath.Dir(path)), id); err != nil {
+		return path, fmt.Errorf("session %s came down from the team store to %s, but not all its files (tool results, subagents, file history): %w; resuming it brings them", id, path, err)
+	}
 	return path, nil
 }
 
@@ -144,6 +149,10 @@ func findSession(ctx context.Context, env Env, home session.Home, ref string, st
 	}
 	defer ts.close()
 	p, ferr := ts.fetch(ctx, home, env.Cwd, ref)
+	if ferr != nil && p != "" {
+		fmt.Fprintln(stderr, "warning:", ferr) // the transcript came, some files did not
+		return p, nil
+	}
 	if ferr != nil {
 		if errors.Is(ferr, session.ErrNotFound) {
 			return "", ferr
@@ -219,9 +228,13 @@ func (s *setup) withTeamStore(ctx context.Context, env Env, f *agentFlags, out i
 		// A session brought down from the store was resolved to its
 		// path already (findSession); one that was here may have gone on
 		// on another machine since.
-		ts.pull(ctx, f.resume, warn)
+		ts.pull(ctx, s.home, f.resume, warn)
 	}
-	s.opts.Replicate = ts.replicator(warn)
+	dir := s.home.ProjectDir(env.Cwd)
+	if strings.HasSuffix(f.resume, ".jsonl") && filepath.IsAbs(f.resume) {
+		dir = filepath.Dir(f.resume) // a session resumed from another folder
+	}
+	s.opts.Replicate = ts.replicator(sidecarsOf(s.home, dir), warn)
 	return nil
 }
 
@@ -290,8 +303,8 @@ func storeSearch(ctx context.Context, env Env, query string, all bool) ([]sessio
 // store's copy, when the session went on on another machine. A store that
 // cannot be asked, or a copy that diverged, leaves the local file as it is
 // and says so.
-func (t *teamStore) pull(ctx context.Context, path string, warn func(string)) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+func (t *teamStore) pull(parent context.Context, home session.Home, path string, warn func(string)) {
+	ctx, cancel := context.WithTimeout(parent, 5*time.Second)
 	defer cancel()
 	s, err := t.store(ctx)
 	if err != nil {
@@ -302,9 +315,20 @@ func (t *teamStore) pull(ctx context.Context, path string, warn func(string)) {
 	n, err := pgstore.Pull(ctx, s, id, transcript.NewFileStore(filepath.Dir(path)))
 	switch {
 	case errors.Is(err, transcript.ErrNotFound):
+		return
 	case err != nil:
 		warn(fmt.Sprintf("session %s: %v", id, err))
 	case n > 0:
 		warn(fmt.Sprintf("%d %s of session %s brought from the team store (it went on on another machine)", n, plural(n, "line", "lines"), id))
+	}
+	// Files may be bigger than lines: a longer wait of their own.
+	fctx, fcancel := context.WithTimeout(parent, 30*time.Second)
+	defer fcancel()
+	rep, err := pgstore.FetchSidecars(fctx, s, sidecarsOf(home, filepath.Dir(path)), id)
+	if err != nil {
+		warn(fmt.Sprintf("session %s: its files (tool results, subagents, file history) could not all be brought from the team store: %v", id, err))
+	}
+	if len(rep.Kept) > 0 {
+		warn(fmt.Sprintf("session %s: %s differ here and in the team store; this machine's copy is kept", id, strings.Join(rep.Kept, ", ")))
 	}
 }

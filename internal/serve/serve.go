@@ -15,6 +15,8 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,12 +63,24 @@ type Sessions interface {
 	Source(ctx context.Context, sessionID string) (transcript.Source, error)
 }
 
+// Tailer is a Sessions that follows a session as it grows, without
+// reading it again: the team store through LISTEN/NOTIFY, the local home
+// by reading only the bytes appended to the file.
+type Tailer interface {
+	// Tail calls start once the session is found and followed, then line
+	// with each whole line appended from then on, in order, until ctx
+	// ends (it then returns nil) or line fails. A missing session is an
+	// error wrapping ErrNotFound, returned before start.
+	Tail(ctx context.Context, sessionID string, start func(), line func([]byte) error) error
+}
+
 // Options configure a server.
 type Options struct {
 	Sessions Sessions
 	// Token is the bearer token every route but /healthz needs.
 	Token string
-	// Poll is how often a live tail looks for new lines (default 500 ms).
+	// Poll is how often a live tail looks for new lines when Sessions is
+	// not a Tailer (default 500 ms).
 	Poll time.Duration
 }
 
@@ -339,6 +353,31 @@ func (s *server) view(w http.ResponseWriter, r *http.Request) {
 // server-sent event, until the client goes away.
 func (s *server) stream(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		httpError(w, http.StatusInternalServerError, "streaming is not supported here")
+		return
+	}
+	start := func() {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprint(w, ": tailing "+id+"\n\n")
+		fl.Flush()
+	}
+	if t, ok := s.o.Sessions.(Tailer); ok {
+		started := false
+		err := t.Tail(r.Context(), id, func() { started = true; start() }, func(line []byte) error {
+			if len(bytes.TrimSpace(line)) > 0 {
+				fmt.Fprintf(w, "data: %s\n\n", line)
+				fl.Flush()
+			}
+			return r.Context().Err()
+		})
+		if err != nil && !started {
+			s.fail(w, err)
+		}
+		return
+	}
 	src, err := s.o.Sessions.Source(r.Context(), id)
 	if err != nil {
 		s.fail(w, err)
@@ -346,15 +385,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	off := src.Size()
 	src.Close()
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		httpError(w, http.StatusInternalServerError, "streaming is not supported here")
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprint(w, ": tailing "+id+"\n\n")
-	fl.Flush()
+	start()
 	tick := time.NewTicker(s.o.Poll)
 	defer tick.Stop()
 	for {
@@ -385,4 +416,76 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request) {
 		}
 		src.Close()
 	}
+}
+
+// TailFile follows the transcript file at path for a Tailer (see there),
+// looking every poll for bytes appended and reading only those. A file
+// that shrinks (replaced by a repair) is followed from its new end.
+func TailFile(ctx context.Context, path string, poll time.Duration, start func(), line func([]byte) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", path, ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	off := fi.Size()
+	start()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	var pending []byte // a line being written
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			continue // being replaced; look again
+		}
+		if fi.Size() < off || !os.SameFile(fi, statOf(f)) {
+			// Replaced: follow the new file from its end.
+			nf, err := os.Open(path)
+			if err != nil {
+				continue
+			}
+			f.Close()
+			f, off, pending = nf, fi.Size(), nil
+			continue
+		}
+		if fi.Size() == off {
+			continue
+		}
+		buf := make([]byte, fi.Size()-off)
+		n, err := f.ReadAt(buf, off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		off += int64(n)
+		pending = append(pending, buf[:n]...)
+		end := bytes.LastIndexByte(pending, '\n')
+		if end < 0 {
+			continue
+		}
+		for l := range bytes.SplitSeq(pending[:end], []byte("\n")) {
+			if err := line(l); err != nil {
+				return err
+			}
+		}
+		pending = slices.Clone(pending[end+1:])
+	}
+}
+
+func statOf(f *os.File) fs.FileInfo {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	return fi
 }

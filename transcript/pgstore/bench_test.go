@@ -28,7 +28,7 @@ func BenchmarkReplica(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := pgstore.Replicate(local, func(context.Context) (*pgstore.Store, error) { return s, nil }, "s1", nil, func(err error) { b.Error(err) })
+	r := pgstore.Replicate(local, func(context.Context) (*pgstore.Store, error) { return s, nil }, "s1", nil, nil, func(err error) { b.Error(err) })
 	const per = 4
 	es := transcripttest.Entries("s1", per*b.N)
 	lat := make([]time.Duration, 0, b.N)

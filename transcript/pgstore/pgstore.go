@@ -23,8 +23,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cairn-dev/cairn/session"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -66,6 +68,10 @@ func Open(ctx context.Context, url string) (*DB, error) {
 // storeError names the store (without its password) and keeps a failed
 // connection's reason to its last line: pgx lists every address it tried.
 func storeError(url string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28") {
+		return fmt.Errorf("team store %s: the server refused these credentials (%s): check the user and password in CAIRN_STORE or the setting sessionStore", redact(url), pe.Message)
+	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
 		msg := strings.TrimSpace(err.Error())
@@ -259,14 +265,17 @@ type Line struct {
 	UUID   string
 	Time   time.Time
 	Bytes  []byte
-	Body   string // the searchable text
-	Prompt string // the text a person typed, if the line is a prompt
-	Chain  bool   // a conversation message (counts in messages)
+	Text   string          // the start of the searchable text, for snippets
+	TSV    pgtype.TSVector // the searchable text's index
+	Prompt string          // the text a person typed, if the line is a prompt
+	Chain  bool            // a conversation message (counts in messages)
 }
 
 func lineOf(e transcript.Entry, b []byte) Line {
 	l := Line{UUID: e.UUID, Time: e.Time(), Bytes: b, Chain: e.IsChain() && (e.Type == transcript.TypeUser || e.Type == transcript.TypeAssistant)}
-	l.Body, l.Prompt = texts(&e)
+	var body string
+	body, l.Prompt = texts(&e)
+	l.Text, l.TSV = snippetText(body), tsvectorOf(body)
 	return l
 }
 
@@ -278,6 +287,20 @@ func LineOf(raw []byte) Line {
 		return Line{Bytes: raw}
 	}
 	return lineOf(e, raw)
+}
+
+// snippetChars is how much of a line's text is kept for search snippets.
+const snippetChars = 4000
+
+func snippetText(body string) string {
+	n := 0
+	for i := range body {
+		if n == snippetChars {
+			return body[:i]
+		}
+		n++
+	}
+	return body
 }
 
 // texts returns the searchable text of an entry (message texts, tool
@@ -303,29 +326,15 @@ func texts(e *transcript.Entry) (body, prompt string) {
 		}
 		b.WriteByte('\n')
 	}
-	if e.Type == transcript.TypeUser && !toolResult && !e.IsMeta && !e.IsCompactSummary {
-		for _, t := range typed {
-			t = strings.TrimSpace(strings.ReplaceAll(t, "\n", " "))
-			if t != "" && !strings.HasPrefix(t, "<") && !strings.HasPrefix(t, "[Request interrupted") {
-				prompt = t
-				break
-			}
-		}
+	if e.Type == transcript.TypeUser {
+		prompt, _ = session.TypedPrompt(e.IsMeta, e.IsCompactSummary, toolResult, typed)
 	}
 	body = b.String()
 	const maxBody = 256 << 10 // tsvector's limit is 1 MB; keep the index small
 	if len(body) > maxBody {
 		body = strings.ToValidUTF8(body[:maxBody], "")
 	}
-	return strings.ReplaceAll(body, "\x00", ""), cut(prompt, 200)
-}
-
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return strings.TrimSpace(string(r[:n])) + "…"
+	return strings.ReplaceAll(body, "\x00", ""), prompt
 }
 
 // resultText is the text of a tool_result's content: a string, or the
@@ -352,6 +361,10 @@ func resultText(raw []byte) string {
 	return b.String()
 }
 
+// notifyChannel is where the store announces appends; the payload is
+// the project and the session id, joined by U+001F.
+const notifyChannel = "cairn_lines"
+
 // querier is what insertLines needs of a connection or transaction.
 type querier interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
@@ -373,6 +386,7 @@ func insertLines(ctx context.Context, q querier, project, id string, rows []Line
 		uuids := make([]*string, len(rows))
 		lines := make([][]byte, len(rows))
 		bodies := make([]string, len(rows))
+		tsvs := make([]pgtype.TSVector, len(rows))
 		times := make([]*time.Time, len(rows))
 		seqs := make([]int64, len(rows))
 		for i := range rows {
@@ -382,11 +396,11 @@ func insertLines(ctx context.Context, q querier, project, id string, rows []Line
 			if !rows[i].Time.IsZero() {
 				times[i] = &rows[i].Time
 			}
-			lines[i], bodies[i], seqs[i] = rows[i].Bytes, rows[i].Body, next+int64(i)
+			lines[i], bodies[i], tsvs[i], seqs[i] = rows[i].Bytes, rows[i].Text, rows[i].TSV, next+int64(i)
 		}
-		res, err := tx.Query(ctx, `INSERT INTO cairn_lines (project, session_id, seq, uuid, ts, line, body)
-			SELECT $1, $2, s, u, t, l, b FROM unnest($3::bigint[], $4::text[], $5::timestamptz[], $6::bytea[], $7::text[]) AS x(s, u, t, l, b)
-			ON CONFLICT DO NOTHING RETURNING seq`, project, id, seqs, uuids, times, lines, bodies)
+		res, err := tx.Query(ctx, `INSERT INTO cairn_lines (project, session_id, seq, uuid, ts, line, body, tsv)
+			SELECT $1, $2, s, u, t, l, b, v FROM unnest($3::bigint[], $4::text[], $5::timestamptz[], $6::bytea[], $7::text[], $8::tsvector[]) AS x(s, u, t, l, b, v)
+			ON CONFLICT DO NOTHING RETURNING seq`, project, id, seqs, uuids, times, lines, bodies, tsvs)
 		if err != nil {
 			return err
 		}
@@ -422,7 +436,7 @@ func insertLines(ctx context.Context, q querier, project, id string, rows []Line
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify('cairn_lines', $1)`, project+"\x1f"+id)
+		_, err = tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', $1)`, project+"\x1f"+id)
 		return err
 	})
 }
@@ -484,13 +498,24 @@ func (s *Store) Sessions(ctx context.Context) ([]transcript.SessionInfo, error) 
 	return out, nil
 }
 
-// Remove implements transcript.Store.
+// Remove implements transcript.Store: the session's lines and its
+// sidecar files.
 func (s *Store) Remove(ctx context.Context, sessionID string) error {
-	tag, err := s.db.pool.Exec(ctx, `DELETE FROM cairn_sessions WHERE project = $1 AND session_id = $2`, s.project, sessionID)
+	var n int64
+	err := pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+		for _, table := range []string{"cairn_sidecars", "cairn_sessions"} {
+			tag, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE project = $1 AND session_id = $2`, s.project, sessionID)
+			if err != nil {
+				return err
+			}
+			n += tag.RowsAffected()
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("team store: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("session %s in the team store: %w", sessionID, transcript.ErrNotFound)
 	}
 	return nil
@@ -570,16 +595,21 @@ type Hit struct {
 }
 
 // Search finds lines whose text matches query (words, "phrases", -not,
-// or: websearch syntax), newest first, at most limit (default 50).
+// or: web-search syntax; see tsqueryOf), newest first, at most limit
+// (default 50).
 func (s *Store) Search(ctx context.Context, query string, limit int, allProjects bool) ([]Hit, error) {
 	if limit <= 0 {
 		limit = 50
 	}
+	tsq, ok := tsqueryOf(query)
+	if !ok {
+		return []Hit{}, nil // no words: nothing matches
+	}
 	rows, err := s.db.pool.Query(ctx, `SELECT session_id, project, coalesce(uuid, ''), coalesce(ts, 'epoch'::timestamptz),
-			ts_headline('simple', left(body, 4000), q, 'MaxWords=20, MinWords=8, StartSel=«, StopSel=»')
-		FROM cairn_lines, websearch_to_tsquery('simple', $1) q
+			ts_headline('simple', body, q, 'MaxWords=20, MinWords=8, StartSel=«, StopSel=»')
+		FROM cairn_lines, CAST($1 AS tsquery) q
 		WHERE tsv @@ q AND ($2 OR project = $3)
-		ORDER BY ts DESC NULLS LAST LIMIT $4`, query, allProjects, s.project, limit)
+		ORDER BY ts DESC NULLS LAST LIMIT $4`, tsq, allProjects, s.project, limit)
 	if err != nil {
 		return nil, fmt.Errorf("team store: search: %w", err)
 	}
@@ -624,4 +654,64 @@ func (db *DB) ProjectOf(ctx context.Context, sessionID string) (string, error) {
 		return "", fmt.Errorf("session %s in the team store: %w", sessionID, transcript.ErrNotFound)
 	}
 	return p, err
+}
+
+// Follow calls start once it follows the session, then line with each
+// line appended to it from then on, in order, until ctx ends (then it
+// returns nil) or line fails. It waits on the store's notification of an
+// append (LISTEN on one connection of its own) and reads only the new
+// lines. A missing session returns ErrNotFound, before start.
+func (s *Store) Follow(ctx context.Context, sessionID string, start func(), line func([]byte) error) error {
+	if err := validID(sessionID); err != nil {
+		return err
+	}
+	pooled, err := s.db.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("team store: %w", err)
+	}
+	// A listening connection does not go back to the pool.
+	conn := pooled.Hijack()
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
+		return fmt.Errorf("team store: %w", err)
+	}
+	// The end is read after LISTEN, so no append falls between.
+	var last int64
+	err = conn.QueryRow(ctx, `SELECT next_seq - 1 FROM cairn_sessions WHERE project = $1 AND session_id = $2`, s.project, sessionID).Scan(&last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("session %s in the team store: %w", sessionID, transcript.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("team store: %w", err)
+	}
+	start()
+	want := s.project + "\x1f" + sessionID
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("team store: follow session %s: %w", sessionID, err)
+		}
+		if n.Payload != want {
+			continue
+		}
+		rows, err := conn.Query(ctx, `SELECT seq, line FROM cairn_lines WHERE project = $1 AND session_id = $2 AND seq > $3 ORDER BY seq`, s.project, sessionID, last)
+		if err != nil {
+			return fmt.Errorf("team store: %w", err)
+		}
+		var seq int64
+		var b []byte
+		_, err = pgx.ForEachRow(rows, []any{&seq, &b}, func() error {
+			last = seq
+			return line(b)
+		})
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }

@@ -70,19 +70,34 @@ func (a *appender) catchUp(ctx context.Context, local transcript.Source) (int, e
 			return 0, err
 		}
 	}
+	// The next batch is decoded and indexed while the server stores
+	// this one.
 	const batch = 2000
-	pushed := 0
-	for len(missing) > 0 {
-		n := min(batch, len(missing))
-		rows := make([]Line, n)
-		for i, l := range missing[:n] {
-			rows[i] = LineOf(l)
+	batches := make(chan []Line, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(batches)
+		for len(missing) > 0 {
+			n := min(batch, len(missing))
+			rows := make([]Line, n)
+			for i, l := range missing[:n] {
+				rows[i] = LineOf(l)
+			}
+			missing = missing[n:]
+			select {
+			case batches <- rows:
+			case <-stop:
+				return
+			}
 		}
+	}()
+	pushed := 0
+	for rows := range batches {
 		if err := insertLines(ctx, a.conn, a.s.project, a.id, rows); err != nil {
 			return pushed, fmt.Errorf("team store: push session %s: %w", a.id, err)
 		}
-		pushed += n
-		missing = missing[n:]
+		pushed += len(rows)
 	}
 	return pushed, nil
 }
@@ -169,7 +184,9 @@ func Fetch(ctx context.Context, remote *Store, sessionID, path string) error {
 // order and in the background, to the team store. Before the first new
 // line it pushes what the store lacks of before (the session's bytes as
 // they were when it was opened; Replicate closes it), so a run after an
-// outage catches up.
+// outage catches up. With sidecars set, the session's sidecar files go
+// too (see SyncSidecars): what the store lacks when the replica starts,
+// and what changed when it closes.
 // When the store cannot be reached or refuses, onBehind is called once
 // with the reason and the store is left behind for the rest of the
 // session; `cairn sessions sync` or a later run catches up. Append never
@@ -178,9 +195,9 @@ func Fetch(ctx context.Context, remote *Store, sessionID, path string) error {
 //
 // remote is called once, in the background, for the store: connecting
 // never delays the session.
-func Replicate(local transcript.Appender, remote func(context.Context) (*Store, error), sessionID string, before transcript.Source, onBehind func(error)) transcript.Appender {
+func Replicate(local transcript.Appender, remote func(context.Context) (*Store, error), sessionID string, before transcript.Source, sidecars transcript.Sidecars, onBehind func(error)) transcript.Appender {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &replica{local: local, remote: remote, id: sessionID, before: before, onBehind: onBehind, cancel: cancel, done: make(chan struct{})}
+	r := &replica{local: local, remote: remote, id: sessionID, before: before, sidecars: sidecars, onBehind: onBehind, cancel: cancel, done: make(chan struct{})}
 	r.cond = sync.NewCond(&r.mu)
 	go r.run(ctx)
 	return r
@@ -195,6 +212,7 @@ type replica struct {
 	remote   func(context.Context) (*Store, error)
 	id       string
 	before   transcript.Source
+	sidecars transcript.Sidecars
 	onBehind func(error)
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -239,6 +257,11 @@ func (r *replica) run(ctx context.Context) {
 	if r.before != nil {
 		r.before.Close()
 	}
+	if err == nil && r.sidecars != nil {
+		if _, err = SyncSidecars(ctx, r.sidecars, s, r.id); err != nil {
+			a.Close()
+		}
+	}
 	if err != nil {
 		r.fail(err)
 		return
@@ -251,6 +274,12 @@ func (r *replica) run(ctx context.Context) {
 		}
 		if len(r.queue) == 0 {
 			r.mu.Unlock()
+			// The session is over: the files it wrote beside its lines.
+			if r.sidecars != nil {
+				if _, err := SyncSidecars(ctx, r.sidecars, s, r.id); err != nil {
+					r.fail(err)
+				}
+			}
 			return
 		}
 		// Everything queued goes in one transaction: a slow commit makes

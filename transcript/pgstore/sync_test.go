@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/transcript"
@@ -125,16 +126,26 @@ func TestReplicaKeepsOrderAndCatchesUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := pgstore.Replicate(la, func(context.Context) (*pgstore.Store, error) { return remote, nil }, "s1", before, func(err error) { t.Errorf("behind: %v", err) })
+	// A file of the earlier run, and one the session writes as it goes.
+	files := newMapSidecars(map[string]string{"s1/tool-results/t1.txt": "earlier"})
+	r := pgstore.Replicate(la, func(context.Context) (*pgstore.Store, error) { return remote, nil }, "s1", before, files, func(err error) { t.Errorf("behind: %v", err) })
 	for i := 10; i < 40; i += 3 {
 		if err := r.Append(ctx, es[i:min(i+3, 40)], i%2 == 0); err != nil {
 			t.Fatal(err)
+		}
+		if i == 22 {
+			files.WriteSidecar(ctx, "s1", "subagents/agent-x.jsonl", []byte("{}\n"))
 		}
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
 	sameBytes(t, local, remote, "s1")
+	for name, want := range map[string]string{"tool-results/t1.txt": "earlier", "subagents/agent-x.jsonl": "{}\n"} {
+		if got, err := remote.ReadSidecar(ctx, "s1", name); err != nil || string(got) != want {
+			t.Errorf("the store's %s = %q, %v; want %q", name, got, err, want)
+		}
+	}
 }
 
 func TestReplicaSaysOnceWhenCut(t *testing.T) {
@@ -164,7 +175,7 @@ func TestReplicaSaysOnceWhenCut(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var said []error
-	r := pgstore.Replicate(la, func(context.Context) (*pgstore.Store, error) { return remote, nil }, "s1", nil, func(err error) { mu.Lock(); said = append(said, err); mu.Unlock() })
+	r := pgstore.Replicate(la, func(context.Context) (*pgstore.Store, error) { return remote, nil }, "s1", nil, nil, func(err error) { mu.Lock(); said = append(said, err); mu.Unlock() })
 	if err := r.Append(ctx, es[:5], true); err != nil {
 		t.Fatal(err)
 	}
@@ -239,4 +250,82 @@ func TestFetch(t *testing.T) {
 	if err := pgstore.Fetch(ctx, remote, "nope", other.Path("nope")); !errors.Is(err, transcript.ErrNotFound) {
 		t.Errorf("Fetch of a missing session = %v", err)
 	}
+}
+
+// TestSyncCutMidBatch: the connection is cut while a batch is being
+// written (held inside its transaction by a lock): the sync fails and
+// says so, the store keeps only whole batches, and the next sync sends the
+// rest, nothing doubled.
+func TestSyncCutMidBatch(t *testing.T) {
+	ctx := context.Background()
+	app := fmt.Sprintf("cairn-mid-%d", time.Now().UnixNano())
+	db, err := pgstore.Open(ctx, withParam(pgtest.URL(t), "application_name="+app))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	project := pgtest.Project(t)
+	remote := db.Project(project)
+	es := transcripttest.Entries("s1", 30)
+	local := localSession(t, "s1", es[:10])
+	if _, err := pgstore.Sync(ctx, source(t, local, "s1"), remote, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := local.OpenAppender(ctx, "s1")
+	a.Append(ctx, es[10:], true)
+	a.Close()
+
+	// Another connection holds the session's row: the sync's batch waits
+	// inside its transaction.
+	admin := open(t)
+	hold, err := pgx.Connect(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close(ctx)
+	tx, err := hold.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM cairn_sessions WHERE project = $1 AND session_id = 's1' FOR UPDATE`, project); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := pgstore.Sync(ctx, source(t, local, "s1"), remote, "s1")
+		done <- err
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var killed int
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE application_name = $1 AND wait_event_type = 'Lock') k`, app).Scan(&killed); err != nil {
+			t.Fatal(err)
+		}
+		if killed > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sync never waited inside its batch")
+		}
+	}
+	err = <-done
+	if err == nil || !strings.Contains(err.Error(), "push session s1") {
+		t.Errorf("a sync cut mid-batch: %v", err)
+	}
+	tx.Rollback(ctx)
+	if got := len(transcripttest.ReadAll(t, remote, "s1")); got != 10 {
+		t.Errorf("after the cut the store has %d lines, want the 10 of before", got)
+	}
+	fresh := open(t).Project(project)
+	if n, err := pgstore.Sync(ctx, source(t, local, "s1"), fresh, "s1"); err != nil || n != 20 {
+		t.Fatalf("the next sync = %d, %v; want 20", n, err)
+	}
+	sameBytes(t, local, fresh, "s1")
+}
+
+func withParam(url, kv string) string {
+	if strings.Contains(url, "?") {
+		return url + "&" + kv
+	}
+	return url + "?" + kv
 }
