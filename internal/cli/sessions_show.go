@@ -58,7 +58,8 @@ func loadSession(cmd *cobra.Command, env Env, ref string, opts transcript.LoadOp
 	if err != nil {
 		return nil, err
 	}
-	src, err := transcript.OpenFile(path)
+	store, id := transcript.FileStoreOf(path)
+	src, err := store.OpenSource(cmd.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -68,16 +69,9 @@ func loadSession(cmd *cobra.Command, env Env, ref string, opts transcript.LoadOp
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	if conv.SessionID == "" {
-		conv.SessionID = strings.TrimSuffix(pathBase(path), ".jsonl")
+		conv.SessionID = id
 	}
 	return conv, nil
-}
-
-func pathBase(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }
 
 // printMessages renders messages for a person: role headers, text as is,
@@ -107,4 +101,11 @@ func printMessages(w io.Writer, msgs []model.Message) {
 			}
 		}
 	}
+}
+
+func pathBase(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
 }

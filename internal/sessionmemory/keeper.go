@@ -63,6 +63,11 @@ type Config struct {
 	// Warn is told when an update fails; the conversation goes on. May
 	// be nil.
 	Warn func(string)
+	// Saved, when set, is called after each update that succeeded, on the
+	// update's goroutine, once the notes at Path (and their full copy
+	// beside them, when a section was cut) are written: the session
+	// stores them where it keeps the files beside it. May be nil.
+	Saved func(ctx context.Context, path string)
 }
 
 // Stats count a Keeper's updates.
@@ -205,6 +210,7 @@ func (k *Keeper) AfterResponse(ctx context.Context, req *model.Request, resp *mo
 		if err != nil && !errors.Is(err, context.Canceled) {
 			k.cfg.Warn(fmt.Sprintf("session notes: the background update failed (%v); the conversation goes on and a later update will try again", err))
 		}
+		k.saved(uctx, err)
 		k.finish(done, p, err)
 	}()
 }
@@ -293,8 +299,16 @@ func (k *Keeper) Extract(ctx context.Context, fallback func(context.Context) (Pr
 	if err == nil {
 		err = k.update(uctx, p)
 	}
+	k.saved(uctx, err)
 	k.finish(done, p, err)
 	return err
+}
+
+// saved tells Config.Saved of an update that succeeded.
+func (k *Keeper) saved(ctx context.Context, err error) {
+	if err == nil && k.cfg.Saved != nil {
+		k.cfg.Saved(context.WithoutCancel(ctx), k.cfg.Path)
+	}
 }
 
 // Wait blocks until no update is running, or ctx ends.
