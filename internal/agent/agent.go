@@ -521,18 +521,15 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	if po.Skills != "" && !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Spec().Name == "Skill" }) {
 		tools = append(tools, coretools.Skill{})
 	}
-	withSkills(tools, a.ext)
-	for i, t := range tools {
-		if t.Spec().Name == "Bash" {
-			tools[i] = filehistory.TrackShell(t, a.history)
-		}
-	}
 	a.pins = pinsOf(conv)
 	a.todos = todosOf(conv)
-	withTodos(tools, a.todos)
 	a.plan = planOf(conv, o.Home, a.id)
-	withPlan(tools, a.plan, o.PlanModes)
-	withSubagents(tools, subagents{a})
+	// The tools that work on the session's state take it here; the
+	// session knows none of them by type or name.
+	tools = coretools.Bind(tools, &coretools.Session{
+		Todos: a.todos, Plan: a.plan, PlanModes: o.PlanModes, Subagents: subagents{a}, Skills: a.ext,
+		TrackShell: func(t tool.Tool) tool.Tool { return filehistory.TrackShell(t, a.history) },
+	})
 	a.snip = compact.NewSnip(compact.SnipConfig{Transcript: transcriptOf{a}, History: a.History, Pins: a.pins})
 	tools = append(tools, a.snip.Tool())
 	reg, err := tool.NewRegistry(tools...)
@@ -642,8 +639,8 @@ func (a *Agent) ID() string { return a.id }
 // elsewhere than in a file.
 func (a *Agent) Path() string { return a.path }
 
-// Store is the store the session is written to, and Sidecars the same
-// store's files beside the session.
+// Store is the store the session is written to (with the files beside
+// it: it implements transcript.Sidecars).
 func (a *Agent) Store() transcript.Store { return a.store }
 
 // ToolSpecs are the tools the model is offered.

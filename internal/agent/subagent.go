@@ -33,16 +33,6 @@ type Subagent struct {
 	TranscriptPath string
 }
 
-// withSubagents gives the session's subagent runner to the Task tool
-// among ts, in place of the one it came with.
-func withSubagents(ts []tool.Tool, s coretools.Subagents) {
-	for i, t := range ts {
-		if task, ok := t.(*coretools.Task); ok {
-			ts[i] = task.With(s)
-		}
-	}
-}
-
 // subagents runs the Task tool's child agents (SPEC E4). Each child is a
 // fresh conversation whose first message is its task: it gets the
 // session's model, system prompt (with a note saying it is a subagent and
