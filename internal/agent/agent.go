@@ -189,7 +189,10 @@ type Agent struct {
 	resumed      bool
 	// byHome is set when the store is the one Open made from Home.
 	byHome bool
-	writer *transcript.Writer
+	// closers close what start opened, newest first (Close, or a failed
+	// start).
+	closers []func() error
+	writer  *transcript.Writer
 	// held is the lock on the transcript taken before reading it, while
 	// the writer has not taken it over (a resumed file named other than
 	// its session).
@@ -304,8 +307,8 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		a.path = fs.Path(a.id)
 	}
 	if err := a.start(ctx, conv); err != nil {
+		a.closeAll() // what the start opened, newest first
 		a.release()
-		a.closeDir()
 		return nil, err
 	}
 	return a, nil
@@ -438,24 +441,61 @@ func load(ctx context.Context, store transcript.Store, key string, newUUID func(
 	return conv, nil
 }
 
-// start opens the transcript for appending and builds the engine.
+// start opens the transcript for appending and builds the engine. What
+// it opens is on a.closers, which a failed start leaves for Open to close.
 func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error {
+	history, err := a.openTranscript(ctx, conv)
+	if err != nil {
+		return err
+	}
+	a.sc = newSessionContext(a, conv)
+	a.onClose(func() error { a.sc.close(); return nil })
+	a.ext = newExtensions(a.opts, conv)
+	reg, err := a.buildTools(conv)
+	if err != nil {
+		return err
+	}
+	a.buildEngine(conv, reg, history)
+	return nil
+}
+
+// onClose adds f to what Close closes, in the reverse order of the adds.
+func (a *Agent) onClose(f func() error) { a.closers = append(a.closers, f) }
+
+// closeAll runs the closers, newest first, and returns the first error.
+func (a *Agent) closeAll() error {
+	var first error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		if err := a.closers[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	a.closers = nil
+	return first
+}
+
+// openTranscript takes the session's transcript for appending, with the
+// session's folder, its writer, its file history and its recorder, and
+// writes what a resume or a fork carries over. It returns the
+// conversation to go on from.
+func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversation) ([]model.Message, error) {
 	o := a.opts
 	sc, ok := a.store.(transcript.Sidecars)
 	if !ok {
-		return fmt.Errorf("the session store %T keeps no files beside a session (transcript.Sidecars); give a store that does", a.store)
+		return nil, fmt.Errorf("the session store %T keeps no files beside a session (transcript.Sidecars); give a store that does", a.store)
 	}
 	a.sidecars = sc
 	app, err := a.held, error(nil)
 	if app != nil && a.fromKey == a.id {
 		a.held = nil // the writer takes over the lock taken before reading
 	} else if app, err = a.store.OpenAppender(ctx, a.id); err != nil {
-		return unsaveable(err)
+		return nil, unsaveable(err)
 	}
 	if err := a.openDir(ctx); err != nil {
 		app.Close()
-		return err
+		return nil, err
 	}
+	a.onClose(func() error { a.closeDir(); return nil })
 	if o.Replicate != nil {
 		before, _ := a.store.OpenSource(ctx, a.id) // nil for a new session
 		app = o.Replicate(a.id, app, before)
@@ -472,10 +512,11 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		}
 	}
 	a.writer = transcript.NewWriter(app, transcript.WriterOptions{Known: known, Eager: o.Eager, Now: o.Now, OnError: a.saveFailed})
+	a.onClose(a.closeWriter)
 	if a.history, err = a.openHistory(ctx); err != nil {
-		a.writer.Close()
-		return err
+		return nil, err
 	}
+	a.onClose(func() error { a.history.Close(); return nil }) // the shadow copy of the project; backups stay
 	a.recorder = session.NewRecorder(a.writer, session.RecorderOptions{
 		Envelope: session.Envelope{
 			SessionID: a.id, CWD: o.Cwd, Version: Version, GitBranch: gitinfo.Branch(o.Cwd),
@@ -498,16 +539,20 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 			carry = repairs
 		}
 		if err := a.recorder.Append(ctx, carry...); err != nil {
-			a.writer.Close()
-			return fmt.Errorf("write the resumed session: %w", err)
+			return nil, fmt.Errorf("write the resumed session: %w", err)
 		}
 		if len(carry) == 0 {
 			a.recorder.SetLeaf(conv.Leaf)
 		}
 		history = conv.Messages()
 	}
-	a.sc = newSessionContext(a, conv)
-	a.ext = newExtensions(o, conv)
+	return history, nil
+}
+
+// buildTools builds the system prompt and the session's tools, bound to
+// its state.
+func (a *Agent) buildTools(conv *transcript.Conversation) (*tool.Registry, error) {
+	o := a.opts
 	po := prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
 		Memory: a.sc.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
@@ -534,11 +579,17 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	tools = append(tools, a.snip.Tool())
 	reg, err := tool.NewRegistry(tools...)
 	if err != nil {
-		a.writer.Close()
-		return err
+		return nil, err
 	}
 	a.tools = reg
 	a.sc.startExtractor(reg)
+	return reg, nil
+}
+
+// buildEngine builds the session notes, the compaction layers and the
+// engine over the tools reg, going on from history.
+func (a *Agent) buildEngine(conv *transcript.Conversation, reg *tool.Registry, history []model.Message) {
+	o := a.opts
 	env := tool.NewEnv(o.Cwd)
 	env.Now = o.Now
 	env.SessionDir = a.dir
@@ -552,6 +603,8 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		sm.ConfigDir = filepath.Join(o.Home.Dir, "session-memory")
 	}
 	a.notes = sessionmemory.New(sm)
+	// An update of the notes under way is stopped; the notes stay whole.
+	a.onClose(func() error { a.notes.Close(); return nil })
 	var notes compact.Notes
 	var afterResponse func(context.Context, *model.Request, *model.Response, []string)
 	if !o.DisableSessionMemory && !o.DisableAutoCompact {
@@ -575,6 +628,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	a.compact.AddLayer(compact.NewMicro(micro))
 	if o.Collapse != nil {
 		a.collapse = compact.NewCollapse(a.collapseConfig(*o.Collapse, conv))
+		a.onClose(func() error { a.collapse.Close(); return nil }) // a fold under way is dropped
 		a.compact.AddLayer(a.collapse)
 	}
 	a.engine = engine.New(engine.Config{
@@ -587,7 +641,6 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	if conv != nil {
 		a.engine.SetUsage(conv.UsageAt(history))
 	}
-	return nil
 }
 
 // openHistory rebuilds the session's file history (SPEC F4): from the
@@ -769,17 +822,18 @@ func written(ctx context.Context, w *transcript.Writer, store transcript.Store, 
 
 // Close waits for the transcript to be written and releases the session.
 func (a *Agent) Close() error {
-	// An update of the notes under way is stopped; the notes stay whole.
-	a.notes.Close()
-	a.collapse.Close() // a fold under way is dropped
-	a.sc.close()
-	a.history.Close() // the shadow copy of the project; backups stay
+	err := a.closeAll()
+	a.release()
+	return err
+}
+
+// closeWriter waits for the transcript to be written, and removes it when
+// the new session never wrote anything.
+func (a *Agent) closeWriter() error {
 	err := a.writer.Close()
 	if err == nil && !a.resumed {
 		a.discardEmpty()
 	}
-	a.release()
-	a.closeDir()
 	return err
 }
 
