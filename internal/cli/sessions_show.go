@@ -74,6 +74,13 @@ func loadSession(cmd *cobra.Command, env Env, ref string, opts transcript.LoadOp
 	return conv, nil
 }
 
+func pathBase(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
 // printMessages renders messages for a person: role headers, text as is,
 // tool calls and results summarised.
 func printMessages(w io.Writer, msgs []model.Message) {
@@ -101,11 +108,4 @@ func printMessages(w io.Writer, msgs []model.Message) {
 			}
 		}
 	}
-}
-
-func pathBase(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
-	}
-	return p
 }

@@ -80,13 +80,7 @@ func TestNoTranscriptOpens(t *testing.T) {
 		t.Skip("type-checks the session packages; skipped with -short")
 	}
 	exports := exportData(t, scanned)
-	imp := importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
-		f, ok := exports[path]
-		if !ok {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(f)
-	})
+	imp := exportImporter(exports)
 	var found []string
 	for _, pkg := range scanned {
 		found = append(found, scanPackage(t, imp, pkg)...)
@@ -107,13 +101,7 @@ func TestNoTranscriptOpensCatches(t *testing.T) {
 		t.Skip("type-checks the session packages; skipped with -short")
 	}
 	exports := exportData(t, []string{module + "/session", module + "/transcript"})
-	imp := importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
-		f, ok := exports[path]
-		if !ok {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(f)
-	})
+	imp := exportImporter(exports)
 	src := `package bad
 
 import (
@@ -184,6 +172,17 @@ func exportData(t *testing.T, pkgs []string) map[string]string {
 		exports[p.ImportPath] = p.Export
 	}
 	return exports
+}
+
+// exportImporter imports packages from their export data.
+func exportImporter(exports map[string]string) types.Importer {
+	return importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
+		f, ok := exports[path]
+		if !ok {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(f)
+	})
 }
 
 func scanPackage(t *testing.T, imp types.Importer, pkg string) []string {
