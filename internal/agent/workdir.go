@@ -93,11 +93,12 @@ func workRoot() (string, error) {
 	return root, nil
 }
 
-// closeDir removes the working copy, if there is one.
+// closeDir removes the working copy, if there is one. a.scratch stays
+// set: it never changes once the session started, so the notes' update
+// goroutine reads it without a lock.
 func (a *Agent) closeDir() {
 	if a.scratch != "" {
 		os.RemoveAll(a.scratch)
-		a.scratch = ""
 	}
 }
 
