@@ -45,6 +45,11 @@ func (h Home) find(cwd, ref string) (string, error) {
 		if st.IsDir() {
 			return "", fmt.Errorf("%q is a folder; give a transcript file or a session id", ref)
 		}
+		if !strings.HasSuffix(ref, ".jsonl") {
+			// A session is read and written through the store of its folder,
+			// which keeps <sessionId>.jsonl files.
+			return "", fmt.Errorf("%q is not a transcript file: a transcript's name is <sessionId>.jsonl; rename a copy so, or give the session id", ref)
+		}
 		return filepath.Abs(ref)
 	}
 	if ref == "." || ref == ".." || strings.ContainsAny(ref, `/\`) {

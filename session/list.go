@@ -22,6 +22,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/renameio/v2"
+
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 // liteBuf is how much of each end of a transcript a listing reads: Claude
@@ -236,7 +238,7 @@ func newLister(home Home, warn func(string)) *lister {
 	}
 	return &lister{
 		home:  home,
-		open:  func(p string) (readerAtCloser, error) { return os.Open(p) },
+		open:  func(p string) (readerAtCloser, error) { return transcript.OpenFile(p) },
 		warn:  warn,
 		cache: loadCountCache(home.countCachePath()),
 		fresh: make(map[string]countEntry),

@@ -19,7 +19,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
 
-	"github.com/cairn-dev/cairn/internal/settings"
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 // Retention moves sessions nobody has touched for cleanupPeriodDays into
@@ -29,6 +29,12 @@ import (
 // move is a rename (or, across file systems, a copy committed by a rename
 // and only then a delete), so a session is always in one place or the
 // other, and an interrupted move is finished or undone by the next sweep.
+//
+// Retention works on the home's folders, not through transcript.Store: a
+// session's file-history lies outside its project's store, the trash is
+// the home's, and what moves is whole folders, by rename. It reads a
+// transcript only through the file store (transcript.OpenFile). A store
+// that keeps sessions elsewhere (the team store) keeps its own retention.
 
 // ErrCleanupBusy is returned when another process is cleaning up the same
 // home.
@@ -312,16 +318,12 @@ func (t *trasher) sweep(ctx context.Context, cutoff time.Time) error {
 // lastActivity returns the newest timestamp in the last 64 KiB of a
 // transcript, or the zero time when there is none.
 func lastActivity(path string) (time.Time, error) {
-	f, err := os.Open(path)
+	src, err := transcript.OpenFile(path)
 	if err != nil {
 		return time.Time{}, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return time.Time{}, err
-	}
-	lt, err := readLite(f, st.Size(), make([]byte, 2*liteBuf+1), liteBuf)
+	defer src.Close()
+	lt, err := readLite(src, src.Size(), make([]byte, 2*liteBuf+1), liteBuf)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -757,12 +759,13 @@ func (h Home) LastCleanupFile() string { return filepath.Join(h.Dir, ".last-clea
 // sweepInterval is how often MaybeSweep runs at most.
 const sweepInterval = 24 * time.Hour
 
-// MaybeSweep runs retention with the settings of the project at cwd, unless
-// a sweep ran within the last day (per $CAIRN_HOME/.last-cleanup) or
-// another process is sweeping; it then returns nil and no error. After a
-// sweep it records now in .last-cleanup. Invalid settings stop it with an
-// error naming the file, so a typo never deletes sessions early.
-func MaybeSweep(ctx context.Context, home Home, now time.Time, cwd string) (*CleanupReport, error) {
+// MaybeSweep runs retention with the options that options returns (the
+// user's settings), unless a sweep ran within the last day (per
+// $CAIRN_HOME/.last-cleanup) or another process is sweeping; it then
+// returns nil and no error, and options is not called. After a sweep it
+// records now in .last-cleanup. An error from options (invalid settings)
+// stops it, so a typo never deletes sessions early.
+func MaybeSweep(ctx context.Context, home Home, now time.Time, options func() (CleanupOptions, error)) (*CleanupReport, error) {
 	unlock, err := lockCleanup(home)
 	if errors.Is(err, ErrCleanupBusy) {
 		return nil, nil
@@ -774,11 +777,11 @@ func MaybeSweep(ctx context.Context, home Home, now time.Time, cwd string) (*Cle
 	if last, ok := readLastCleanup(home.LastCleanupFile()); ok && now.Sub(last).Abs() < sweepInterval {
 		return nil, nil
 	}
-	s, err := settings.Load(home.Dir, cwd)
+	opts, err := options()
 	if err != nil {
 		return nil, fmt.Errorf("retention skipped: %w", err)
 	}
-	rep, err := cleanupLocked(ctx, home, OptionsFromSettings(s, now))
+	rep, err := cleanupLocked(ctx, home, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -787,19 +790,6 @@ func MaybeSweep(ctx context.Context, home Home, now time.Time, cwd string) (*Cle
 		return rep, fmt.Errorf("record the sweep in %s: %w", home.LastCleanupFile(), err)
 	}
 	return rep, nil
-}
-
-// OptionsFromSettings turns cleanupPeriodDays and trashRetentionDays into
-// cleanup options at now. cleanupPeriodDays 0 means sessions are not kept
-// at all (Claude Code then writes none), so there is nothing to expire:
-// sessions are left alone.
-func OptionsFromSettings(s *settings.Settings, now time.Time) CleanupOptions {
-	return CleanupOptions{
-		Now:          now,
-		MaxAge:       time.Duration(s.CleanupPeriodDays) * 24 * time.Hour,
-		KeepSessions: s.CleanupPeriodDays == 0,
-		TrashAge:     time.Duration(s.TrashRetentionDays) * 24 * time.Hour,
-	}
 }
 
 // readLastCleanup reads .last-cleanup leniently: an ISO 8601 time with or

@@ -386,8 +386,17 @@ func TestMaybeSweep(t *testing.T) {
 	ctx := context.Background()
 	home := Home{Dir: t.TempDir()}
 	writeSession(t, home, "/p", idOld, now.Add(-40*day), now.Add(-40*day))
+	at := func(when time.Time) func() (CleanupOptions, error) {
+		return func() (CleanupOptions, error) {
+			return CleanupOptions{Now: when, MaxAge: 30 * day, TrashAge: 30 * day}, nil
+		}
+	}
+	notDue := func() (CleanupOptions, error) {
+		t.Error("the options were asked for although no sweep was due")
+		return CleanupOptions{}, errors.New("not due")
+	}
 
-	rep, err := MaybeSweep(ctx, home, now, "/p")
+	rep, err := MaybeSweep(ctx, home, now, at(now))
 	if err != nil || rep == nil || len(rep.Trashed) != 1 {
 		t.Fatalf("first sweep: %+v, %v; want idOld trashed", rep, err)
 	}
@@ -397,7 +406,7 @@ func TestMaybeSweep(t *testing.T) {
 	}
 
 	writeSession(t, home, "/p", idActive, now.Add(-40*day), now.Add(-40*day))
-	if rep, err := MaybeSweep(ctx, home, now.Add(23*time.Hour), "/p"); rep != nil || err != nil {
+	if rep, err := MaybeSweep(ctx, home, now.Add(23*time.Hour), notDue); rep != nil || err != nil {
 		t.Fatalf("second sweep the same day: %+v, %v; want none", rep, err)
 	}
 	if !exists(filepath.Join(home.ProjectDir("/p"), idActive+".jsonl")) {
@@ -410,37 +419,39 @@ func TestMaybeSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer unlock()
-		if rep, err := MaybeSweep(ctx, home, now.Add(48*time.Hour), "/p"); rep != nil || err != nil {
+		if rep, err := MaybeSweep(ctx, home, now.Add(48*time.Hour), notDue); rep != nil || err != nil {
 			t.Fatalf("sweep while locked: %+v, %v; want none", rep, err)
 		}
 	})
 
-	t.Run("invalid settings", func(t *testing.T) {
-		writeFile(t, home.SettingsFile(), []byte(`{"cleanupPeriodDays": 30,}`), now)
-		defer os.Remove(home.SettingsFile())
-		_, err := MaybeSweep(ctx, home, now.Add(48*time.Hour), "/p")
-		if err == nil || !strings.Contains(err.Error(), home.SettingsFile()) {
-			t.Fatalf("sweep with broken settings: %v; want an error naming %s", err, home.SettingsFile())
+	t.Run("options fail", func(t *testing.T) {
+		broken := func() (CleanupOptions, error) {
+			return CleanupOptions{}, errors.New("settings.json: invalid JSON")
+		}
+		_, err := MaybeSweep(ctx, home, now.Add(48*time.Hour), broken)
+		if err == nil || !strings.Contains(err.Error(), "settings.json: invalid JSON") {
+			t.Fatalf("sweep with broken options: %v; want their error", err)
 		}
 		if !exists(filepath.Join(home.ProjectDir("/p"), idActive+".jsonl")) {
-			t.Fatal("a sweep with broken settings moved a session")
+			t.Fatal("a sweep with broken options moved a session")
 		}
 	})
 
 	t.Run("next day", func(t *testing.T) {
-		rep, err := MaybeSweep(ctx, home, now.Add(25*time.Hour), "/p")
+		rep, err := MaybeSweep(ctx, home, now.Add(25*time.Hour), at(now.Add(25*time.Hour)))
 		if err != nil || rep == nil || len(rep.Trashed) != 1 || rep.Trashed[0].SessionID != idActive {
 			t.Fatalf("sweep the next day: %+v, %v; want idActive trashed", rep, err)
 		}
 	})
 
-	t.Run("cleanupPeriodDays 0 keeps sessions", func(t *testing.T) {
+	t.Run("KeepSessions", func(t *testing.T) {
 		writeSession(t, home, "/p", idNew, now.Add(-400*day), now.Add(-400*day))
-		writeFile(t, home.SettingsFile(), []byte(`{"cleanupPeriodDays": 0}`), now)
-		defer os.Remove(home.SettingsFile())
-		rep, err := MaybeSweep(ctx, home, now.Add(72*time.Hour), "/p")
+		keep := func() (CleanupOptions, error) {
+			return CleanupOptions{Now: now.Add(72 * time.Hour), KeepSessions: true, TrashAge: 30 * day}, nil
+		}
+		rep, err := MaybeSweep(ctx, home, now.Add(72*time.Hour), keep)
 		if err != nil || rep == nil || len(rep.Trashed) != 0 {
-			t.Fatalf("sweep with cleanupPeriodDays 0: %+v, %v; want nothing trashed", rep, err)
+			t.Fatalf("sweep keeping sessions: %+v, %v; want nothing trashed", rep, err)
 		}
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 	"unicode"
@@ -111,12 +110,12 @@ func Search(ctx context.Context, home Home, opts SearchOptions) ([]Match, error)
 
 // searchFile returns the matches in one transcript.
 func searchFile(ctx context.Context, f sessionFile, m *matcher, maxLine int, warn func(string)) ([]Match, error) {
-	file, err := os.Open(f.path)
+	src, err := transcript.OpenFile(f.path)
 	if err != nil {
 		return nil, err
 	}
-	defer file.Close()
-	lr := &lineReader{br: bufio.NewReaderSize(file, 64<<10), max: maxLine}
+	defer src.Close()
+	lr := &lineReader{br: bufio.NewReaderSize(io.NewSectionReader(src, 0, src.Size()), 64<<10), max: maxLine}
 	var (
 		out       []Match
 		sideKnown bool

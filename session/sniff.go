@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 // ErrNotTranscript is returned for a file that holds no transcript lines
@@ -28,12 +29,12 @@ const (
 // damaged in places still is; one with no such line is not, and loading
 // it would only warn about each of its lines.
 func looksLikeTranscript(path string) error {
-	f, err := os.Open(path)
+	src, err := transcript.OpenFile(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	r := bufio.NewReader(io.LimitReader(f, sniffBytes))
+	defer src.Close()
+	r := bufio.NewReader(io.NewSectionReader(src, 0, min(src.Size(), sniffBytes)))
 	seen := 0
 	for seen < sniffLines {
 		line, err := r.ReadBytes('\n')

@@ -158,7 +158,7 @@ func (s *FileStore) OpenSource(ctx context.Context, sessionID string) (Source, e
 func OpenFile(path string) (Source, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+		return nil, missingFile{path, err}
 	}
 	if err != nil {
 		return nil, err
@@ -174,6 +174,16 @@ func OpenFile(path string) (Source, error) {
 	}
 	return &fileSource{f: f, size: st.Size()}, nil
 }
+
+// missingFile is OpenFile's error for a file that does not exist: it is
+// both ErrNotFound and the file system's fs.ErrNotExist.
+type missingFile struct {
+	path string
+	err  error
+}
+
+func (e missingFile) Error() string   { return e.path + ": " + ErrNotFound.Error() }
+func (e missingFile) Unwrap() []error { return []error{ErrNotFound, e.err} }
 
 type fileSource struct {
 	f    *os.File
@@ -238,4 +248,11 @@ func (s *FileStore) Remove(ctx context.Context, sessionID string) error {
 		return err
 	}
 	return os.RemoveAll(filepath.Join(s.dir, sessionID))
+}
+
+// FileStoreOf returns the store of the folder holding the transcript file
+// at path, and the file's name in it (the name without ".jsonl"): a
+// transcript named by path is read and written through that store.
+func FileStoreOf(path string) (*FileStore, string) {
+	return NewFileStore(filepath.Dir(path)), strings.TrimSuffix(filepath.Base(path), ".jsonl")
 }

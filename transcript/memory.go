@@ -14,6 +14,8 @@ import (
 type MemStore struct {
 	mu       sync.Mutex
 	sessions map[string]*memSession
+	// sidecars holds each session's sidecar files by name.
+	sidecars map[string]map[string][]byte
 	now      func() time.Time
 }
 
@@ -25,7 +27,7 @@ type memSession struct {
 
 // NewMemStore returns an empty in-memory store.
 func NewMemStore() *MemStore {
-	return &MemStore{sessions: make(map[string]*memSession), now: time.Now}
+	return &MemStore{sessions: make(map[string]*memSession), sidecars: make(map[string]map[string][]byte), now: time.Now}
 }
 
 // OpenAppender implements Store.
@@ -136,5 +138,6 @@ func (s *MemStore) Remove(ctx context.Context, sessionID string) error {
 		return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
 	}
 	delete(s.sessions, sessionID)
+	delete(s.sidecars, sessionID)
 	return nil
 }

@@ -64,3 +64,44 @@ func TestFileStoreModes(t *testing.T) {
 		t.Errorf("project folder mode %v, want 0700", dst.Mode().Perm())
 	}
 }
+
+func TestFileStoreSidecars(t *testing.T) {
+	transcripttest.TestSidecars(t, func(t *testing.T) transcript.Store { return transcript.NewFileStore(t.TempDir()) })
+}
+
+func TestMemStoreSidecars(t *testing.T) {
+	transcripttest.TestSidecars(t, func(t *testing.T) transcript.Store { return transcript.NewMemStore() })
+}
+
+// TestFileStoreSidecarLayout checks that sidecar files land where Claude
+// Code keeps them, <project>/<sessionId>/<name>, readable by the owner
+// only, and that a stray temporary file is not listed.
+func TestFileStoreSidecarLayout(t *testing.T) {
+	dir := t.TempDir()
+	s := transcript.NewFileStore(dir)
+	const id = "5b0d5a1e-0000-4000-8000-000000000001"
+	if err := s.WriteSidecar(t.Context(), id, "tool-results/toolu_01.txt", []byte("out")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, id, "tool-results", "toolu_01.txt")
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("the file is not at %s: %v", path, err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+	if got := transcript.SidecarDir(s, id); got != filepath.Join(dir, id) {
+		t.Errorf("SidecarDir = %q", got)
+	}
+	if got := transcript.SidecarDir(transcript.NewMemStore(), id); got != "" {
+		t.Errorf("the memory store has a sidecar folder %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, id, "tool-results", ".toolu_02.txt123"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	names, err := s.ListSidecars(t.Context(), id)
+	if err != nil || len(names) != 1 || names[0] != "tool-results/toolu_01.txt" {
+		t.Errorf("ListSidecars = %q, %v", names, err)
+	}
+}

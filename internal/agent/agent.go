@@ -6,13 +6,16 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,8 +43,19 @@ const Version = "cairn-0.1.0"
 
 // Options describe the session to open.
 type Options struct {
+	// Home is the cairn home: its file history, plans and session-memory
+	// texts are kept there.
 	Home session.Home
 	Cwd  string
+	// Store keeps the session's transcript and the files beside it
+	// (transcript.Sidecars: large tool results, subagent transcripts,
+	// session notes); it must implement transcript.Sidecars. --continue
+	// and --resume look for the session in it: the newest session, or an
+	// id or the unique start of one. nil is the convenience of the
+	// command line: the file store of Home's project folder for Cwd
+	// (Home.Store), with Claude Code's lookup across the home's projects
+	// and by transcript path (session.Latest, Home.Find).
+	Store transcript.Store
 
 	Model     model.Model
 	ModelName string
@@ -159,10 +173,25 @@ type Options struct {
 
 // Agent is an open session, holding its transcript's lock until Close.
 type Agent struct {
-	opts    Options
-	id      string
-	path    string
-	resumed bool
+	opts Options
+	id   string
+	// store keeps the session's transcript under id, and sidecars the
+	// files beside it; path is the transcript's file when store is a
+	// FileStore, else "".
+	store    transcript.Store
+	sidecars transcript.Sidecars
+	path     string
+	// dir is the session's folder on disk, where tools reach its files by
+	// path: the store's own (a FileStore's <project>/<id>), or, for a store
+	// that keeps them elsewhere, a working copy in scratch, removed at
+	// Close (see workdir.go).
+	dir, scratch string
+	resumed      bool
+	// byHome is set when the store is the one Open made from Home.
+	byHome bool
+	// closers close what start opened, newest first (Close, or a failed
+	// start).
+	closers []func() error
 	writer  *transcript.Writer
 	// held is the lock on the transcript taken before reading it, while
 	// the writer has not taken it over (a resumed file named other than
@@ -186,9 +215,11 @@ type Agent struct {
 	sc       *sessionContext // instruction files, long-term memory, token budgets
 	ext      *extensions     // custom commands and skills
 	history  *filehistory.History
-	// from is the transcript a resumed session was read from, and fromID
-	// that session's id (another one's when forking).
-	from, fromID string
+	// from and fromKey are the store and name of the transcript a resumed
+	// session was read from, and fromID that session's id (another one's
+	// when forking).
+	from            transcript.Store
+	fromKey, fromID string
 	// Warnings from loading the transcript, for the user to read.
 	Warnings []string
 	// discarded is set when Close removed the empty transcript.
@@ -220,15 +251,18 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 	if o.Continue && o.Resume != "" {
 		return nil, errors.New("--continue and --resume pick different sessions; give one of them")
 	}
-	a := &Agent{opts: o, lines: &transcript.LineCache{}}
+	byHome := o.Store == nil
+	if byHome {
+		o.Store = o.Home.Store(o.Cwd)
+	}
+	a := &Agent{opts: o, store: o.Store, byHome: byHome, lines: &transcript.LineCache{}}
 	var conv *transcript.Conversation
 	switch {
 	case o.Continue || o.Resume != "":
-		path, err := a.pick(ctx)
+		from, key, err := a.pick(ctx)
 		if o.Continue && errors.Is(err, session.ErrNoSessions) {
 			// Nothing to continue here: start a session, as Claude Code does.
 			a.id = a.newID()
-			a.path = o.Home.Store(o.Cwd).Path(a.id)
 			break
 		}
 		if err != nil {
@@ -239,8 +273,8 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 			// writing it refuses this one here, and one that has finished
 			// is read whole. Reading first and locking after would resume
 			// from a view taken before the other run's last lines.
-			if a.held, err = lockFile(ctx, path); err != nil {
-				return nil, err
+			if a.held, err = from.OpenAppender(ctx, key); err != nil {
+				return nil, unsaveable(err)
 			}
 		}
 		// When the session goes on in this file, what is decoded now serves
@@ -249,34 +283,31 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		if o.Fork {
 			cache = nil
 		}
-		if conv, err = load(ctx, path, o.NewUUID, o.Now, cache); err != nil {
+		if conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache); err != nil {
 			a.release()
 			return nil, err
 		}
 		a.Warnings = conv.Warnings
 		a.resumed = true
-		a.from, a.fromID = path, conv.SessionID
-		if a.fromID == "" {
-			a.fromID = trimExt(filepath.Base(path))
-		}
+		a.from, a.fromKey, a.fromID = from, key, cmp.Or(conv.SessionID, key)
 		if o.Fork {
 			a.id = a.newID()
-			a.path = o.Home.Store(o.Cwd).Path(a.id)
 		} else {
-			a.path = path
-			a.id = conv.SessionID
-			if a.id == "" {
-				a.id = trimExt(filepath.Base(path))
-			}
+			a.store = from
+			a.id = cmp.Or(conv.SessionID, key)
 		}
 	default:
 		a.id = a.newID()
-		a.path = o.Home.Store(o.Cwd).Path(a.id)
-		if _, err := os.Stat(a.path); err == nil {
+		if src, err := a.store.OpenSource(ctx, a.id); err == nil {
+			src.Close()
 			return nil, fmt.Errorf("session %s already exists; continue it with --resume %s", a.id, a.id)
 		}
 	}
+	if fs, ok := a.store.(*transcript.FileStore); ok {
+		a.path = fs.Path(a.id)
+	}
 	if err := a.start(ctx, conv); err != nil {
+		a.closeAll() // what the start opened, newest first
 		a.release()
 		return nil, err
 	}
@@ -298,12 +329,6 @@ func (a *Agent) saveFailed(err error) {
 	if !repeat {
 		a.opts.Warn(msg)
 	}
-}
-
-// lockFile opens the transcript at path for appending, holding its lock.
-func lockFile(ctx context.Context, path string) (transcript.Appender, error) {
-	app, err := transcript.NewFileStore(filepath.Dir(path)).OpenAppender(ctx, trimExt(filepath.Base(path)))
-	return app, unsaveable(err)
 }
 
 // unsaveable says plainly why a transcript could not be opened for
@@ -336,45 +361,143 @@ func (a *Agent) newID() string {
 	return a.opts.NewUUID()
 }
 
-// pick finds the transcript to resume.
-func (a *Agent) pick(ctx context.Context) (string, error) {
-	if a.opts.Continue {
-		info, err := session.Latest(ctx, a.opts.Home, a.opts.Cwd)
-		if err != nil {
-			return "", err
-		}
-		return info.Path, nil
+// pick finds the session to resume: the store holding it and its name
+// there.
+func (a *Agent) pick(ctx context.Context) (transcript.Store, string, error) {
+	o := a.opts
+	if !a.byHome {
+		return pickIn(ctx, a.store, o.Continue, o.Resume)
 	}
-	return a.opts.Home.Find(a.opts.Cwd, a.opts.Resume)
+	var path string
+	if o.Continue {
+		info, err := session.Latest(ctx, o.Home, o.Cwd)
+		if err != nil {
+			return nil, "", err
+		}
+		path = info.Path
+	} else {
+		var err error
+		if path, err = o.Home.Find(o.Cwd, o.Resume); err != nil {
+			return nil, "", err
+		}
+	}
+	store, key := transcript.FileStoreOf(path)
+	return store, key, nil
 }
 
-func load(ctx context.Context, path string, newUUID func() string, now func() time.Time, cache *transcript.LineCache) (*transcript.Conversation, error) {
-	src, err := transcript.OpenFile(path)
+// pickIn finds the session to resume in store: the newest one that holds
+// something, or the one whose id is ref or starts with it.
+func pickIn(ctx context.Context, store transcript.Store, latest bool, ref string) (transcript.Store, string, error) {
+	infos, err := store.Sessions(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("list the store's sessions: %w", err)
+	}
+	if latest {
+		var best *transcript.SessionInfo
+		for i := range infos {
+			if infos[i].Size > 0 && (best == nil || infos[i].ModTime.After(best.ModTime)) {
+				best = &infos[i]
+			}
+		}
+		if best == nil {
+			return nil, "", fmt.Errorf("%w: start one first", session.ErrNoSessions)
+		}
+		return store, best.ID, nil
+	}
+	var found []string
+	for _, in := range infos {
+		if in.ID == ref {
+			return store, ref, nil
+		}
+		if strings.HasPrefix(in.ID, ref) {
+			found = append(found, in.ID)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, "", fmt.Errorf("no session with id %q in the store (%w); list them with `cairn sessions list`", ref, session.ErrNotFound)
+	case 1:
+		return store, found[0], nil
+	default:
+		slices.Sort(found)
+		return nil, "", fmt.Errorf("%q is the start of %d session ids (%s); give more of the id", ref, len(found), strings.Join(found, ", "))
+	}
+}
+
+func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache) (*transcript.Conversation, error) {
+	src, err := store.OpenSource(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
 	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache})
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		where := key
+		if fs, ok := store.(*transcript.FileStore); ok {
+			where = fs.Path(key)
+		}
+		return nil, fmt.Errorf("load %s: %w", where, err)
 	}
 	return conv, nil
 }
 
-func trimExt(name string) string { return name[:len(name)-len(filepath.Ext(name))] }
-
-// start opens the transcript for appending and builds the engine.
+// start opens the transcript for appending and builds the engine. What
+// it opens is on a.closers, which a failed start leaves for Open to close.
 func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error {
-	o := a.opts
-	store := transcript.NewFileStore(filepath.Dir(a.path))
-	app, err := a.held, error(nil)
-	if app != nil && store.Path(a.id) == a.path {
-		a.held = nil // the writer takes over the lock taken before reading
-	} else if app, err = store.OpenAppender(ctx, a.id); err != nil {
-		return unsaveable(err)
+	history, err := a.openTranscript(ctx, conv)
+	if err != nil {
+		return err
 	}
+	a.sc = newSessionContext(a, conv)
+	a.onClose(func() error { a.sc.close(); return nil })
+	a.ext = newExtensions(a.opts, conv)
+	reg, err := a.buildTools(conv)
+	if err != nil {
+		return err
+	}
+	a.buildEngine(conv, reg, history)
+	return nil
+}
+
+// onClose adds f to what Close closes, in the reverse order of the adds.
+func (a *Agent) onClose(f func() error) { a.closers = append(a.closers, f) }
+
+// closeAll runs the closers, newest first, and returns the first error.
+func (a *Agent) closeAll() error {
+	var first error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		if err := a.closers[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	a.closers = nil
+	return first
+}
+
+// openTranscript takes the session's transcript for appending, with the
+// session's folder, its writer, its file history and its recorder, and
+// writes what a resume or a fork carries over. It returns the
+// conversation to go on from.
+func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversation) ([]model.Message, error) {
+	o := a.opts
+	sc, ok := a.store.(transcript.Sidecars)
+	if !ok {
+		return nil, fmt.Errorf("the session store %T keeps no files beside a session (transcript.Sidecars); give a store that does", a.store)
+	}
+	a.sidecars = sc
+	app, err := a.held, error(nil)
+	if app != nil && a.fromKey == a.id {
+		a.held = nil // the writer takes over the lock taken before reading
+	} else if app, err = a.store.OpenAppender(ctx, a.id); err != nil {
+		return nil, unsaveable(err)
+	}
+	if err := a.openDir(ctx); err != nil {
+		app.Close()
+		return nil, err
+	}
+	a.onClose(func() error { a.closeDir(); return nil })
 	if o.Replicate != nil {
-		before, _ := store.OpenSource(ctx, a.id) // nil for a new session
+		before, _ := a.store.OpenSource(ctx, a.id) // nil for a new session
 		app = o.Replicate(a.id, app, before)
 	}
 	var known []string
@@ -389,10 +512,11 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		}
 	}
 	a.writer = transcript.NewWriter(app, transcript.WriterOptions{Known: known, Eager: o.Eager, Now: o.Now, OnError: a.saveFailed})
+	a.onClose(a.closeWriter)
 	if a.history, err = a.openHistory(ctx); err != nil {
-		a.writer.Close()
-		return err
+		return nil, err
 	}
+	a.onClose(func() error { a.history.Close(); return nil }) // the shadow copy of the project; backups stay
 	a.recorder = session.NewRecorder(a.writer, session.RecorderOptions{
 		Envelope: session.Envelope{
 			SessionID: a.id, CWD: o.Cwd, Version: Version, GitBranch: gitinfo.Branch(o.Cwd),
@@ -415,16 +539,20 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 			carry = repairs
 		}
 		if err := a.recorder.Append(ctx, carry...); err != nil {
-			a.writer.Close()
-			return fmt.Errorf("write the resumed session: %w", err)
+			return nil, fmt.Errorf("write the resumed session: %w", err)
 		}
 		if len(carry) == 0 {
 			a.recorder.SetLeaf(conv.Leaf)
 		}
 		history = conv.Messages()
 	}
-	a.sc = newSessionContext(a, conv)
-	a.ext = newExtensions(o, conv)
+	return history, nil
+}
+
+// buildTools builds the system prompt and the session's tools, bound to
+// its state.
+func (a *Agent) buildTools(conv *transcript.Conversation) (*tool.Registry, error) {
+	o := a.opts
 	po := prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
 		Memory: a.sc.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
@@ -438,39 +566,45 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	if po.Skills != "" && !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Spec().Name == "Skill" }) {
 		tools = append(tools, coretools.Skill{})
 	}
-	withSkills(tools, a.ext)
-	for i, t := range tools {
-		if t.Spec().Name == "Bash" {
-			tools[i] = filehistory.TrackShell(t, a.history)
-		}
-	}
 	a.pins = pinsOf(conv)
 	a.todos = todosOf(conv)
-	withTodos(tools, a.todos)
 	a.plan = planOf(conv, o.Home, a.id)
-	withPlan(tools, a.plan, o.PlanModes)
-	withSubagents(tools, subagents{a})
+	// The tools that work on the session's state take it here; the
+	// session knows none of them by type or name.
+	tools = coretools.Bind(tools, &coretools.Session{
+		Todos: a.todos, Plan: a.plan, PlanModes: o.PlanModes, Subagents: subagents{a}, Skills: a.ext,
+		TrackShell: func(t tool.Tool) tool.Tool { return filehistory.TrackShell(t, a.history) },
+	})
 	a.snip = compact.NewSnip(compact.SnipConfig{Transcript: transcriptOf{a}, History: a.History, Pins: a.pins})
 	tools = append(tools, a.snip.Tool())
 	reg, err := tool.NewRegistry(tools...)
 	if err != nil {
-		a.writer.Close()
-		return err
+		return nil, err
 	}
 	a.tools = reg
 	a.sc.startExtractor(reg)
+	return reg, nil
+}
+
+// buildEngine builds the session notes, the compaction layers and the
+// engine over the tools reg, going on from history.
+func (a *Agent) buildEngine(conv *transcript.Conversation, reg *tool.Registry, history []model.Message) {
+	o := a.opts
 	env := tool.NewEnv(o.Cwd)
 	env.Now = o.Now
-	env.SessionDir = filepath.Join(filepath.Dir(a.path), a.id)
+	env.SessionDir = a.dir
 	env.BeforeChange = a.history.BeforeChange
 	early := earlyCompactAt(o)
 	sm := o.SessionMemory
 	sm.Thresholds = notesThresholds(sm.Thresholds, early)
 	sm.Path, sm.Model, sm.ModelName, sm.MaxTokens, sm.Lookup, sm.Cwd, sm.Warn = sessionmemory.Path(env.SessionDir), o.Model, o.ModelName, o.MaxTokens, reg.Lookup, o.Cwd, o.Warn
+	sm.Saved = a.notesSaved
 	if o.Home.Dir != "" {
 		sm.ConfigDir = filepath.Join(o.Home.Dir, "session-memory")
 	}
 	a.notes = sessionmemory.New(sm)
+	// An update of the notes under way is stopped; the notes stay whole.
+	a.onClose(func() error { a.notes.Close(); return nil })
 	var notes compact.Notes
 	var afterResponse func(context.Context, *model.Request, *model.Response, []string)
 	if !o.DisableSessionMemory && !o.DisableAutoCompact {
@@ -494,6 +628,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	a.compact.AddLayer(compact.NewMicro(micro))
 	if o.Collapse != nil {
 		a.collapse = compact.NewCollapse(a.collapseConfig(*o.Collapse, conv))
+		a.onClose(func() error { a.collapse.Close(); return nil }) // a fold under way is dropped
 		a.compact.AddLayer(a.collapse)
 	}
 	a.engine = engine.New(engine.Config{
@@ -501,12 +636,11 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder, Prepare: a.compact.Prepare,
 		Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: a.sc.beforeStop(o.BeforeStop),
 		MaxTurns: o.MaxTurns, Now: o.Now, AfterResponse: afterResponse,
-		ShapeResults: a.sc.shapeResults(compact.Offload(compact.OffloadConfig{Dir: env.SessionDir, Tools: reg, Warn: o.Warn})),
+		ShapeResults: a.sc.shapeResults(compact.Offload(a.offloadConfig(reg))),
 	}, history)
 	if conv != nil {
 		a.engine.SetUsage(conv.UsageAt(history))
 	}
-	return nil
 }
 
 // openHistory rebuilds the session's file history (SPEC F4): from the
@@ -518,10 +652,15 @@ func (a *Agent) openHistory(ctx context.Context) (*filehistory.History, error) {
 		Dir: o.Home.FileHistory(a.id), Now: o.Now, Warn: o.Warn,
 		Record: func(_ context.Context, e transcript.Entry) error { return a.writer.Append(e) },
 	}
-	if a.from == "" {
+	if a.from == nil {
 		return filehistory.New(opts, nil), nil
 	}
-	return filehistory.Open(ctx, a.from, o.Cwd, o.Home.FileHistory(a.fromID), opts)
+	src, err := a.from.OpenSource(ctx, a.fromKey)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	return filehistory.Open(ctx, io.NewSectionReader(src, 0, src.Size()), o.Cwd, o.Home.FileHistory(a.fromID), opts)
 }
 
 // ModelName is the model the session talks to.
@@ -533,10 +672,10 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 	if err := a.writer.Flush(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(a.path); err != nil {
+	conv, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines)
+	if errors.Is(err, transcript.ErrNotFound) {
 		return &transcript.Conversation{SessionID: a.id}, nil
 	}
-	conv, err := load(ctx, a.path, a.opts.NewUUID, a.opts.Now, a.lines)
 	if err != nil {
 		return nil, err
 	}
@@ -549,8 +688,13 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 // ID is the session's id.
 func (a *Agent) ID() string { return a.id }
 
-// Path is the session's transcript file.
+// Path is the session's transcript file; "" when the store keeps it
+// elsewhere than in a file.
 func (a *Agent) Path() string { return a.path }
+
+// Store is the store the session is written to (with the files beside
+// it: it implements transcript.Sidecars).
+func (a *Agent) Store() transcript.Store { return a.store }
 
 // ToolSpecs are the tools the model is offered.
 func (a *Agent) ToolSpecs() []model.ToolSpec { return a.tools.Specs() }
@@ -659,15 +803,16 @@ func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
 // live reads the session's transcript back as written so far, without the
 // repairs a resume adds.
 func (a *Agent) live(ctx context.Context) (*transcript.Conversation, error) {
-	return written(ctx, a.writer, a.path, a.lines)
+	return written(ctx, a.writer, a.store, a.id, a.lines)
 }
 
-// written flushes w and reads its file at path back, without repairs.
-func written(ctx context.Context, w *transcript.Writer, path string, cache *transcript.LineCache) (*transcript.Conversation, error) {
+// written flushes w and reads the session key of store back, without
+// repairs.
+func written(ctx context.Context, w *transcript.Writer, store transcript.Store, key string, cache *transcript.LineCache) (*transcript.Conversation, error) {
 	if err := w.Flush(ctx); err != nil {
 		return nil, err
 	}
-	src, err := transcript.OpenFile(path)
+	src, err := store.OpenSource(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -677,16 +822,18 @@ func written(ctx context.Context, w *transcript.Writer, path string, cache *tran
 
 // Close waits for the transcript to be written and releases the session.
 func (a *Agent) Close() error {
-	// An update of the notes under way is stopped; the notes stay whole.
-	a.notes.Close()
-	a.collapse.Close() // a fold under way is dropped
-	a.sc.close()
-	a.history.Close() // the shadow copy of the project; backups stay
+	err := a.closeAll()
+	a.release()
+	return err
+}
+
+// closeWriter waits for the transcript to be written, and removes it when
+// the new session never wrote anything.
+func (a *Agent) closeWriter() error {
 	err := a.writer.Close()
 	if err == nil && !a.resumed {
 		a.discardEmpty()
 	}
-	a.release()
 	return err
 }
 
@@ -695,15 +842,23 @@ func (a *Agent) Close() error {
 // /bogus`), and the folders it left empty, so that no empty session is
 // listed or continued.
 func (a *Agent) discardEmpty() {
-	if st, err := os.Stat(a.path); err != nil || st.Size() > 0 {
+	ctx := context.Background()
+	src, err := a.store.OpenSource(ctx, a.id)
+	if err != nil {
 		return
 	}
-	if os.Remove(a.path) == nil {
+	size := src.Size()
+	src.Close()
+	if size > 0 {
+		return
+	}
+	if names, err := a.sidecars.ListSidecars(ctx, a.id); err != nil || len(names) > 0 {
+		return // something was kept beside it
+	}
+	if a.store.Remove(ctx, a.id) == nil {
 		a.discarded = true
 	}
-	for _, dir := range []string{trimExt(a.path), a.opts.Home.FileHistory(a.id)} {
-		_ = os.Remove(dir) // only if empty
-	}
+	_ = os.Remove(a.opts.Home.FileHistory(a.id)) // only if empty
 }
 
 // Discarded reports whether Close removed the session's transcript

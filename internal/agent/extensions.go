@@ -15,7 +15,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/tokens"
 	coretools "github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
-	"github.com/cairn-dev/cairn/tool"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -266,15 +265,6 @@ func loadedSkills(entries []transcript.Entry) []string {
 		}
 	}
 	return names
-}
-
-// withSkills gives the session's skills to the Skill tool among ts.
-func withSkills(ts []tool.Tool, x *extensions) {
-	for i, t := range ts {
-		if _, ok := t.(coretools.Skill); ok {
-			ts[i] = coretools.Skill{Skills: x}
-		}
-	}
 }
 
 // SlashCommand splits a prompt "/name args" into its parts; "//x" and

@@ -50,7 +50,7 @@ func (a *Agent) Rewind(ctx context.Context, messageID string, code, conversation
 		if err := a.writer.Flush(ctx); err != nil {
 			return nil, err
 		}
-		src, err := transcript.OpenFile(a.path)
+		src, err := a.store.OpenSource(ctx, a.id)
 		if err != nil {
 			return nil, err
 		}

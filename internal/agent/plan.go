@@ -9,7 +9,6 @@ import (
 	coretools "github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/session"
-	"github.com/cairn-dev/cairn/tool"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -59,19 +58,6 @@ func planSlug(id string) string {
 		return w
 	}
 	return pick(slugAdjectives) + "-" + pick(slugVerbs) + "-" + pick(slugNouns)
-}
-
-// withPlan gives the session's plan and modes to the plan-mode tools
-// among ts, in place of the ones they came with.
-func withPlan(ts []tool.Tool, plan *coretools.Plan, modes coretools.PlanModes) {
-	for i, t := range ts {
-		switch t.(type) {
-		case coretools.ExitPlanMode:
-			ts[i] = coretools.ExitPlanMode{Plan: plan, Modes: modes}
-		case coretools.EnterPlanMode:
-			ts[i] = coretools.EnterPlanMode{Modes: modes}
-		}
-	}
 }
 
 // planModeReminder tells the model, with each prompt while the session is

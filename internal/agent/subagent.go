@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -33,16 +31,6 @@ type Subagent struct {
 	ID, Type string
 	// TranscriptPath is the subagent's own transcript.
 	TranscriptPath string
-}
-
-// withSubagents gives the session's subagent runner to the Task tool
-// among ts, in place of the one it came with.
-func withSubagents(ts []tool.Tool, s coretools.Subagents) {
-	for i, t := range ts {
-		if task, ok := t.(*coretools.Task); ok {
-			ts[i] = task.With(s)
-		}
-	}
 }
 
 // subagents runs the Task tool's child agents (SPEC E4). Each child is a
@@ -113,12 +101,16 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 		}
 	}
 
-	sidecar := filepath.Join(filepath.Dir(a.path), a.id)
-	store := transcript.NewFileStore(filepath.Join(sidecar, SubagentsDir))
+	store, ok := transcript.SidecarStore(a.store, a.id, SubagentsDir)
+	if !ok {
+		return rep, fmt.Errorf("the session store %T keeps no subagent transcripts", a.store)
+	}
 	for range 3 { // ids are random: a clash is all but impossible
-		if _, err := os.Stat(store.Path("agent-" + id)); err != nil {
+		src, err := store.OpenSource(ctx, "agent-"+id)
+		if err != nil {
 			break
 		}
+		src.Close()
 		id = agentID(o.NewUUID())
 	}
 	rep.AgentID = id
@@ -136,8 +128,11 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 		PermissionMode: o.PermissionMode, Mode: o.Mode, Now: o.Now, NewUUID: o.NewUUID,
 	})
 	child := tool.NewEnv(env.Cwd())
-	child.ProjectDir, child.SessionDir, child.Now, child.BeforeChange = env.ProjectDir, sidecar, env.Now, env.BeforeChange
-	ct := &childTranscript{rec: rec, w: w, path: store.Path("agent-" + id)}
+	child.ProjectDir, child.SessionDir, child.Now, child.BeforeChange = env.ProjectDir, a.dir, env.Now, env.BeforeChange
+	ct := &childTranscript{rec: rec, w: w, store: store, key: "agent-" + id}
+	if fs, ok := store.(*transcript.FileStore); ok {
+		ct.path = fs.Path(ct.key)
+	}
 	comp := compact.New(compact.Config{
 		Model: o.Model, ModelName: name, Window: window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
 		Transcript: ct, CWD: env.Cwd(), Tools: reg, Now: o.Now,
@@ -156,7 +151,7 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 		Model: o.Model, ModelName: name, MaxTokens: maxTokens, Tools: reg, Env: child,
 		System:   func(context.Context) ([]model.SystemBlock, error) { return system, nil },
 		Recorder: rec, Prepare: comp.Prepare, Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool,
-		ShapeResults: compact.Offload(compact.OffloadConfig{Dir: sidecar, Tools: reg, Warn: o.Warn}),
+		ShapeResults: compact.Offload(a.offloadConfig(reg)),
 		BeforeStop:   beforeStop, MaxTurns: o.MaxTurns, Now: o.Now,
 	}, nil)
 
@@ -265,8 +260,11 @@ func callLine(call *model.Block) string {
 
 // childTranscript gives a subagent's compaction its transcript.
 type childTranscript struct {
-	rec  *session.Recorder
-	w    *transcript.Writer
+	rec   *session.Recorder
+	w     *transcript.Writer
+	store transcript.Store
+	key   string
+	// path is the transcript's file in a FileStore, else "".
 	path string
 }
 
@@ -279,7 +277,7 @@ func (t *childTranscript) Append(ctx context.Context, entries ...transcript.Entr
 }
 func (t *childTranscript) Path() string { return t.path }
 func (t *childTranscript) Reload(ctx context.Context) ([]model.Message, error) {
-	conv, err := written(ctx, t.w, t.path, nil)
+	conv, err := written(ctx, t.w, t.store, t.key, nil)
 	if err != nil {
 		return nil, err
 	}

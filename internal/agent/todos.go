@@ -5,7 +5,6 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	coretools "github.com/cairn-dev/cairn/internal/tools"
-	"github.com/cairn-dev/cairn/tool"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -17,17 +16,6 @@ func todosOf(conv *transcript.Conversation) *coretools.TodoList {
 		return coretools.NewTodoList(nil)
 	}
 	return coretools.NewTodoList(coretools.LatestTodos(conv.Entries))
-}
-
-// withTodos gives the session's todo list to the TodoWrite tool among
-// ts, in place of the list it came with, so that what the model writes is
-// what the session carries through compaction and resume.
-func withTodos(ts []tool.Tool, list *coretools.TodoList) {
-	for i, t := range ts {
-		if _, ok := t.(coretools.TodoWrite); ok {
-			ts[i] = coretools.TodoWrite{List: list}
-		}
-	}
 }
 
 // survivors joins what several parts of the session must carry through

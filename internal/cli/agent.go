@@ -609,7 +609,7 @@ func startSweep(ctx context.Context, env Env, home session.Home) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if _, err := session.MaybeSweep(ctx, home, env.Now(), env.Cwd); err != nil && ctx.Err() == nil {
+		if _, err := session.MaybeSweep(ctx, home, env.Now(), sweepOptions(home, env.Cwd, env.Now())); err != nil && ctx.Err() == nil {
 			fmt.Fprintln(env.Stderr, "warning: session cleanup:", err)
 		}
 	}()

@@ -141,7 +141,8 @@ func (l localSessions) Source(ctx context.Context, id string) (transcript.Source
 	if err != nil {
 		return nil, err
 	}
-	return transcript.OpenFile(path)
+	store, key := transcript.FileStoreOf(path)
+	return store.OpenSource(ctx, key)
 }
 
 // storeSessions serves the team store's sessions, every project's.

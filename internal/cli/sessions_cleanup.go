@@ -37,7 +37,7 @@ func newSessionsCleanupCmd(env Env) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("nothing was cleaned up: %w", err)
 			}
-			opts := session.OptionsFromSettings(s, env.Now())
+			opts := cleanupOptions(s, env.Now())
 			if cmd.Flags().Changed("older-than") {
 				opts.MaxAge = time.Duration(olderThan) * 24 * time.Hour
 				opts.KeepSessions = false
@@ -105,4 +105,30 @@ func day(t, fallback time.Time) string {
 		t = fallback
 	}
 	return t.UTC().Format("2006-01-02")
+}
+
+// cleanupOptions turns cleanupPeriodDays and trashRetentionDays into
+// cleanup options at now. cleanupPeriodDays 0 means sessions are not kept
+// at all (Claude Code then writes none), so there is nothing to expire:
+// sessions are left alone.
+func cleanupOptions(s *settings.Settings, now time.Time) session.CleanupOptions {
+	return session.CleanupOptions{
+		Now:          now,
+		MaxAge:       time.Duration(s.CleanupPeriodDays) * 24 * time.Hour,
+		KeepSessions: s.CleanupPeriodDays == 0,
+		TrashAge:     time.Duration(s.TrashRetentionDays) * 24 * time.Hour,
+	}
+}
+
+// sweepOptions gives the daily sweep the options of the settings of the
+// project at cwd, read only when a sweep is due; invalid settings are an
+// error naming the file.
+func sweepOptions(home session.Home, cwd string, now time.Time) func() (session.CleanupOptions, error) {
+	return func() (session.CleanupOptions, error) {
+		s, err := settings.Load(home.Dir, cwd)
+		if err != nil {
+			return session.CleanupOptions{}, err
+		}
+		return cleanupOptions(s, now), nil
+	}
 }

@@ -117,7 +117,7 @@ func rewind(ctx context.Context, env Env, ref, to, mode string, dryRun bool) (*r
 	if err != nil {
 		return nil, err
 	}
-	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	store, id := transcript.FileStoreOf(path)
 	rep := &rewindReport{SessionID: id, To: to, Mode: mode, DryRun: dryRun, Warnings: []string{}}
 	wantCode, wantConv := mode != "conversation", mode != "code"
 
@@ -125,19 +125,19 @@ func rewind(ctx context.Context, env Env, ref, to, mode string, dryRun bool) (*r
 	// meanwhile; a preview needs none.
 	var app transcript.Appender
 	if !dryRun {
-		app, err = transcript.NewFileStore(filepath.Dir(path)).OpenAppender(ctx, id)
+		app, err = store.OpenAppender(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("nothing was rewound: %w", err)
 		}
 		defer app.Close()
 	}
 
-	src, err := transcript.OpenFile(path)
+	src, err := store.OpenSource(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	defer src.Close()
 	point, perr := filehistory.ConversationPoint(ctx, src, to)
-	src.Close()
 	if point != nil {
 		rep.Prompt, rep.point = point.Prompt, point
 	}
@@ -151,7 +151,7 @@ func rewind(ctx context.Context, env Env, ref, to, mode string, dryRun bool) (*r
 
 	var h *filehistory.History
 	if wantCode {
-		snaps, warnings, err := filehistory.LoadFile(ctx, path, cwd)
+		snaps, warnings, err := filehistory.Load(ctx, io.NewSectionReader(src, 0, src.Size()), cwd)
 		if err != nil {
 			return nil, err
 		}

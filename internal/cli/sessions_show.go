@@ -58,7 +58,8 @@ func loadSession(cmd *cobra.Command, env Env, ref string, opts transcript.LoadOp
 	if err != nil {
 		return nil, err
 	}
-	src, err := transcript.OpenFile(path)
+	store, id := transcript.FileStoreOf(path)
+	src, err := store.OpenSource(cmd.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func loadSession(cmd *cobra.Command, env Env, ref string, opts transcript.LoadOp
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	if conv.SessionID == "" {
-		conv.SessionID = strings.TrimSuffix(pathBase(path), ".jsonl")
+		conv.SessionID = id
 	}
 	return conv, nil
 }

@@ -103,7 +103,8 @@ func newSessionsSyncCmd(env Env) *cobra.Command {
 }
 
 func syncOne(cmd *cobra.Command, path string, remote *pgstore.Store, id string) (int, error) {
-	src, err := transcript.OpenFile(path)
+	local, key := transcript.FileStoreOf(path)
+	src, err := local.OpenSource(cmd.Context(), key)
 	if err != nil {
 		return 0, err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 // Reference limits of large tool results (SPEC C0), in characters.
@@ -38,9 +38,15 @@ const NeverSpill = -1
 
 // OffloadConfig configures Offload.
 type OffloadConfig struct {
-	// Dir is the session's sidecar folder; results are written to
-	// Dir/tool-results/<tool_use_id>.txt. Without it nothing is spilled.
+	// Dir is the session's folder on disk, where the model reads a result
+	// back (Dir/tool-results/<tool_use_id>.txt names it in the preview).
+	// Without it nothing is spilled.
 	Dir string
+	// Store keeps the files beside the session SessionID: a result is
+	// written to it as "tool-results/<tool_use_id>.txt". nil is the file
+	// store Dir belongs to (Dir is then <project>/<sessionId>).
+	Store     transcript.Sidecars
+	SessionID string
 	// Limit is the largest result kept inline; 0 is ResultLimit.
 	Limit int
 	// Tools are the session's tools: a tool's own limit
@@ -81,11 +87,13 @@ func Offload(cfg OffloadConfig) func(ctx context.Context, outcomes []engine.Outc
 	if cfg.Preview == 0 {
 		cfg.Preview = PreviewBytes
 	}
-	return func(_ context.Context, outcomes []engine.Outcome) []engine.Outcome {
+	return func(ctx context.Context, outcomes []engine.Outcome) []engine.Outcome {
 		if cfg.Dir == "" {
 			return outcomes
 		}
-		return cfg.shape(outcomes)
+		// The results are in hand: a cancelled turn still records them
+		// as they are shaped.
+		return cfg.shape(context.WithoutCancel(ctx), outcomes)
 	}
 }
 
@@ -96,7 +104,7 @@ type candidate struct {
 	chars int
 }
 
-func (cfg OffloadConfig) shape(outcomes []engine.Outcome) []engine.Outcome {
+func (cfg OffloadConfig) shape(ctx context.Context, outcomes []engine.Outcome) []engine.Outcome {
 	out := slices.Clone(outcomes)
 	var cands []candidate
 	total := 0
@@ -110,7 +118,7 @@ func (cfg OffloadConfig) shape(outcomes []engine.Outcome) []engine.Outcome {
 		cands = append(cands, candidate{i: i, text: text, chars: n})
 	}
 	spill := func(c candidate) {
-		r, err := cfg.spill(out[c.i].Call.ID, c.text, out[c.i].Result)
+		r, err := cfg.spill(ctx, out[c.i].Call.ID, c.text, out[c.i].Result)
 		if err != nil {
 			if cfg.Warn != nil {
 				cause, _ := fsfault.Describe(err)
@@ -159,14 +167,19 @@ func (cfg OffloadConfig) limitOf(toolName string) int {
 
 // spill writes text to the session's tool-results folder and returns the
 // result that replaces r.
-func (cfg OffloadConfig) spill(toolUseID, text string, r tool.Result) (tool.Result, error) {
+func (cfg OffloadConfig) spill(ctx context.Context, toolUseID, text string, r tool.Result) (tool.Result, error) {
 	if !safeName(toolUseID) {
 		return r, fmt.Errorf("tool_use id %q cannot name a file", toolUseID)
 	}
-	path := filepath.Join(cfg.Dir, "tool-results", toolUseID+".txt")
-	if err := writeAtomic(path, []byte(text)); err != nil {
+	store, id := cfg.Store, cfg.SessionID
+	if store == nil {
+		store, id = transcript.NewFileStore(filepath.Dir(cfg.Dir)), filepath.Base(cfg.Dir)
+	}
+	name := "tool-results/" + toolUseID + ".txt"
+	if err := store.WriteSidecar(ctx, id, name, []byte(text)); err != nil {
 		return r, err
 	}
+	path := filepath.Join(cfg.Dir, filepath.FromSlash(name))
 	out := tool.Result{
 		Content: []model.Block{model.TextBlock(PersistedPreview(path, text, cfg.Preview))},
 		IsError: r.IsError,
@@ -259,36 +272,6 @@ func safeName(id string) bool {
 		return false
 	}
 	return !strings.ContainsAny(id, `/\`+"\x00")
-}
-
-// writeAtomic writes data to path (mode 0600) through a temporary file in
-// the same folder, so a reader never sees a partial file.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename, a no-op
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // persistedDetail is a tool's toolUseResult with the two fields that name

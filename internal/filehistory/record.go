@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -154,24 +153,15 @@ func Load(ctx context.Context, r io.Reader, dir string) ([]Snapshot, []string, e
 	return snaps, warnings, nil
 }
 
-// LoadFile is Load of a transcript file.
-func LoadFile(ctx context.Context, path, dir string) ([]Snapshot, []string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	return Load(ctx, f, dir)
-}
-
 // Open rebuilds the history of a resumed session from its transcript; it
 // never changes a file of the project (SPEC F4). When the session
 // continues in a new one (--fork-session), from names the earlier
 // session's backup folder: its backups are copied into opts.Dir (linked
 // when the file system allows) and the snapshots are recorded in the new
 // transcript, so the new session can rewind to messages of the old one.
-func Open(ctx context.Context, transcriptPath, dir, from string, opts Options) (*History, error) {
-	snaps, warnings, err := LoadFile(ctx, transcriptPath, dir)
+// The transcript is read from r.
+func Open(ctx context.Context, r io.Reader, dir, from string, opts Options) (*History, error) {
+	snaps, warnings, err := Load(ctx, r, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -139,7 +139,7 @@ func TestResumeAndFork(t *testing.T) {
 	// Resume: the same folder, the history rebuilt from the transcript;
 	// nothing in the project changes.
 	rec := &records{}
-	h, err := Open(context.Background(), path, f.project, f.dir, Options{Dir: f.dir, Record: rec.record})
+	h, err := Open(context.Background(), bytes.NewReader(f.rec.transcript()), f.project, f.dir, Options{Dir: f.dir, Record: rec.record})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestResumeAndFork(t *testing.T) {
 	// new transcript.
 	forkDir := filepath.Join(filepath.Dir(f.dir), "fork")
 	frec := &records{}
-	fh, err := Open(context.Background(), path, f.project, f.dir, Options{Dir: forkDir, Record: frec.record})
+	fh, err := Open(context.Background(), bytes.NewReader(f.rec.transcript()), f.project, f.dir, Options{Dir: forkDir, Record: frec.record})
 	if err != nil {
 		t.Fatal(err)
 	}

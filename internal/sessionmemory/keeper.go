@@ -63,6 +63,11 @@ type Config struct {
 	// Warn is told when an update fails; the conversation goes on. May
 	// be nil.
 	Warn func(string)
+	// Saved, when set, is called after each update that succeeded, on the
+	// update's goroutine, once the notes at Path (and their full copy
+	// beside them, when a section was cut) are written: the session
+	// stores them where it keeps the files beside it. May be nil.
+	Saved func(ctx context.Context, path string)
 }
 
 // Stats count a Keeper's updates.
@@ -211,6 +216,7 @@ func (k *Keeper) AfterResponse(ctx context.Context, req *model.Request, resp *mo
 	go func() {
 		defer k.wg.Done()
 		err := k.update(uctx, p)
+		k.saved(uctx, err)
 		if k.finish(p, err) && !errors.Is(err, context.Canceled) {
 			k.cfg.Warn(fmt.Sprintf("session notes: the background update failed (%v); the conversation goes on, compacting with a summary if it must, and a later update will try again", err))
 		}
@@ -308,9 +314,17 @@ func (k *Keeper) Extract(ctx context.Context, fallback func(context.Context) (Pr
 	if err == nil {
 		err = k.update(uctx, p)
 	}
+	k.saved(uctx, err)
 	k.finish(p, err)
 	close(done)
 	return err
+}
+
+// saved tells Config.Saved of an update that succeeded.
+func (k *Keeper) saved(ctx context.Context, err error) {
+	if err == nil && k.cfg.Saved != nil {
+		k.cfg.Saved(context.WithoutCancel(ctx), k.cfg.Path)
+	}
 }
 
 // Wait blocks until no update is running, or ctx ends.
