@@ -170,11 +170,14 @@ func (g *askingGate) gate(ctx context.Context, t tool.Tool, call model.Block) en
 		}
 		return engine.Verdict{Allow: true, Record: asked.Answered(mode, true)}
 	}
-	reason := "The user did not allow this " + call.Name + " call, so it did not run. Stop and wait for the user's direction instead of retrying it."
-	if ans.Note != "" && ctx.Err() == nil {
-		reason = "The user did not allow this " + call.Name + " call, so it did not run. The user said: " + ans.Note
+	if ans.Note != "" && ctx.Err() == nil { // the person said what to do instead: go on with it
+		reason := "The user did not allow this " + call.Name + " call, so it did not run. The user said: " + ans.Note
+		return engine.Verdict{Reason: reason, Record: asked.Answered(mode, false)}
 	}
-	return engine.Verdict{Reason: reason, Record: asked.Answered(mode, false)}
+	// A plain refusal (No, Esc) ends the turn: the person takes the
+	// control back, as in Claude Code, and no further request is made.
+	reason := "The user did not allow this " + call.Name + " call, so it did not run, and took the control back. Wait for the user's direction instead of retrying it."
+	return engine.Verdict{Reason: reason, Record: asked.Answered(mode, false), EndTurn: true}
 }
 
 // allowedAlways reports whether a rule added in this session allows the

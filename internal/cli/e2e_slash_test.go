@@ -1,0 +1,149 @@
+package cli_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
+)
+
+// slashTerms numbers the tmux servers of this file's tests.
+var slashTerms atomic.Int64
+
+// openUI starts `cairn args...` in the project in a tmux terminal
+// 100×30 and waits for the welcome line.
+func (p *project) openUI(t *testing.T, args ...string) tmux {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	x := tmux{t: t, name: fmt.Sprintf("cairn-slash-%d-%d", os.Getpid(), slashTerms.Add(1))}
+	env := append([]string{"CAIRN_HOME=" + p.home, "ANTHROPIC_BASE_URL=" + p.srv.URL, "ANTHROPIC_API_KEY=test-key", "HOME=" + p.home, "TERM=xterm-256color"}, p.env...)
+	script := fmt.Sprintf("cd %q && env -i PATH=%q %s %q %s; echo cairn-exited-$?; sleep 60", p.dir, os.Getenv("PATH"), strings.Join(quoteAll(env), " "), binary, strings.Join(quoteAll(args), " "))
+	x.run("new-session", "-d", "-s", x.name, "-x", "100", "-y", "30", script)
+	t.Cleanup(func() { exec.Command("tmux", "-L", x.name, "kill-server").Run() })
+	x.waitFor("/help for commands")
+	return x
+}
+
+// send types text and presses Enter.
+func (x tmux) send(text string) {
+	x.t.Helper()
+	x.run("send-keys", "-t", x.name, "-l", text)
+	x.run("send-keys", "-t", x.name, "Enter")
+}
+
+// keys presses keys by tmux's names ("Escape", "C-c", "Tab").
+func (x tmux) keys(keys ...string) {
+	x.t.Helper()
+	x.run(append([]string{"send-keys", "-t", x.name}, keys...)...)
+}
+
+// messageRequests counts the conversation's requests to /v1/messages.
+func messageRequests(srv *modeltest.Server) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Path == "/v1/messages" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDenyEndsTurn: refusing a call (Esc, or No without a note) ends the
+// turn: the model is told the person refused, and no further request is
+// made until the person types again. A refusal with a note goes on.
+func TestDenyEndsTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keys []string
+	}{
+		{"esc", []string{"Escape"}},
+		{"no", []string{"3", "Enter"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t)
+			p.srv.Enqueue(
+				modeltest.Reply{Content: []model.Block{model.TextBlock("Let me run it."),
+					modeltest.ToolUse("toolu_1", "Bash", `{"command":"echo denied > out.txt"}`),
+					modeltest.ToolUse("toolu_2", "Bash", `{"command":"echo second > two.txt"}`)}},
+				modeltest.Text("NOT-SENT: the model was asked again."),
+			)
+			x := p.openUI(t)
+			x.send("make out.txt")
+			x.waitFor("Do you want to proceed?")
+			x.keys(tc.keys...)
+			x.waitFor("took the control back")
+			if n := messageRequests(p.srv); n != 1 {
+				t.Errorf("%d requests after the refusal, want 1", n)
+			}
+			if p.srv.Pending() != 1 {
+				t.Errorf("the second reply was used: %d left", p.srv.Pending())
+			}
+			if _, err := os.Stat(p.dir + "/out.txt"); err == nil {
+				t.Error("the refused command ran")
+			}
+			if _, err := os.Stat(p.dir + "/two.txt"); err == nil {
+				t.Error("the call after the refused one ran")
+			}
+			// The person has the control back: the next prompt is the next request.
+			x.send("do something else")
+			s := x.waitFor("NOT-SENT")
+			if strings.Contains(s, "Do you want to proceed?") {
+				t.Errorf("asked again:\n%s", s)
+			}
+			req := p.srv.Last()
+			var results []string
+			for _, m := range req.Params.Messages {
+				for _, b := range m.Content {
+					if b.Type == model.BlockToolResult {
+						results = append(results, string(b.Content))
+					}
+				}
+			}
+			if len(results) != 2 || !strings.Contains(results[0], "did not allow") || !strings.Contains(results[1], "did not run") {
+				t.Errorf("the tool results sent: %q", results)
+			}
+		})
+	}
+	t.Run("note", func(t *testing.T) {
+		p := newProject(t)
+		p.srv.Enqueue(
+			modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Bash", `{"command":"echo denied > out.txt"}`)}},
+			modeltest.Text("Understood, using printf."),
+		)
+		x := p.openUI(t)
+		x.send("make out.txt")
+		x.waitFor("Do you want to proceed?")
+		x.keys("3")
+		x.waitFor("tell cairn what to do instead")
+		x.send("use printf instead")
+		x.waitFor("Understood, using printf.")
+		if got := lastToolResult(t, p.srv); !strings.Contains(got, "The user said: use printf instead") {
+			t.Errorf("the note did not reach the model: %q", got)
+		}
+	})
+}
+
+// lastToolResult is the text of the last tool_result the model was sent.
+func lastToolResult(t *testing.T, srv *modeltest.Server) string {
+	t.Helper()
+	req := srv.Last()
+	if req == nil || req.Params == nil {
+		t.Fatal("no request")
+	}
+	for i := len(req.Params.Messages) - 1; i >= 0; i-- {
+		for _, b := range req.Params.Messages[i].Content {
+			if b.Type == model.BlockToolResult {
+				return string(b.Content)
+			}
+		}
+	}
+	t.Fatal("no tool_result in the last request")
+	return ""
+}
