@@ -147,3 +147,39 @@ func lastToolResult(t *testing.T, srv *modeltest.Server) string {
 	t.Fatal("no tool_result in the last request")
 	return ""
 }
+
+// TestCompactSmallSessionKeepsIt: /compact of a conversation smaller than
+// its summary says so and leaves the session as it was — not a byte is
+// written — headless and in the terminal UI.
+func TestCompactSmallSessionKeepsIt(t *testing.T) {
+	p := newProject(t)
+	p.srv = modeltest.Start(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+		if strings.Contains(string(r.Body), "<summary></summary>") {
+			return modeltest.Text("<summary>The user said hello; the assistant answered.</summary>")
+		}
+		return modeltest.Text("Hello there.")
+	}})
+	if code, _, e := p.cairn(t, "-p", "hello"); code != 0 {
+		t.Fatal(e)
+	}
+	before := p.transcript(t)
+	code, out, errOut := p.cairn(t, "-c", "-p", "/compact")
+	if code != 0 || !strings.HasPrefix(out, "Not compacted: the conversation holds about") || !strings.Contains(out, "left as it was") {
+		t.Errorf("headless /compact: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if after := p.transcript(t); string(after) != string(before) {
+		t.Errorf("the transcript changed:\n%s", after[len(before):])
+	}
+	x := p.openUI(t, "-c")
+	x.send("/compact")
+	s := x.waitFor("Not compacted")
+	if strings.Contains(s, "Conversation compacted") {
+		t.Errorf("the UI reports a compaction:\n%s", s)
+	}
+	x.keys("C-c")
+	x.keys("C-c")
+	x.waitFor("cairn-exited-0")
+	if after := p.transcript(t); string(after) != string(before) {
+		t.Errorf("the transcript changed in the UI:\n%s", after[len(before):])
+	}
+}

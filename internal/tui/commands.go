@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/tokens"
 )
 
@@ -83,6 +85,9 @@ func (m *Model) command(name, args string) tea.Cmd {
 	case "compact":
 		return m.run("Compacting", func(ctx context.Context) doneMsg {
 			rep, err := s.Compact(ctx, args)
+			if noGain := (*compact.NoGainError)(nil); errors.As(err, &noGain) {
+				return doneMsg{info: capitalize(noGain.Error())} // the session is as it was
+			}
 			if err != nil {
 				return doneMsg{err: fmt.Errorf("compaction failed: %w", err), compaction: rep}
 			}
@@ -273,4 +278,12 @@ func (m *Model) costReport() string {
 	fmt.Fprintf(&b, "Usage:                 %s input, %s output, %s cache read, %s cache write",
 		tokens.Thousands(u.InputTokens), tokens.Thousands(u.OutputTokens), tokens.Thousands(u.CacheReadInputTokens), tokens.Thousands(u.CacheCreationInputTokens))
 	return b.String()
+}
+
+// capitalize makes a sentence of an error's text.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -1,9 +1,11 @@
 package tui_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,9 +114,13 @@ func TestCtrlCClearsThenExits(t *testing.T) {
 }
 
 func TestSlashCommands(t *testing.T) {
+	var more atomic.Int64
 	r := newRig(t, modeltest.Config{Respond: func(req *modeltest.Request) modeltest.Reply {
 		if strings.Contains(string(req.Body), "<summary>") {
 			return modeltest.Text("<summary>We said hello.</summary>")
+		}
+		if strings.Contains(string(req.Body), "tell me more") {
+			return modeltest.Text("More. " + strings.Repeat("Filler words. ", 900) + fmt.Sprintf("END-%d", more.Add(1)-1))
 		}
 		return modeltest.Text("Hello there.")
 	}})
@@ -140,6 +146,18 @@ func TestSlashCommands(t *testing.T) {
 	d.typeText("/pin always answer in French")
 	d.press("enter")
 	d.waitFor("Pinned for the rest of the session")
+	// A conversation this short is smaller than its summary: nothing is done.
+	d.typeText("/compact keep it short")
+	d.press("enter")
+	d.waitFor("Not compacted: the conversation holds about")
+	// Once it is longer, the compaction frees room.
+	for i := range 5 {
+		d.typeText(fmt.Sprintf("tell me more %d", i))
+		d.press("enter")
+		d.waitUntil("the reply", func(f string) bool {
+			return strings.Contains(f, fmt.Sprintf("END-%d", i)) && !strings.Contains(f, "esc to")
+		})
+	}
 	d.typeText("/compact keep it short")
 	d.press("enter")
 	f := d.waitFor("Conversation compacted (manual)")
