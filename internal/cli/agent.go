@@ -557,7 +557,7 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 		if err != nil {
 			return err
 		}
-		return out.finishText(fmt.Sprintf("Pinned for the rest of the session: %s\n", pin.Text))
+		return out.finishText(compact.PinnedSay(pin, 0) + "\n")
 	case "summary":
 		notes, err := ag.Summary(ctx)
 		if err != nil {

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
+	"github.com/cairn-dev/cairn/model/openai/openaitest"
 )
 
 // slashTerms numbers the tmux servers of this file's tests.
@@ -181,5 +183,89 @@ func TestCompactSmallSessionKeepsIt(t *testing.T) {
 	x.waitFor("cairn-exited-0")
 	if after := p.transcript(t); string(after) != string(before) {
 		t.Errorf("the transcript changed in the UI:\n%s", after[len(before):])
+	}
+}
+
+// TestPinBareID: the bare id `sessions show` prints beside a message
+// pins that message; a word that is no message's id, or any word in
+// quotes, is pinned as written.
+func TestPinBareID(t *testing.T) {
+	p := newProject(t)
+	p.srv.Enqueue(modeltest.Text("The staging port is 8443."))
+	if code, _, e := p.cairn(t, "-p", "which port does staging use?"); code != 0 {
+		t.Fatal(e)
+	}
+	code, out, e := p.cairn(t, "sessions", "show", p.sessionIDs(t)[0])
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var id string
+	for _, l := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(l, "── assistant ── [id:"); ok {
+			id = strings.TrimSuffix(rest, "]")
+		}
+	}
+	if id == "" {
+		t.Fatalf("sessions show prints no id for the answer:\n%s", out)
+	}
+	for _, tc := range []struct{ arg, want string }{
+		{id, "Pinned message [id:" + id + "] for the rest of the session: The staging port is 8443."},
+		{`"` + id + `"`, "Pinned for the rest of the session: " + id},
+		{"3u4506", "Pinned for the rest of the session: 3u4506"},
+	} {
+		if id == "3u4506" {
+			t.Skip("the answer's id is the word tested as a note")
+		}
+		code, out, e := p.cairn(t, "-c", "-p", "/pin "+tc.arg)
+		if code != 0 || strings.TrimSpace(out) != tc.want {
+			t.Errorf("/pin %s: exit %d, %q, %s; want %q", tc.arg, code, out, e, tc.want)
+		}
+	}
+	if code, _, e := p.cairn(t, "-c", "-p", "/pin [id:zzzzzz]"); code == 0 || !strings.Contains(e, "no message") {
+		t.Errorf("/pin of a tag that names no message: exit %d, %s", code, e)
+	}
+}
+
+// TestOpenAIToolResultKeepsItsTag: with an OpenAI-compatible server, the
+// [id:…] tag of a tool result goes in the tool message itself, not in a
+// user message of its own.
+func TestOpenAIToolResultKeepsItsTag(t *testing.T) {
+	p := newProject(t)
+	srv := openaitest.NewServer(t,
+		openaitest.ToolCalls(openaitest.ToolCall{ID: "call_1", Name: "Read", Arguments: []string{fmt.Sprintf(`{"file_path":%q}`, p.dir+"/hello.py")}}),
+		openaitest.Text("It prints hello."))
+	cmd := exec.Command(binary, "-p", "read hello.py", "--model", "qwen2.5-coder")
+	cmd.Dir = p.dir
+	cmd.Env = []string{"CAIRN_HOME=" + p.home, "OPENAI_BASE_URL=" + srv.URL, "HOME=" + p.home, "PATH=" + os.Getenv("PATH")}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "It prints hello.") {
+		t.Fatalf("%v: %s", err, out)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	var body struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(reqs[1].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	tool := -1
+	for i, m := range body.Messages {
+		if m.Role == "tool" {
+			tool = i
+		}
+	}
+	if tool < 0 {
+		t.Fatalf("no tool message: %s", reqs[1].Body)
+	}
+	if c, _ := body.Messages[tool].Content.(string); !strings.Contains(c, "[id:") || !strings.Contains(c, "print('hello')") {
+		t.Errorf("the tool message lacks its tag: %q", c)
+	}
+	if tool != len(body.Messages)-1 {
+		t.Errorf("messages after the tool message: %+v", body.Messages[tool+1:])
 	}
 }

@@ -135,7 +135,7 @@ func (m *Model) command(name, args string) tea.Cmd {
 			if err != nil {
 				return doneMsg{err: err}
 			}
-			return doneMsg{info: "Pinned for the rest of the session: " + oneLine(pin.Text, 200)}
+			return doneMsg{info: compact.PinnedSay(pin, 200)}
 		})
 	case "clear":
 		return m.reopen("", "Started a new session.")
