@@ -194,6 +194,10 @@ func New(cfg Config, history []model.Message) *Session {
 // turn, such as /compact). It must not be called during Run.
 func (s *Session) SetHistory(h []model.Message) { s.history, s.usageAt = h, -1 }
 
+// SetModelName makes the next requests ask for the model called name
+// (/model); the conversation stays as it is.
+func (s *Session) SetModelName(name string) { s.cfg.ModelName = name }
+
 // SetUsage tells a session continuing a transcript what its context held
 // at the last response: usage reported for history[at] (SPEC K1).
 func (s *Session) SetUsage(u model.Usage, at int) { s.usage, s.usageAt = u, at }

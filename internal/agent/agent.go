@@ -193,6 +193,8 @@ type Agent struct {
 	Warnings []string
 	// discarded is set when Close removed the empty transcript.
 	discarded bool
+	// title is the name the session was given (/rename).
+	title string
 	// lines holds the lines of the session's transcript decoded so far,
 	// so reading it back decodes only what was appended since.
 	lines *transcript.LineCache
@@ -424,6 +426,9 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		history = conv.Messages()
 	}
 	a.sc = newSessionContext(a, conv)
+	if conv != nil {
+		a.title = conv.CustomTitle
+	}
 	a.ext = newExtensions(o, conv)
 	po := prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,

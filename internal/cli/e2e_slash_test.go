@@ -269,3 +269,122 @@ func TestOpenAIToolResultKeepsItsTag(t *testing.T) {
 		t.Errorf("messages after the tool message: %+v", body.Messages[tool+1:])
 	}
 }
+
+// TestSlashCommandsOfTheUI drives the slash commands Claude Code users
+// type daily through the binary in a terminal: /model switches the next
+// request's model, /rename writes a custom-title line, /add-dir lets the
+// session work in another folder, /export writes the conversation, the
+// reports say what is configured, /init has the model write CLAUDE.md,
+// and /exit ends cairn.
+func TestSlashCommandsOfTheUI(t *testing.T) {
+	p := newProject(t)
+	other := t.TempDir()
+	os.WriteFile(other+"/notes.txt", []byte("OTHER-FOLDER-NOTES\n"), 0o644)
+	os.MkdirAll(p.dir+"/.claude/agents", 0o755)
+	os.WriteFile(p.dir+"/.claude/agents/reviewer.md", []byte("---\nname: reviewer\ndescription: Reviews diffs for bugs\n---\nReview.\n"), 0o644)
+	p.withHooks(t, `{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "$H/pre"}]}]}`, map[string]string{"pre": "exit 0"})
+	p.srv.Enqueue(modeltest.Text("First answer."))
+	x := p.openUI(t)
+	x.send("hello")
+	x.waitFor("First answer.")
+
+	// /model: the next request asks for the model named, the footer says it.
+	x.send("/model claude-opus-4-1")
+	x.waitFor("Model set to claude-opus-4-1")
+	p.srv.Enqueue(modeltest.Text("Opus here."))
+	x.send("who are you?")
+	s := x.waitFor("Opus here.")
+	if got := p.srv.Last().Params.Model; got != "claude-opus-4-1" {
+		t.Errorf("the request after /model asked for %q", got)
+	}
+	if !strings.Contains(s, "claude-opus-4-1 · /help") {
+		t.Errorf("the footer does not name the model:\n%s", s)
+	}
+
+	// /rename: a custom-title line, as Claude Code writes it.
+	x.send("/rename  fix the  greeting ")
+	x.waitFor("Session renamed to fix the greeting.")
+	var title struct{ Type, CustomTitle, SessionID string }
+	for _, l := range strings.Split(string(p.transcript(t)), "\n") {
+		if strings.Contains(l, `"custom-title"`) {
+			json.Unmarshal([]byte(l), &title)
+		}
+	}
+	if title.Type != "custom-title" || title.CustomTitle != "fix the greeting" || title.SessionID != p.sessionIDs(t)[0] {
+		t.Errorf("custom-title line: %+v", title)
+	}
+
+	// /status names the version, model, session, folder, API and settings.
+	x.send("/status")
+	s = x.waitFor("Permission mode:")
+	for _, want := range []string{"Version:", "Model:             claude-opus-4-1", "Session:           " + p.sessionIDs(t)[0], "Name:              fix the greeting", "Folder:", "API:               anthropic at " + p.srv.URL, "Authentication:    ANTHROPIC_API_KEY", "Settings:"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("/status lacks %q:\n%s", want, s)
+		}
+	}
+
+	// /add-dir: a Read in the other folder no longer asks.
+	x.send("/add-dir " + other)
+	x.waitFor("to the folders this session may work in")
+	x.send("/add-dir /no/such/folder")
+	x.waitFor("no such directory")
+	p.srv.Enqueue(modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_r", "Read", fmt.Sprintf(`{"file_path":%q}`, other+"/notes.txt"))}}, modeltest.Text("Read the notes."))
+	x.send("read the notes")
+	s = x.waitFor("Read the notes.")
+	if strings.Contains(s, "Do you want to proceed?") || !strings.Contains(lastToolResult(t, p.srv), "OTHER-FOLDER-NOTES") {
+		t.Errorf("the Read in the added folder did not run:\n%s\n%s", s, lastToolResult(t, p.srv))
+	}
+
+	// /export FILE writes the conversation.
+	x.send("/export convo.txt")
+	x.waitFor("Conversation exported to")
+	if b, err := os.ReadFile(p.dir + "/convo.txt"); err != nil || !strings.Contains(string(b), "who are you?") || !strings.Contains(string(b), "Opus here.") {
+		t.Errorf("the export: %v\n%s", err, b)
+	}
+
+	// The reports.
+	for _, c := range []struct{ cmd, want string }{
+		{"/hooks", "PreToolUse"},
+		{"/agents", "Reviews diffs for bugs"},
+		{"/mcp", "No MCP servers are configured"},
+		{"/doctor", "Home folder writable"},
+	} {
+		x.send("/clear-screen-marker-" + c.cmd[1:])
+		x.waitFor("Unknown command /clear-screen-marker-" + c.cmd[1:])
+		x.send(c.cmd)
+		x.waitFor(c.want)
+	}
+	s = x.screen()
+	if !strings.Contains(s, "✓ API reachable") || !strings.Contains(s, "✓ Settings files") {
+		t.Errorf("/doctor:\n%s", s)
+	}
+
+	// /init asks the model to study the project and write CLAUDE.md.
+	claudeMD := fmt.Sprintf(`{"file_path":%q,"content":"# Project\n\nRun python3 hello.py.\n"}`, p.dir+"/CLAUDE.md")
+	p.srv.Enqueue(modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_w", "Write", claudeMD)}}, modeltest.Text("CLAUDE.md written."))
+	x.send("/init")
+	x.waitFor("Do you want to proceed?")
+	x.keys("1")
+	x.waitFor("CLAUDE.md written.")
+	if b, _ := os.ReadFile(p.dir + "/CLAUDE.md"); !strings.Contains(string(b), "Run python3 hello.py.") {
+		t.Errorf("CLAUDE.md = %q", b)
+	}
+	var initPrompt string
+	for _, r := range p.srv.Requests() {
+		if r.Params != nil && strings.Contains(string(r.Body), "write a CLAUDE.md file") {
+			initPrompt = string(r.Body)
+			break
+		}
+	}
+	if initPrompt == "" {
+		t.Error("/init sent no prompt asking for CLAUDE.md")
+	}
+
+	x.send("/exit")
+	x.waitFor("cairn-exited-0")
+
+	// /quit too.
+	y := p.openUI(t, "-c")
+	y.send("/quit")
+	y.waitFor("cairn-exited-0")
+}

@@ -109,6 +109,13 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 			return a.Summary(ctx)
 		},
 		Permissions: func() string { return permissionsReport(checker) },
+		Status:      func(sess tui.Session) string { return statusReport(env, s, sess) },
+		AddDir:      func(dir string) (string, error) { return addDir(env, s, dir) },
+		Export:      exportText,
+		MCP:         func(context.Context) (string, error) { return mcpText(s.mcp), nil },
+		Hooks:       func() string { return hooksText(s) },
+		Agents:      func() string { return agentsText(env, home.Dir) },
+		Doctor:      func(ctx context.Context) (string, error) { return doctor(ctx, env, s, s.mcp), nil },
 		Cost:        pricing.Cost, Spent: s.choice.cost,
 		Prompt: prompt, PickResume: pick,
 		Now: env.Now,

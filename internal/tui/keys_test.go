@@ -123,7 +123,7 @@ func TestSlashCommands(t *testing.T) {
 			return modeltest.Text("More. " + strings.Repeat("Filler words. ", 900) + fmt.Sprintf("END-%d", more.Add(1)-1))
 		}
 		return modeltest.Text("Hello there.")
-	}})
+	}, DeltaBytes: 4096}) // the long answers in a few deltas
 	s, err := r.open(t.Context(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestSlashCommands(t *testing.T) {
 	d := start(t, r.options(s))
 	d.waitFor("to auto-compact")
 	for _, c := range []struct{ cmd, want string }{
-		{"/help", "/compact [instructions]"},
+		{"/help", "exit cairn (also /quit)"},
 		{"/summary", "Session memory is not available"},
 		{"/cost", "Total cost:"},
 		{"/nope", "Unknown command /nope"},

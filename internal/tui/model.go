@@ -44,6 +44,8 @@ type Model struct {
 	quit    bool
 	// status is the status line's state (settings "statusLine").
 	statusLine statusState
+	// switched is set once /model changed the model: the footer names it.
+	switched bool
 }
 
 // work is an operation on the session in progress: a turn or a command.

@@ -42,8 +42,11 @@ func (m *Model) submit(display, text string, pastes map[int]history.Paste) tea.C
 	m.tr.end()
 	hist := m.record(display, pastes)
 	if name, args, ok := slashCommand(text); ok {
-		if _, own := m.custom(name); !own {
+		if _, own := m.custom(name); !own && name != "init" {
 			return tea.Batch(hist, m.command(name, args))
+		}
+		if name == "init" { // a prompt to the model, shown as the command
+			text = initPrompt
 		}
 	}
 	if m.work != nil {
