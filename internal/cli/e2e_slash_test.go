@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
@@ -44,6 +45,18 @@ func (x tmux) send(text string) {
 func (x tmux) keys(keys ...string) {
 	x.t.Helper()
 	x.run(append([]string{"send-keys", "-t", x.name}, keys...)...)
+}
+
+// waitUntilGone waits until the terminal no longer shows text.
+func (x tmux) waitUntilGone(text string) {
+	x.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if !strings.Contains(x.screen(), text) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond) // a real terminal: nothing to wait on but the screen
+	}
+	x.t.Fatalf("the terminal still shows %q:\n%s", text, x.screen())
 }
 
 // messageRequests counts the conversation's requests to /v1/messages.
@@ -387,4 +400,40 @@ func TestSlashCommandsOfTheUI(t *testing.T) {
 	y := p.openUI(t, "-c")
 	y.send("/quit")
 	y.waitFor("cairn-exited-0")
+}
+
+// TestEscEscRewindListsTypedPrompts: Esc twice on an empty prompt opens
+// the rewind list, which holds only what the person typed: not the
+// compaction's summary, not cairn's synthetic messages, not commands.
+func TestEscEscRewindListsTypedPrompts(t *testing.T) {
+	p := newProject(t)
+	p.srv = modeltest.Start(t, modeltest.Config{Respond: summarizer, DeltaBytes: 1 << 16})
+	for _, args := range [][]string{{"-p", "first prompt"}, {"-c", "-p", "second prompt"}, {"-c", "-p", "/compact"}} {
+		if code, _, e := p.cairn(t, args...); code != 0 {
+			t.Fatalf("%q: %s", args, e)
+		}
+	}
+	x := p.openUI(t, "-c")
+	x.waitFor("compacted into a summary")
+	x.keys("Escape")
+	x.keys("Escape")
+	x.waitFor("Nothing to rewind to yet")
+	x.send("/cost")
+	x.waitFor("Total cost:")
+	x.send("third prompt")
+	x.waitFor("More detail. More detail.")
+	x.waitUntilGone("esc to interrupt")
+	x.keys("Escape")
+	x.keys("Escape")
+	s := x.waitFor("pick the message to go back to before")
+	var listed []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "❯")); l != "" && !strings.Contains(l, "Rewind") && !strings.Contains(l, "auto-compact") && !strings.Contains(l, "/help") {
+			listed = append(listed, l)
+		}
+	}
+	if strings.Join(listed, "|") != "third prompt" {
+		t.Errorf("the rewind list holds %q, want only the prompt typed since the compaction:\n%s", listed, s)
+	}
+	x.keys("Escape")
 }

@@ -171,3 +171,29 @@ func TestSlashCommands(t *testing.T) {
 		t.Errorf("/clear kept the old conversation on screen:\n%s", f)
 	}
 }
+
+// TestEscEscOpensRewind: two Escs on an empty prompt open the rewind
+// list, which holds the prompts typed, not the commands.
+func TestEscEscOpensRewind(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	r.srv.Enqueue(modeltest.Text("One."))
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, r.options(s))
+	d.waitFor("to auto-compact")
+	d.typeText("typed prompt")
+	d.press("enter")
+	d.waitUntil("the reply", func(f string) bool { return strings.Contains(f, "One.") && !strings.Contains(f, "esc to") })
+	d.typeText("/cost")
+	d.press("enter")
+	d.waitFor("Total cost:")
+	d.press("esc", "esc")
+	f := d.waitFor("pick the message to go back to before")
+	if !strings.Contains(f, "❯ typed prompt") || strings.Contains(f, "/cost") {
+		t.Errorf("the rewind list:\n%s", f)
+	}
+	d.press("esc")
+	d.waitFor("Total cost:")
+}
