@@ -437,3 +437,26 @@ func TestEscEscRewindListsTypedPrompts(t *testing.T) {
 	}
 	x.keys("Escape")
 }
+
+// TestTabCompletion: in the terminal, Tab completes a slash command and
+// a path after "@"; what .gitignore ignores is not offered.
+func TestTabCompletion(t *testing.T) {
+	p := newProject(t)
+	os.Mkdir(p.dir+"/.git", 0o755)
+	os.WriteFile(p.dir+"/.gitignore", []byte("secret-*\n"), 0o644)
+	os.WriteFile(p.dir+"/secret-hello.txt", []byte("x\n"), 0o644)
+	x := p.openUI(t)
+	x.run("send-keys", "-t", x.name, "-l", "/ren")
+	x.waitFor("/rename <name>")
+	x.keys("Tab")
+	x.waitFor("> /rename")
+	x.keys("C-u")
+	x.run("send-keys", "-t", x.name, "-l", "what does @")
+	s := x.waitFor("@hello.py")
+	if strings.Contains(s, "secret-hello") {
+		t.Errorf("an ignored file is offered:\n%s", s)
+	}
+	x.run("send-keys", "-t", x.name, "-l", "he")
+	x.keys("Tab")
+	x.waitFor("> what does @hello.py")
+}

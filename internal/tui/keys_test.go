@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/history"
+	"github.com/cairn-dev/cairn/internal/tui"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
 
@@ -196,4 +197,68 @@ func TestEscEscOpensRewind(t *testing.T) {
 	}
 	d.press("esc")
 	d.waitFor("Total cost:")
+}
+
+// TestTabCompletesPaths: after "@", Tab completes a file or folder of the
+// working directory, leaving out what .gitignore ignores.
+func TestTabCompletesPaths(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	for name, body := range map[string]string{"src/main.go": "package main\n", "src/mainly.txt": "x\n", "build/out.bin": "x\n", ".gitignore": "build/\n*.log\n", "debug.log": "x\n"} {
+		os.MkdirAll(filepath.Join(r.dir, filepath.Dir(name)), 0o755)
+		if err := os.WriteFile(filepath.Join(r.dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(filepath.Join(r.dir, ".git"), 0o755)
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, r.options(s))
+	d.waitFor("to auto-compact")
+	d.typeText("look at @")
+	f := d.waitFor("@src/")
+	for _, hidden := range []string{"@build/", "@debug.log", "@.git"} {
+		if strings.Contains(f, hidden) {
+			t.Errorf("the menu offers %s, which is ignored:\n%s", hidden, f)
+		}
+	}
+	if !strings.Contains(f, "@hello.py") {
+		t.Errorf("the menu lacks hello.py:\n%s", f)
+	}
+	d.typeText("sr")
+	d.press("tab")
+	d.waitFor("> look at @src/")
+	d.typeText("main.")
+	d.press("tab")
+	d.waitFor("> look at @src/main.go")
+}
+
+// TestTabCompletesCommands: Tab completes a slash command, the session's
+// custom commands and skills with their descriptions in the menu.
+func TestTabCompletesCommands(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := r.options(s)
+	opts.Commands = []tui.Command{{Name: "review", Args: "<file>", Help: "review a file"}, {Name: "deploy-notes", Help: "write deploy notes", Skill: true}}
+	d := start(t, opts)
+	d.waitFor("to auto-compact")
+	d.typeText("/re")
+	f := d.waitFor("/review <file>")
+	for _, want := range []string{"/rename <name>", "/resume", "review a file"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("the menu lacks %q:\n%s", want, f)
+		}
+	}
+	d.typeText("v")
+	d.press("tab")
+	d.waitFor("> /review")
+	d.press("ctrl+c")
+	d.typeText("/dep")
+	d.waitFor("write deploy notes (skill)")
+	d.press("tab")
+	d.waitFor("> /deploy-notes")
 }
