@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/jsonw"
@@ -162,6 +163,11 @@ type Verdict struct {
 	Input json.RawMessage
 	// Record is kept with the call's result in the transcript.
 	Record any
+	// EndTurn, with Allow false, ends the turn once this response's
+	// results are recorded: no further request is made, and the calls of
+	// the response not started yet do not run (a person refused the call
+	// and takes the control back).
+	EndTurn bool
 }
 
 // Session is one conversation with the model. One goroutine owns it: Run
@@ -187,6 +193,10 @@ func New(cfg Config, history []model.Message) *Session {
 // SetHistory replaces the conversation (after a compaction made outside a
 // turn, such as /compact). It must not be called during Run.
 func (s *Session) SetHistory(h []model.Message) { s.history, s.usageAt = h, -1 }
+
+// SetModelName makes the next requests ask for the model called name
+// (/model); the conversation stays as it is.
+func (s *Session) SetModelName(name string) { s.cfg.ModelName = name }
 
 // SetUsage tells a session continuing a transcript what its context held
 // at the last response: usage reported for history[at] (SPEC K1).
@@ -253,6 +263,9 @@ type turn struct {
 	res    Result
 	// continued is set once a BeforeStop answer kept the turn going.
 	continued bool
+	// refused is set once a Gate's verdict ended the turn: the calls
+	// after it do not run.
+	refused atomic.Bool
 }
 
 // say sends the model a message in the user's place (a Stop hook's reason).
@@ -594,6 +607,10 @@ func (t *turn) runTool(ctx context.Context, call model.Block) Outcome {
 		o.Result = interruptedResult()
 		return o
 	}
+	if t.refused.Load() {
+		o.Result = tool.Errorf("This call did not run: the user refused an earlier call of the same response and takes the control back.")
+		return o
+	}
 	cfg := t.s.cfg
 	var tl tool.Tool
 	ok := false
@@ -610,6 +627,10 @@ func (t *turn) runTool(ctx context.Context, call model.Block) Outcome {
 		o.Decision = v.Record
 		if !v.Allow {
 			o.Result = tool.Errorf("%s", v.Reason)
+			if v.EndTurn {
+				o.Result.EndTurn = v.Reason
+				t.refused.Store(true)
+			}
 			return o
 		}
 		if v.Input != nil {

@@ -90,6 +90,8 @@ type Entry struct {
 	LeafUUID   string // last-prompt
 	LastPrompt string // last-prompt
 
+	CustomTitle string // custom-title: the name /rename gave the session
+
 	// Extra holds fields set by the program that have no typed field.
 	Extra map[string]json.RawMessage
 
@@ -500,6 +502,8 @@ func (e *Entry) setField(name string, val []byte, parent, logical **string) erro
 		return str(&e.LeafUUID)
 	case "lastPrompt":
 		return str(&e.LastPrompt)
+	case "customTitle":
+		return str(&e.CustomTitle)
 	case "message":
 		e.Message = val
 	case "toolUseResult":
@@ -588,6 +592,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 	w.OptBool("isCompactSummary", e.IsCompactSummary)
 	w.OptBool("isApiErrorMessage", e.IsAPIErrorMessage)
 	w.OptStr("lastPrompt", e.LastPrompt)
+	w.OptStr("customTitle", e.CustomTitle)
 	w.OptStr("leafUuid", e.LeafUUID)
 	w.OptStr("uuid", e.UUID)
 	w.OptStr("timestamp", e.Timestamp)

@@ -51,6 +51,9 @@ type Conversation struct {
 	Leaf string
 	// LastPrompt is the newest last-prompt record's text, if any.
 	LastPrompt string
+	// CustomTitle is the newest name the session was given (/rename) of
+	// the lines read, if any.
+	CustomTitle string
 	// Warnings name each line that was skipped or repaired, and why.
 	Warnings []string
 	// BytesRead is how much of the file was read to rebuild the chain
@@ -390,6 +393,11 @@ func (l *loader) index(e *Entry) {
 		}
 		if l.conv.LastPrompt == "" {
 			l.conv.LastPrompt = e.LastPrompt
+		}
+		return
+	case e.Type == TypeCustomTitle:
+		if l.conv.CustomTitle == "" {
+			l.conv.CustomTitle = e.CustomTitle
 		}
 		return
 	case !e.IsChain():

@@ -224,6 +224,8 @@ type Agent struct {
 	Warnings []string
 	// discarded is set when Close removed the empty transcript.
 	discarded bool
+	// title is the name the session was given (/rename).
+	title string
 	// lines holds the lines of the session's transcript decoded so far,
 	// so reading it back decodes only what was appended since.
 	lines *transcript.LineCache
@@ -450,6 +452,9 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	}
 	a.sc = newSessionContext(a, conv)
 	a.onClose(func() error { a.sc.close(); return nil })
+	if conv != nil {
+		a.title = conv.CustomTitle
+	}
 	a.ext = newExtensions(a.opts, conv)
 	reg, err := a.buildTools(conv)
 	if err != nil {

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -45,6 +46,8 @@ type script struct {
 	calls     int
 	summaries int
 	fail      int // summary requests to fail with a 500
+	// answer, when set, is the final reply instead of "All done."
+	answer string
 }
 
 func isSummaryRequest(r *modeltest.Request) bool {
@@ -66,7 +69,7 @@ func (s *script) respond(r *modeltest.Request) modeltest.Reply {
 		s.calls++
 		return modeltest.Reply{Content: []model.Block{modeltest.ToolUse(fmt.Sprintf("toolu_%d", s.calls), "Big", `{}`)}}
 	}
-	return modeltest.Text("All done.")
+	return modeltest.Text(cmp.Or(s.answer, "All done."))
 }
 
 type rig struct {
@@ -273,7 +276,8 @@ func TestAutoCompactionFollowsInstructionFiles(t *testing.T) {
 // prompt keeps its bytes while the session runs, and shows what was saved
 // meanwhile from the first request after a compaction.
 func TestCompactionRefreshesTheMemoryIndex(t *testing.T) {
-	r := newRig(t, 0, &script{})
+	// Answers long enough for a compaction to free room.
+	r := newRig(t, 0, &script{answer: strings.Repeat("A long answer. ", 6500)})
 	dir := memory.Dir(r.home, r.cwd)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)

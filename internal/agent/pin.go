@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -19,8 +21,9 @@ var ErrNothingToPin = errors.New("nothing to pin: give the text to keep, or the 
 
 // Pin keeps something word for word for the rest of the session, through
 // any number of compactions, and out of reach of the Snip tool. target
-// is a message of the conversation — its uuid, or the [id:xxxxxx] tag
-// the model sees on it — or else a note, pinned as written.
+// is a message of the conversation — its uuid, the [id:xxxxxx] tag the
+// model sees on it, or the bare id in the tag — or else a note, pinned
+// as written; a note in double quotes is never taken for an id.
 //
 // The pin is recorded at once (an attachment line of type
 // compact.PinType, so a resumed session knows it). A note is shown to
@@ -33,6 +36,13 @@ func (a *Agent) Pin(ctx context.Context, target string) (compact.Pin, error) {
 	if target == "" {
 		return compact.Pin{}, ErrNothingToPin
 	}
+	if unq, err := strconv.Unquote(target); err == nil && strings.HasPrefix(target, `"`) {
+		target = strings.TrimSpace(unq) // quoted: a note, whatever it looks like
+		if target == "" {
+			return compact.Pin{}, ErrNothingToPin
+		}
+		return a.pin(ctx, compact.Pin{Text: target})
+	}
 	pin := compact.Pin{Text: target}
 	if m, id, ok, err := a.pinned(target); err != nil {
 		return compact.Pin{}, err
@@ -43,6 +53,11 @@ func (a *Agent) Pin(ctx context.Context, target string) (compact.Pin, error) {
 		}
 		pin = compact.Pin{Text: text, Message: id}
 	}
+	return a.pin(ctx, pin)
+}
+
+// pin records pin and shows it to the model when it is new to it.
+func (a *Agent) pin(ctx context.Context, pin compact.Pin) (compact.Pin, error) {
 	// A note is new to the model; so is a message it sees only folded
 	// into a summary.
 	shown := pin.Message == "" || (a.collapse != nil && a.collapse.Folds(a.engine.History(), pin.Message))
@@ -64,28 +79,43 @@ func (a *Agent) Pin(ctx context.Context, target string) (compact.Pin, error) {
 // Pins returns the session's pins, oldest first.
 func (a *Agent) Pins() []compact.Pin { return a.pins.List() }
 
-// pinned finds the message target names: by uuid, or by the tag the
-// model sees. ok is false when target names no message and is not
-// meant to (a note); an error when it looks like a name that fits none.
+// pinned finds the message target names: by uuid, by the tag the model
+// sees ([id:xxxxxx] or id:xxxxxx), or by the bare id the tag holds (as
+// sessions show prints it). ok is false when target names no message
+// and is not meant to (a note); an error when it is spelled as an id
+// (a uuid, a tag) that fits none. A bare word that is no message's id is
+// a note, and a quoted one ("3u4506") always is.
 func (a *Agent) pinned(target string) (m model.Message, id string, ok bool, err error) {
 	short, tag := strings.CutPrefix(target, "[id:")
 	if tag {
 		short = strings.TrimSuffix(short, "]")
+	} else {
+		short, tag = strings.CutPrefix(target, "id:")
 	}
 	_, uerr := uuid.Parse(target)
 	isUUID := uerr == nil && len(target) == 36
-	if !tag && !isUUID {
+	bare := !tag && !isUUID && bareID.MatchString(target)
+	if bare {
+		short = target
+	}
+	if !tag && !isUUID && !bare {
 		return model.Message{}, "", false, nil
 	}
 	for _, msg := range a.engine.History() {
 		for _, u := range msg.IDs {
-			if (isUUID && u == target) || (tag && compact.ShortID(u) == short) {
+			if (isUUID && u == target) || ((tag || bare) && compact.ShortID(u) == short) {
 				return msg, msg.IDs[0], true, nil
 			}
 		}
 	}
+	if bare {
+		return model.Message{}, "", false, nil // a word, not an id
+	}
 	return model.Message{}, "", false, fmt.Errorf("no message %q in the conversation (it may be compacted already); pin its text instead", target)
 }
+
+// bareID is the shape of a message's short id without its tag.
+var bareID = regexp.MustCompile(`^[0-9a-z]{1,8}$`)
 
 // visibleText is what a message says: its own text and its tool
 // results, without the reminders the harness attached.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/tokens"
@@ -541,6 +542,9 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 		return out.finishText(b.String())
 	case "compact":
 		rep, err := ag.Compact(ctx, rest)
+		if noGain := (*compact.NoGainError)(nil); errors.As(err, &noGain) {
+			return out.finishText("N" + strings.TrimPrefix(noGain.Error(), "n") + ".\n") // the session is as it was
+		}
 		if rep != nil {
 			out.compacted(rep)
 		}
@@ -553,7 +557,7 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 		if err != nil {
 			return err
 		}
-		return out.finishText(fmt.Sprintf("Pinned for the rest of the session: %s\n", pin.Text))
+		return out.finishText(compact.PinnedSay(pin, 0) + "\n")
 	case "summary":
 		notes, err := ag.Summary(ctx)
 		if err != nil {

@@ -13,13 +13,20 @@ import (
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
 
-// summarizer answers summary requests with a summary, others with text.
+// summarizer answers summary requests with a summary, others with a long
+// answer.
 func summarizer(r *modeltest.Request) modeltest.Reply {
 	if bytes.Contains(r.Body, []byte("<summary></summary>")) {
 		return modeltest.Text("<summary>THE-SUMMARY of the work so far.</summary>")
 	}
-	return modeltest.Text("fine")
+	return modeltest.Text(longAnswer)
 }
+
+// longAnswer is an answer too long to be kept verbatim by a compaction
+// (over the 40,000 tokens of the kept tail): a compaction of a session
+// holding it frees room, where a short conversation is smaller than its
+// summary and is left as it was.
+var longAnswer = "fine. " + strings.Repeat("More detail. ", 14_000)
 
 func TestCompactCommandWithHooks(t *testing.T) {
 	p := newProject(t)

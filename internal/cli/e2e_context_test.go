@@ -34,7 +34,7 @@ func TestContextReportsLayers(t *testing.T) {
 			counted = true
 			return modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Bash", `{"command":"seq 1 30000"}`)}}
 		}
-		return modeltest.Text("fine")
+		return modeltest.Text(longAnswer) // long enough for /compact to free room
 	}})
 	home := session.Home{Dir: p.home}
 	dir := memory.Dir(home, p.dir)

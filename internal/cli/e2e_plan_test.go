@@ -28,7 +28,8 @@ func TestPlanModeHeadless(t *testing.T) {
 	file := filepath.Join(p.dir, "hello.py")
 	edit := fmt.Sprintf(`{"file_path":%q,"old_string":"hello","new_string":"goodbye"}`, file)
 	p.srv.Enqueue(
-		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_read", "Read", fmt.Sprintf(`{"file_path":%q}`, file))}},
+		// A long answer first, for the /compact below to free room.
+		modeltest.Reply{Content: []model.Block{model.TextBlock(longAnswer), modeltest.ToolUse("toolu_read", "Read", fmt.Sprintf(`{"file_path":%q}`, file))}},
 		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_early", "Edit", edit)}},
 		planCall("toolu_plan"),
 	)

@@ -109,6 +109,13 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 			return a.Summary(ctx)
 		},
 		Permissions: func() string { return permissionsReport(checker) },
+		Status:      func(sess tui.Session) string { return statusReport(env, s, sess) },
+		AddDir:      func(dir string) (string, error) { return addDir(env, s, dir) },
+		Export:      exportText,
+		MCP:         func(context.Context) (string, error) { return mcpText(s.mcp), nil },
+		Hooks:       func() string { return hooksText(s) },
+		Agents:      func() string { return agentsText(env, home.Dir) },
+		Doctor:      func(ctx context.Context) (string, error) { return doctor(ctx, env, s, s.mcp), nil },
 		Cost:        pricing.Cost, Spent: s.choice.cost,
 		Prompt: prompt, PickResume: pick,
 		Now: env.Now,
@@ -170,11 +177,14 @@ func (g *askingGate) gate(ctx context.Context, t tool.Tool, call model.Block) en
 		}
 		return engine.Verdict{Allow: true, Record: asked.Answered(mode, true)}
 	}
-	reason := "The user did not allow this " + call.Name + " call, so it did not run. Stop and wait for the user's direction instead of retrying it."
-	if ans.Note != "" && ctx.Err() == nil {
-		reason = "The user did not allow this " + call.Name + " call, so it did not run. The user said: " + ans.Note
+	if ans.Note != "" && ctx.Err() == nil { // the person said what to do instead: go on with it
+		reason := "The user did not allow this " + call.Name + " call, so it did not run. The user said: " + ans.Note
+		return engine.Verdict{Reason: reason, Record: asked.Answered(mode, false)}
 	}
-	return engine.Verdict{Reason: reason, Record: asked.Answered(mode, false)}
+	// A plain refusal (No, Esc) ends the turn: the person takes the
+	// control back, as in Claude Code, and no further request is made.
+	reason := "The user did not allow this " + call.Name + " call, so it did not run, and took the control back. Wait for the user's direction instead of retrying it."
+	return engine.Verdict{Reason: reason, Record: asked.Answered(mode, false), EndTurn: true}
 }
 
 // allowedAlways reports whether a rule added in this session allows the

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -49,21 +48,7 @@ func newMCPCmd(env Env) *cobra.Command {
 			}
 			servers, warnings := connectMCP(cmd.Context(), env, home)
 			defer servers.Close()
-			rep := mcpReport{Servers: []mcpServerReport{}, Warnings: warnings}
-			for _, st := range servers.Status() {
-				r := mcpServerReport{Name: st.Name, Type: st.Type, Source: st.Source, Status: "connected", Tools: st.Tools}
-				var na *mcp.NotApprovedError
-				switch {
-				case errors.As(st.Err, &na):
-					r.Status, r.Error = "not approved", st.Err.Error()
-				case st.Err != nil:
-					r.Status, r.Error = "failed", st.Err.Error()
-				}
-				if r.Tools == nil {
-					r.Tools = []string{}
-				}
-				rep.Servers = append(rep.Servers, r)
-			}
+			rep := mcpReportOf(servers, warnings)
 			if asJSON {
 				return writeJSON(env.Stdout, rep)
 			}

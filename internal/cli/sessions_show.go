@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/transcript"
 )
@@ -88,7 +89,11 @@ func printMessages(w io.Writer, msgs []model.Message) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "── %s ──\n", m.Role)
+		if len(m.IDs) > 0 { // the id /pin and the Snip tool take
+			fmt.Fprintf(w, "── %s ── %s\n", m.Role, compact.Tag(m.IDs[0]))
+		} else {
+			fmt.Fprintf(w, "── %s ──\n", m.Role)
+		}
 		for _, b := range m.Content {
 			switch b.Type {
 			case model.BlockText:

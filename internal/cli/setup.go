@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/mcp"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tools"
@@ -32,6 +33,8 @@ type setup struct {
 	structured *tools.StructuredOutput
 	// warnings are what the user should read before the session starts.
 	warnings []string
+	// mcp are the session's MCP servers (/mcp, /doctor).
+	mcp *mcp.Servers
 	// ctx ends the session when a hook answers "continue": false.
 	ctx  context.Context
 	stop func()
@@ -142,6 +145,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		return nil, err
 	}
 	s.warnings = append(s.warnings, mw...)
+	s.mcp = servers
 	s.opts.Tools = append(s.opts.Tools, servers.Tools()...)
 	s.opts.MCPInstructions = servers.Instructions()
 	stop := s.stop

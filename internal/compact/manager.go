@@ -356,7 +356,7 @@ func (m *Manager) compactEarly(ctx context.Context, history []model.Message, sys
 		after = m.cfg.PostCompact(ctx, TriggerAuto, summary)
 	}
 	m.inEarly = true
-	res, err := m.write(ctx, history, keep, summary, TriggerAuto, used, start, after, system, tools)
+	res, err := m.write(ctx, history, keep, summary, TriggerAuto, used, start, after, system, tools, true)
 	m.inEarly = false
 	if err != nil {
 		return nil, err
@@ -427,7 +427,7 @@ func (m *Manager) compact(ctx context.Context, history, sent []model.Message, sy
 	if m.cfg.PostCompact != nil {
 		after = m.cfg.PostCompact(ctx, trigger, summary)
 	}
-	res, err := m.write(ctx, history, keep, summary, trigger, used, start, after, system, tools)
+	res, err := m.write(ctx, history, keep, summary, trigger, used, start, after, system, tools, true)
 	if err != nil {
 		return nil, err
 	}

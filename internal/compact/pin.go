@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/cairn-dev/cairn/engine"
@@ -122,4 +123,21 @@ func PinAttachment(pin Pin, shown bool) engine.Attachment {
 		a.Rendered = []model.Block{model.TextBlock(pinHeader + pin.Text + "\n</system-reminder>")}
 	}
 	return a
+}
+
+// PinnedSay is what /pin answers once p is recorded: the message pinned
+// (by its tag) or the note, its text cut to limit runes on one line when
+// limit > 0.
+func PinnedSay(p Pin, limit int) string {
+	text := p.Text
+	if limit > 0 {
+		text = strings.Join(strings.Fields(text), " ")
+		if r := []rune(text); len(r) > limit {
+			text = string(r[:limit-1]) + "…"
+		}
+	}
+	if p.Message != "" {
+		return "Pinned message " + Tag(p.Message) + " for the rest of the session: " + text
+	}
+	return "Pinned for the rest of the session: " + text
 }

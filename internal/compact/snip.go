@@ -248,6 +248,15 @@ func isMeta(m model.Message) bool {
 	return true
 }
 
+// IsHarnessText reports whether a user message's text was added by the
+// harness (a reminder, a compaction's summary, a synthetic "continue")
+// rather than typed by the user.
+func IsHarnessText(s string) bool { return harnessText(s) }
+
+// IsSummary reports whether a user message's text is a compaction's
+// summary.
+func IsSummary(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), summaryPreamble) }
+
 // harnessText reports whether a text block was added by the harness
 // rather than typed by the user.
 func harnessText(s string) bool {

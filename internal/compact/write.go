@@ -85,7 +85,10 @@ func summaryText(summary, path string) string {
 // write records the compaction as Claude Code does — a compact boundary
 // with a null parent naming the preserved segment, the summary, then what
 // must survive — in one durable append, and reads the history back.
-func (m *Manager) write(ctx context.Context, history []model.Message, keep int, summary, trigger string, pre int64, start time.Time, after []engine.Attachment, system []model.SystemBlock, tools []model.ToolSpec) (*result, error) {
+// With shrink set, a compaction that would not make the context smaller
+// is not written (a *NoGainError); truncate, the last resort, writes
+// what it can.
+func (m *Manager) write(ctx context.Context, history []model.Message, keep int, summary, trigger string, pre int64, start time.Time, after []engine.Attachment, system []model.SystemBlock, tools []model.ToolSpec, shrink bool) (*result, error) {
 	t := m.cfg.Transcript
 	var preserved []string
 	for _, msg := range history[keep:] {
@@ -129,6 +132,11 @@ func (m *Manager) write(ctx context.Context, history []model.Message, keep int, 
 		post += tokens.Estimate(string(e.Extra["rendered"]))
 	}
 	md["postTokens"] = post
+	if shrink && post >= pre {
+		// The summary and what must survive take more room than the
+		// conversation did: writing it would only make the session bigger.
+		return nil, &NoGainError{Pre: pre, Post: post}
+	}
 	boundary.CompactMetadata, _ = jsonw.Marshal(md)
 	entries[0] = boundary
 	if err := t.Append(ctx, entries...); err != nil {
@@ -145,6 +153,20 @@ func (m *Manager) write(ctx context.Context, history []model.Message, keep int, 
 		Duration: m.cfg.Now().Sub(start), ModelTime: m.waited, BoundaryUUID: boundary.UUID,
 		Summary: fmt.Sprintf("compacted %d messages into a summary, kept the last %d verbatim", keep, len(history)-keep),
 	}}, nil
+}
+
+// NoGainError is returned, and nothing written, when the compacted
+// session would hold as many tokens as the conversation does now, or
+// more: a short conversation is smaller than its summary and what a
+// compaction carries through (instruction files, recent files, pins).
+type NoGainError struct {
+	// Pre is the context's size now; Post what it would be compacted.
+	Pre, Post int64
+}
+
+func (e *NoGainError) Error() string {
+	return fmt.Sprintf("not compacted: the conversation holds about %s tokens, and its summary with what a compaction keeps would take about %s; the session is left as it was (compaction frees room once the conversation is longer)",
+		tokens.Thousands(e.Pre), tokens.Thousands(e.Post))
 }
 
 // ErrDoesNotFit is returned when the newest message alone does not fit in
@@ -182,7 +204,7 @@ func (m *Manager) truncate(ctx context.Context, history []model.Message, system 
 		return nil, fmt.Errorf("%w: the newest message needs about %d tokens and the context window holds %d; shorten the prompt, or read less at once (a smaller file, a range of lines)", ErrDoesNotFit, need, max(0, m.cfg.Window.Effective()))
 	}
 	note := "[The earlier part of this conversation could not be summarised and was left out to fit the context window.]"
-	res, err := m.write(ctx, history, k, note, TriggerAuto, pre, start, nil, system, tools)
+	res, err := m.write(ctx, history, k, note, TriggerAuto, pre, start, nil, system, tools, false)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/cairn-dev/cairn/internal/sandbox"
@@ -181,11 +182,27 @@ func settingsRoot(file string) string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
+// AddDirectory makes dir (relative to the working directory) one more
+// folder the session may work in, as --add-dir does, from the next call
+// decided on; it returns the folder, absolute. The sandbox, built when
+// the session started, does not change.
+func (c *Checker) AddDirectory(dir string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.dir(dir, c.cwd)
+	dirs := append(slices.Clip(c.dirs), d)
+	c.dirs, c.roots = dirs, resolveRoots(clean(c.project, ""), dirs)
+	return d
+}
+
 // Roots returns the project and the additional directories, absolute.
 func (c *Checker) Roots() []string {
+	c.mu.Lock()
+	roots := c.roots
+	c.mu.Unlock()
 	var out []string
-	for i := 0; i < len(c.roots); i += 2 {
-		out = append(out, c.roots[i])
+	for i := 0; i < len(roots); i += 2 {
+		out = append(out, roots[i])
 	}
 	return out
 }
@@ -228,15 +245,15 @@ func (c *Checker) SetCwd(dir string) {
 // the session's rules, mode and folders.
 func (c *Checker) Request(t tool.Tool, input json.RawMessage) Request {
 	c.mu.Lock()
-	mode, cwd := c.mode, c.cwd
+	mode, cwd, dirs, roots := c.mode, c.cwd, c.dirs, c.roots
 	c.mu.Unlock()
 	return Request{
 		Tool: t.Spec().Name, Input: input, Paths: tool.TouchedPaths(t, input),
 		ReadOnly: t.ReadOnly(input), Destructive: t.Destructive(input),
 		Mode: mode, Rules: c.rules,
-		ProjectDir: c.project, AdditionalDirectories: c.dirs,
+		ProjectDir: c.project, AdditionalDirectories: dirs,
 		Cwd: cwd, Home: c.home, Headless: c.headless, Sandbox: c.sandbox,
-		resolvedRoots: c.roots,
+		resolvedRoots: roots,
 	}
 }
 

@@ -43,7 +43,10 @@ func (s *staticSession) RewindPlan(string) (*filehistory.Plan, error) {
 func (s *staticSession) Rewind(context.Context, string, bool, bool) (*filehistory.Plan, error) {
 	return nil, nil
 }
-func (s *staticSession) Close() error { return nil }
+func (s *staticSession) Close() error                         { return nil }
+func (s *staticSession) SetModel(string) error                { return nil }
+func (s *staticSession) Rename(context.Context, string) error { return nil }
+func (s *staticSession) Title() string                        { return "" }
 
 // coreTools are the core tools, which say how their calls are drawn.
 var coreTools, _ = tool.NewRegistry(tools.Core()...)

@@ -2,13 +2,17 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/tokens"
 )
 
@@ -38,7 +42,19 @@ var commands = []struct{ name, args, help string }{
 	{"clear", "", "start a new session"},
 	{"cost", "", "tokens and cost of this session so far"},
 	{"permissions", "", "the permission mode and rules in force"},
+	{"model", "[name]", "switch the model of the next requests (without a name: the model in use)"},
+	{"status", "", "version, model, session, folder, API and settings in force"},
+	{"export", "[file]", "write the conversation as text to a file"},
+	{"rename", "<name>", "name this session"},
+	{"add-dir", "<folder>", "add a folder the session may work in"},
+	{"init", "", "have the model study the project and write its CLAUDE.md"},
+	{"mcp", "", "the MCP servers, their state and their tools"},
+	{"hooks", "", "the hooks configured, and in which file"},
+	{"agents", "", "the subagent types the model can start"},
+	{"doctor", "", "check the API, the settings files, the sandbox, MCP servers and the home folder"},
 	{"help", "", "this help"},
+	{"exit", "", "exit cairn (also /quit)"},
+	{"quit", "", "exit cairn"},
 }
 
 // doneMsg ends an operation on the session started by a command.
@@ -73,6 +89,33 @@ func (m *Model) command(name, args string) tea.Cmd {
 		}
 		m.info(m.opts.Permissions())
 		return nil
+	case "exit", "quit":
+		return m.exit()
+	case "status":
+		m.info(m.statusReport())
+		return nil
+	case "hooks":
+		m.report(m.opts.Hooks, "hooks")
+		return nil
+	case "agents":
+		m.report(m.opts.Agents, "subagent")
+		return nil
+	case "add-dir":
+		if args == "" {
+			m.tr.add(&item{kind: kindError, text: "Name the folder to add: /add-dir ../other-repo"})
+			return nil
+		}
+		if m.opts.AddDir == nil {
+			m.info("Adding folders is not available here; start cairn with --add-dir instead.")
+			return nil
+		}
+		said, err := m.opts.AddDir(args)
+		if err != nil {
+			m.tr.add(&item{kind: kindError, text: err.Error()})
+			return nil
+		}
+		m.info(said)
+		return nil
 	}
 	if m.work != nil {
 		m.tr.add(&item{kind: kindError, text: fmt.Sprintf("/%s waits for the session: press Esc to interrupt the turn first", name)})
@@ -83,6 +126,9 @@ func (m *Model) command(name, args string) tea.Cmd {
 	case "compact":
 		return m.run("Compacting", func(ctx context.Context) doneMsg {
 			rep, err := s.Compact(ctx, args)
+			if noGain := (*compact.NoGainError)(nil); errors.As(err, &noGain) {
+				return doneMsg{info: capitalize(noGain.Error())} // the session is as it was
+			}
 			if err != nil {
 				return doneMsg{err: fmt.Errorf("compaction failed: %w", err), compaction: rep}
 			}
@@ -130,7 +176,66 @@ func (m *Model) command(name, args string) tea.Cmd {
 			if err != nil {
 				return doneMsg{err: err}
 			}
-			return doneMsg{info: "Pinned for the rest of the session: " + oneLine(pin.Text, 200)}
+			return doneMsg{info: compact.PinnedSay(pin, 200)}
+		})
+	case "model":
+		if args == "" {
+			m.info("Model: " + s.ModelName() + "\nSwitch with /model NAME (as claude-sonnet-4-5); the next request uses it.")
+			return nil
+		}
+		if err := s.SetModel(args); err != nil {
+			m.tr.add(&item{kind: kindError, text: err.Error()})
+			return nil
+		}
+		m.switched = true
+		m.info("Model set to " + s.ModelName() + ": the next request uses it.")
+		return m.refreshStatus()
+	case "rename":
+		return m.run("Renaming", func(ctx context.Context) doneMsg {
+			if err := s.Rename(ctx, args); err != nil {
+				return doneMsg{err: err}
+			}
+			return doneMsg{info: "Session renamed to " + s.Title() + "."}
+		})
+	case "export":
+		if m.opts.Export == nil {
+			m.info("Exporting is not available here; cairn sessions show " + s.ID() + " prints the conversation.")
+			return nil
+		}
+		path := args
+		if path == "" {
+			path = m.now().Format("2006-01-02-150405") + "-" + shortID(s.ID()) + ".txt"
+		}
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(m.opts.Cwd, path)
+		}
+		return m.run("Exporting", func(ctx context.Context) doneMsg {
+			text, err := m.opts.Export(ctx, s)
+			if err != nil {
+				return doneMsg{err: err}
+			}
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				return doneMsg{err: fmt.Errorf("export: %w; give another file: /export FILE", err)}
+			}
+			return doneMsg{info: "Conversation exported to " + path}
+		})
+	case "mcp":
+		if m.opts.MCP == nil {
+			m.info("No MCP report is available here.")
+			return nil
+		}
+		return m.run("Reading", func(ctx context.Context) doneMsg {
+			text, err := m.opts.MCP(ctx)
+			return doneMsg{info: text, err: err}
+		})
+	case "doctor":
+		if m.opts.Doctor == nil {
+			m.info("The checks are not available here.")
+			return nil
+		}
+		return m.run("Checking", func(ctx context.Context) doneMsg {
+			text, err := m.opts.Doctor(ctx)
+			return doneMsg{info: text, err: err}
 		})
 	case "clear":
 		return m.reopen("", "Started a new session.")
@@ -273,4 +378,52 @@ func (m *Model) costReport() string {
 	fmt.Fprintf(&b, "Usage:                 %s input, %s output, %s cache read, %s cache write",
 		tokens.Thousands(u.InputTokens), tokens.Thousands(u.OutputTokens), tokens.Thousands(u.CacheReadInputTokens), tokens.Thousands(u.CacheCreationInputTokens))
 	return b.String()
+}
+
+// capitalize makes a sentence of an error's text.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// initPrompt is what /init asks of the model: study the project and
+// write the instruction file future sessions load.
+const initPrompt = `Study this project and write a CLAUDE.md file at its root, for the coding agents that will work in it after you. Read what tells you most first: the README, the build and dependency files, the continuous integration configuration, the layout of the source folders, and any instruction files already there (CLAUDE.md, AGENTS.md, .cursorrules, .github/copilot-instructions.md). Then write, briefly:
+
+- the commands that build, lint and test the project, and how to run a single test;
+- the architecture in broad strokes: the main parts, where they live, and how they fit together, as far as it takes reading several files to see;
+- the conventions the code follows that an agent would otherwise get wrong.
+
+Leave out what any developer knows, and generic advice. Do not invent anything you did not read. If a CLAUDE.md exists already, improve it rather than start over.`
+
+// report shows a report of the session's configuration.
+func (m *Model) report(f func() string, what string) {
+	if f == nil {
+		m.info("No " + what + " report is available here.")
+		return
+	}
+	m.info(f())
+}
+
+// statusReport is /status.
+func (m *Model) statusReport() string {
+	if m.opts.Status != nil {
+		return m.opts.Status(m.sess)
+	}
+	s := m.sess
+	text := fmt.Sprintf("Model:   %s\nSession: %s\nFolder:  %s", s.ModelName(), s.ID(), m.opts.Cwd)
+	if t := s.Title(); t != "" {
+		text += "\nName:    " + t
+	}
+	return text
+}
+
+// shortID is the first part of a session id.
+func shortID(id string) string {
+	if i := strings.IndexByte(id, '-'); i > 0 {
+		return id[:i]
+	}
+	return id
 }

@@ -1,9 +1,11 @@
 package tui_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/history"
+	"github.com/cairn-dev/cairn/internal/tui"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
 
@@ -112,12 +115,16 @@ func TestCtrlCClearsThenExits(t *testing.T) {
 }
 
 func TestSlashCommands(t *testing.T) {
+	var more atomic.Int64
 	r := newRig(t, modeltest.Config{Respond: func(req *modeltest.Request) modeltest.Reply {
 		if strings.Contains(string(req.Body), "<summary>") {
 			return modeltest.Text("<summary>We said hello.</summary>")
 		}
+		if strings.Contains(string(req.Body), "tell me more") {
+			return modeltest.Text("More. " + strings.Repeat("Filler words. ", 900) + fmt.Sprintf("END-%d", more.Add(1)-1))
+		}
 		return modeltest.Text("Hello there.")
-	}})
+	}, DeltaBytes: 4096}) // the long answers in a few deltas
 	s, err := r.open(t.Context(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +132,7 @@ func TestSlashCommands(t *testing.T) {
 	d := start(t, r.options(s))
 	d.waitFor("to auto-compact")
 	for _, c := range []struct{ cmd, want string }{
-		{"/help", "/compact [instructions]"},
+		{"/help", "exit cairn (also /quit)"},
 		{"/summary", "Session memory is not available"},
 		{"/cost", "Total cost:"},
 		{"/nope", "Unknown command /nope"},
@@ -140,6 +147,18 @@ func TestSlashCommands(t *testing.T) {
 	d.typeText("/pin always answer in French")
 	d.press("enter")
 	d.waitFor("Pinned for the rest of the session")
+	// A conversation this short is smaller than its summary: nothing is done.
+	d.typeText("/compact keep it short")
+	d.press("enter")
+	d.waitFor("Not compacted: the conversation holds about")
+	// Once it is longer, the compaction frees room.
+	for i := range 5 {
+		d.typeText(fmt.Sprintf("tell me more %d", i))
+		d.press("enter")
+		d.waitUntil("the reply", func(f string) bool {
+			return strings.Contains(f, fmt.Sprintf("END-%d", i)) && !strings.Contains(f, "esc to")
+		})
+	}
 	d.typeText("/compact keep it short")
 	d.press("enter")
 	f := d.waitFor("Conversation compacted (manual)")
@@ -152,4 +171,94 @@ func TestSlashCommands(t *testing.T) {
 	if strings.Contains(f, "Hello there.") {
 		t.Errorf("/clear kept the old conversation on screen:\n%s", f)
 	}
+}
+
+// TestEscEscOpensRewind: two Escs on an empty prompt open the rewind
+// list, which holds the prompts typed, not the commands.
+func TestEscEscOpensRewind(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	r.srv.Enqueue(modeltest.Text("One."))
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, r.options(s))
+	d.waitFor("to auto-compact")
+	d.typeText("typed prompt")
+	d.press("enter")
+	d.waitUntil("the reply", func(f string) bool { return strings.Contains(f, "One.") && !strings.Contains(f, "esc to") })
+	d.typeText("/cost")
+	d.press("enter")
+	d.waitFor("Total cost:")
+	d.press("esc", "esc")
+	f := d.waitFor("pick the message to go back to before")
+	if !strings.Contains(f, "❯ typed prompt") || strings.Contains(f, "/cost") {
+		t.Errorf("the rewind list:\n%s", f)
+	}
+	d.press("esc")
+	d.waitFor("Total cost:")
+}
+
+// TestTabCompletesPaths: after "@", Tab completes a file or folder of the
+// working directory, leaving out what .gitignore ignores.
+func TestTabCompletesPaths(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	for name, body := range map[string]string{"src/main.go": "package main\n", "src/mainly.txt": "x\n", "build/out.bin": "x\n", ".gitignore": "build/\n*.log\n", "debug.log": "x\n"} {
+		os.MkdirAll(filepath.Join(r.dir, filepath.Dir(name)), 0o755)
+		if err := os.WriteFile(filepath.Join(r.dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(filepath.Join(r.dir, ".git"), 0o755)
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, r.options(s))
+	d.waitFor("to auto-compact")
+	d.typeText("look at @")
+	f := d.waitFor("@src/")
+	for _, hidden := range []string{"@build/", "@debug.log", "@.git"} {
+		if strings.Contains(f, hidden) {
+			t.Errorf("the menu offers %s, which is ignored:\n%s", hidden, f)
+		}
+	}
+	if !strings.Contains(f, "@hello.py") {
+		t.Errorf("the menu lacks hello.py:\n%s", f)
+	}
+	d.typeText("sr")
+	d.press("tab")
+	d.waitFor("> look at @src/")
+	d.typeText("main.")
+	d.press("tab")
+	d.waitFor("> look at @src/main.go")
+}
+
+// TestTabCompletesCommands: Tab completes a slash command, the session's
+// custom commands and skills with their descriptions in the menu.
+func TestTabCompletesCommands(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := r.options(s)
+	opts.Commands = []tui.Command{{Name: "review", Args: "<file>", Help: "review a file"}, {Name: "deploy-notes", Help: "write deploy notes", Skill: true}}
+	d := start(t, opts)
+	d.waitFor("to auto-compact")
+	d.typeText("/re")
+	f := d.waitFor("/review <file>")
+	for _, want := range []string{"/rename <name>", "/resume", "review a file"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("the menu lacks %q:\n%s", want, f)
+		}
+	}
+	d.typeText("v")
+	d.press("tab")
+	d.waitFor("> /review")
+	d.press("ctrl+c")
+	d.typeText("/dep")
+	d.waitFor("write deploy notes (skill)")
+	d.press("tab")
+	d.waitFor("> /deploy-notes")
 }

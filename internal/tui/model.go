@@ -44,6 +44,11 @@ type Model struct {
 	quit    bool
 	// status is the status line's state (settings "statusLine").
 	statusLine statusState
+	// switched is set once /model changed the model: the footer names it.
+	switched bool
+	// lastEsc is when Esc was last pressed on an empty prompt (Esc twice
+	// opens the rewind list).
+	lastEsc time.Time
 }
 
 // work is an operation on the session in progress: a turn or a command.
@@ -73,6 +78,10 @@ type picker interface {
 	update(m *Model, msg tea.Msg) tea.Cmd
 	view(m *Model, width, height int) string
 }
+
+// doubleEsc is how soon a second Esc must follow the first to open the
+// rewind list.
+const doubleEsc = 800 * time.Millisecond
 
 // New returns the UI's model for opts.
 func New(opts Options) *Model {
@@ -229,6 +238,9 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	if key != "ctrl+c" {
 		m.armed = false
 	}
+	if key != "esc" {
+		m.lastEsc = time.Time{}
+	}
 	if len(m.asks) > 0 {
 		return m.asks[0].update(m, k)
 	}
@@ -254,6 +266,19 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		if !m.tr.follow {
 			m.tr.end()
+			return nil
+		}
+		// Esc twice on an empty prompt opens the rewind list.
+		now := m.now()
+		if m.prompt.empty() && m.work == nil && !m.lastEsc.IsZero() && now.Sub(m.lastEsc) < doubleEsc {
+			m.lastEsc = time.Time{}
+			return m.openRewind()
+		}
+		m.lastEsc = now
+		return nil
+	case "alt+esc": // two Escs read at once from the terminal
+		if m.prompt.empty() && m.work == nil {
+			return m.openRewind()
 		}
 		return nil
 	case "pgup", "shift+up":

@@ -36,6 +36,12 @@ type Session interface {
 	Window() tokens.Window
 	// Tools are the session's tools: they say how their calls are shown.
 	Tools() *tool.Registry
+	// SetModel makes the next requests go to the model called name
+	// (/model); ModelName says it from then on.
+	SetModel(name string) error
+	// Rename names the session (/rename); Title is its name, "" when none.
+	Rename(ctx context.Context, title string) error
+	Title() string
 	RewindPlan(messageID string) (*filehistory.Plan, error)
 	Rewind(ctx context.Context, messageID string, code, conversation bool) (*filehistory.Plan, error)
 	Close() error
@@ -69,6 +75,18 @@ type Options struct {
 	Memory      func(ctx context.Context) (string, error)
 	Summary     func(ctx context.Context, s Session) (string, error)
 	Permissions func() string
+	// Status is /status: the version, model, session, folder, API and
+	// settings in force. AddDir adds a folder the session may work in
+	// (/add-dir) and says what it did. Export is the conversation as
+	// text (/export). MCP, Hooks and Agents are the /mcp, /hooks and
+	// /agents reports; Doctor runs the /doctor checks. Each may be nil.
+	Status func(s Session) string
+	AddDir func(dir string) (string, error)
+	Export func(ctx context.Context, s Session) (string, error)
+	MCP    func(ctx context.Context) (string, error)
+	Hooks  func() string
+	Agents func() string
+	Doctor func(ctx context.Context) (string, error)
 	// Cost prices a response's usage in US dollars for /cost. May be nil.
 	Cost func(modelName string, u model.Usage) float64
 	// Spent, when set, is what every request of the run cost so far, side

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/history"
+	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/model"
 )
 
@@ -42,8 +43,11 @@ func (m *Model) submit(display, text string, pastes map[int]history.Paste) tea.C
 	m.tr.end()
 	hist := m.record(display, pastes)
 	if name, args, ok := slashCommand(text); ok {
-		if _, own := m.custom(name); !own {
+		if _, own := m.custom(name); !own && name != "init" {
 			return tea.Batch(hist, m.command(name, args))
+		}
+		if name == "init" { // a prompt to the model, shown as the command
+			text = initPrompt
 		}
 	}
 	if m.work != nil {
@@ -294,6 +298,15 @@ func (m *Model) loadHistory(msgs []model.Message) {
 			case text == "":
 			case text == engine.InterruptedText || text == engine.InterruptedForToolText:
 				m.tr.add(&item{kind: kindError, text: "Interrupted"})
+			case compact.IsSummary(text):
+				m.tr.add(&item{kind: kindNotice, text: "The conversation before this point was compacted into a summary."})
+			case compact.IsHarnessText(text):
+				// cairn's words, not the person's ("Continue from where you left off.")
+			case commandLine(text) != "":
+				// A slash command as Claude Code records it: shown as typed,
+				// and not a message to rewind to.
+				m.tr.add(&item{kind: kindUser, text: commandLine(text)})
+			case strings.HasPrefix(text, "<local-command-"):
 			default:
 				it := &item{kind: kindUser, text: text}
 				if len(msg.IDs) > 0 {
@@ -337,6 +350,24 @@ func visibleText(msg model.Message) string {
 		parts = append(parts, t)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// commandLine is the slash command a user message records in Claude
+// Code's wrapper (<command-name>/x</command-name><command-args>…), or "".
+func commandLine(text string) string {
+	_, rest, ok := strings.Cut(text, "<command-name>")
+	if !ok {
+		return ""
+	}
+	name, _, ok := strings.Cut(rest, "</command-name>")
+	if !ok {
+		return ""
+	}
+	var args string
+	if _, r, ok := strings.Cut(text, "<command-args>"); ok {
+		args, _, _ = strings.Cut(r, "</command-args>")
+	}
+	return strings.TrimSpace(strings.TrimSpace(name) + " " + strings.TrimSpace(args))
 }
 
 // historyMsg brings the prompt history read from disk.

@@ -91,6 +91,8 @@ func (m *Model) footer() string {
 		hint = "scrolled · esc or ctrl+end for the newest"
 	case m.r.expanded:
 		hint = "expanded · ctrl+o to collapse"
+	case m.switched:
+		hint = m.sess.ModelName() + " · " + hint
 	}
 	meter := m.meter.view(m.r.st, max(0, m.width-len(hint)-2))
 	gap := m.width - lipglossWidth(hint) - lipglossWidth(meter)

@@ -367,7 +367,8 @@ func conversation(t *testing.T) *model.Request {
 	    {"type":"tool_use","id":"toolu_3","name":"Bash","input":{"command":"go test ./..."}}
 	  ]},
 	  {"role":"user","content":[
-	    {"type":"tool_result","tool_use_id":"toolu_3","content":"FAIL\tmain\t0.01s","is_error":true}
+	    {"type":"tool_result","tool_use_id":"toolu_3","content":"FAIL\tmain\t0.01s","is_error":true},
+	    {"type":"text","text":"[id:3u4506]"}
 	  ]},
 	  {"role":"assistant","content":[{"type":"text","text":"A test fails."}]},
 	  {"role":"user","content":[

@@ -167,6 +167,7 @@ func appendUser(out []sdk.ChatCompletionMessageParamUnion, blocks []model.Block)
 	// after collects the images tool results returned: a tool message holds
 	// only text, so they follow in the user message.
 	var after userParts
+	lastTool := -1 // this message's last tool message in out
 	for _, b := range blocks {
 		switch b.Type {
 		case model.BlockText:
@@ -186,6 +187,7 @@ func appendUser(out []sdk.ChatCompletionMessageParamUnion, blocks []model.Block)
 				return nil, err
 			}
 			out = append(out, sdk.ToolMessage(text, b.ToolUseID))
+			lastTool = len(out) - 1
 			if len(images) > 0 {
 				after.text(fmt.Sprintf("The image output of tool call %s:", b.ToolUseID))
 				for _, url := range images {
@@ -193,6 +195,17 @@ func appendUser(out []sdk.ChatCompletionMessageParamUnion, blocks []model.Block)
 				}
 			}
 		}
+	}
+	if tool := len(out) - 1; lastTool == tool && tool >= 0 && len(after.parts) == 0 && !u.images && len(u.parts) > 0 && out[tool].OfTool.Content.OfString.Valid() {
+		// Text after the results (the message's [id:…] tag, a reminder)
+		// stays in the same turn, in the last tool message, as it does
+		// in the Anthropic message, rather than a user message of its own.
+		texts := []string{out[tool].OfTool.Content.OfString.Value}
+		for _, p := range u.parts {
+			texts = append(texts, p.OfText.Text)
+		}
+		out[tool].OfTool.Content.OfString = param.NewOpt(strings.Join(texts, "\n"))
+		return out, nil
 	}
 	u.parts = append(after.parts, u.parts...)
 	u.images = u.images || after.images
