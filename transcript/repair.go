@@ -168,13 +168,17 @@ func syntheticAssistant(id, text string) []byte {
 // EncodeAttachment returns the attachment and the extra fields of an
 // attachment line: what the attachment is, and what it rendered to
 // (rendered, renderedRole, as newer Claude Code versions write them), so a
-// resume sends the same bytes.
+// resume sends the same bytes. An attachment the model is not shown has
+// no rendered fields.
 func EncodeAttachment(typ string, data map[string]any, rendered []model.Block) (json.RawMessage, map[string]json.RawMessage) {
 	all := map[string]any{"type": typ}
 	for k, v := range data {
 		all[k] = v
 	}
 	att, _ := jsonw.Marshal(all) // maps of plain values always encode
+	if len(rendered) == 0 {
+		return att, nil // sent as nothing: no rendered, as Claude Code writes such a line
+	}
 	type part struct {
 		Content []model.Block `json:"content"`
 	}
