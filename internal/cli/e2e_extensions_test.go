@@ -553,3 +553,31 @@ func TestCustomCommandAllowedToolsAndModelForItsTurn(t *testing.T) {
 		t.Errorf("model: opus sent %q", m)
 	}
 }
+
+// A skill the model loads with the Skill tool allows its allowed-tools
+// for the rest of that turn, and only that turn.
+func TestSkillAllowedToolsForTheRestOfTheTurn(t *testing.T) {
+	p := newProject(t)
+	put(t, filepath.Join(p.dir, ".claude/skills/marker/SKILL.md"), "---\nname: marker\ndescription: Makes marker files\nallowed-tools: Bash(touch:*)\n---\nTouch the marker.\n")
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Bash", `{"command":"touch before.txt"}`)}},
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_2", "Skill", `{"skill":"marker"}`)}},
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_3", "Bash", `{"command":"touch during.txt"}`)}},
+		modeltest.Text("Marked."),
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_4", "Bash", `{"command":"touch after.txt"}`)}},
+		modeltest.Text("Done."),
+	)
+	stdin := `{"type":"user","message":{"role":"user","content":"mark it"}}` + "\n" +
+		`{"type":"user","message":{"role":"user","content":"once more"}}` + "\n"
+	if code, out, errOut := p.cairnIn(t, stdin, "-p", "--input-format", "stream-json", "--output-format", "stream-json"); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	got := map[string]bool{}
+	for _, f := range []string{"before.txt", "during.txt", "after.txt"} {
+		_, err := os.Stat(filepath.Join(p.dir, f))
+		got[f] = err == nil
+	}
+	if diff := cmp.Diff(map[string]bool{"before.txt": false, "during.txt": true, "after.txt": false}, got); diff != "" {
+		t.Errorf("files made (-want +got):\n%s", diff)
+	}
+}
