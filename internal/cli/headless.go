@@ -439,17 +439,14 @@ func (s *setup) headlessOptions(f *agentFlags) error {
 	return nil
 }
 
-// connectMCPWith connects the servers of the files and of --mcp-config
-// (only the latter with --strict-mcp-config).
-func connectMCPWith(ctx context.Context, env Env, home session.Home, x *extFlags) (*mcp.Servers, []string, error) {
-	if len(x.mcpConfig) == 0 && !x.strictMCP {
-		servers, w := connectMCP(ctx, env, home)
-		return servers, w, nil
-	}
+// connectMCPWith connects the servers of the files — the settings
+// layers of --settings (layers) among them — and of --mcp-config (only
+// the latter with --strict-mcp-config).
+func connectMCPWith(ctx context.Context, env Env, home session.Home, x *extFlags, layers []string) (*mcp.Servers, []string, error) {
 	var configs []mcp.Config
 	var warnings []string
 	if !x.strictMCP {
-		configs, warnings = mcp.Load(home.Dir, env.Cwd, env.Getenv)
+		configs, warnings = mcp.Load(home.Dir, env.Cwd, env.Getenv, layers...)
 	}
 	configs, w, err := x.withMCPConfig(configs, env.Getenv)
 	if err != nil {
