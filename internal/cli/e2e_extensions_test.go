@@ -581,3 +581,63 @@ func TestSkillAllowedToolsForTheRestOfTheTurn(t *testing.T) {
 		t.Errorf("files made (-want +got):\n%s", diff)
 	}
 }
+
+// Bad extension files, through the binary: each is a warning naming its
+// file, and the rest loads and works — a command with broken front
+// matter (its body still used), a skill without a name (offered by its
+// folder's name), a command and a skill sharing a name (the skill wins),
+// a 10 MB skill (not loaded), an @ include outside the project (not
+// sent).
+func TestExtensionBadInput(t *testing.T) {
+	p := newProject(t)
+	outside := filepath.Join(filepath.Dir(p.dir), filepath.Base(p.dir)+"-outside.txt")
+	put(t, outside, "outside-secret\n")
+	t.Cleanup(func() { os.Remove(outside) })
+	cmds, skills := filepath.Join(p.dir, ".claude/commands"), filepath.Join(p.dir, ".claude/skills")
+	put(t, filepath.Join(cmds, "broken.md"), "---\ndescription: [oops\n---\nBroken but usable. Also @../"+filepath.Base(outside)+"\n")
+	put(t, filepath.Join(skills, "nameless/SKILL.md"), "---\ndescription: Has no name\n---\nNameless body.\n")
+	put(t, filepath.Join(cmds, "clash.md"), "the command that loses\n")
+	put(t, filepath.Join(skills, "clash/SKILL.md"), "---\nname: clash\ndescription: The skill that wins\n---\nSkill body.\n")
+	put(t, filepath.Join(skills, "huge/SKILL.md"), "---\nname: huge\ndescription: Too big\n---\n"+strings.Repeat("x", 10<<20))
+
+	p.srv.Enqueue(modeltest.Text("ok"))
+	code, _, errOut := p.cairn(t, "-p", "/broken")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		filepath.Join(cmds, "broken.md") + ": ",
+		filepath.Join(skills, "nameless/SKILL.md") + " has no name",
+		"the skill " + filepath.Join(skills, "clash/SKILL.md") + " and the command " + filepath.Join(cmds, "clash.md"),
+		filepath.Join(skills, "huge/SKILL.md") + " is not loaded: it is 10.0 MB",
+		filepath.Join(cmds, "broken.md") + ": @../" + filepath.Base(outside) + " is not included: it is outside the project",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	last := p.srv.Last()
+	if got := nonReminders(userTexts(last)); len(got) != 2 || !strings.HasPrefix(got[1], "Broken but usable.") {
+		t.Errorf("/broken sent %q, want its body", got)
+	}
+	body := string(last.Body)
+	if strings.Contains(body, "outside-secret") {
+		t.Error("the file outside the project was sent")
+	}
+	sys := systemText(last)
+	for _, want := range []string{"- nameless: Has no name", "- clash: The skill that wins"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("system prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(sys, "huge") || strings.Contains(body, "xxxxxxxxxx") {
+		t.Error("the 10 MB skill was offered or sent")
+	}
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "/clash"); code != 0 {
+		t.Fatalf("/clash: exit %d: %s", code, errOut)
+	}
+	if got := nonReminders(userTexts(p.srv.Last())); len(got) != 2 || !strings.Contains(got[1], "Skill body.") {
+		t.Errorf("/clash sent %q, want the skill's body", got)
+	}
+}
