@@ -659,6 +659,9 @@ func resultMessage(outcomes []Outcome) model.Message {
 	for _, o := range outcomes {
 		m.Content = append(m.Content, ResultBlock(o.Call.ID, o.Result))
 	}
+	for _, o := range outcomes {
+		m.Content = append(m.Content, o.Result.After...)
+	}
 	return m
 }
 

@@ -165,7 +165,7 @@ func (x *extensions) listing() string {
 	if len(lines) == 0 {
 		return ""
 	}
-	return "# Skills\nThe following skills are available for use with the Skill tool:\n\n" + strings.Join(lines, "\n")
+	return "# Skills\nLoad one with the Skill tool when a task matches what its line says (name: when to use it):\n\n" + strings.Join(lines, "\n")
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
