@@ -178,6 +178,7 @@ func compareShapes(t *testing.T, claude, cairn map[string]requestShape) {
 // holds cairn to without the binary.
 func TestExtensionRequests(t *testing.T) {
 	o := ccoracle.Require(t)
+	t.Parallel() // beside the matrix's scenarios: its own server, project and homes
 	r := newRig(t, o, scenario{files: extensionFiles()})
 	claude := map[string]requestShape{}
 	for _, run := range extensionRuns() {
