@@ -8,6 +8,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,6 +91,10 @@ type Recorder interface {
 type Input struct {
 	Message     model.Message
 	Attachments []Attachment
+	// Model, when set, is the model this turn's requests name instead of
+	// Config.ModelName (a custom command's model); the next turn goes
+	// back to Config.ModelName.
+	Model string
 }
 
 // Attachment is context added to a user turn. The model reads Rendered,
@@ -239,7 +244,7 @@ func (s *Session) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		t := &turn{s: s, yield: yield, cancel: cancel, start: s.cfg.Now()}
+		t := &turn{s: s, yield: yield, cancel: cancel, start: s.cfg.Now(), model: cmp.Or(in.Model, s.cfg.ModelName)}
 		res, err := t.run(ctx, in)
 		if t.stopped {
 			return
@@ -261,6 +266,8 @@ type turn struct {
 	cancel context.CancelFunc
 	start  time.Time
 	res    Result
+	// model is the model the turn's requests name.
+	model string
 	// continued is set once a BeforeStop answer kept the turn going.
 	continued bool
 	// refused is set once a Gate's verdict ended the turn: the calls
@@ -438,7 +445,7 @@ func (t *turn) build(ctx context.Context, overflow *model.APIError) (*model.Requ
 			return nil, fmt.Errorf("build the system prompt: %w", err)
 		}
 	}
-	req := &model.Request{Model: cfg.ModelName, MaxTokens: cfg.MaxTokens, System: system}
+	req := &model.Request{Model: t.model, MaxTokens: cfg.MaxTokens, System: system}
 	if cfg.Tools != nil {
 		req.Tools = cfg.Tools.Specs()
 	}
@@ -672,6 +679,9 @@ func resultMessage(outcomes []Outcome) model.Message {
 	m := model.Message{Role: model.RoleUser}
 	for _, o := range outcomes {
 		m.Content = append(m.Content, ResultBlock(o.Call.ID, o.Result))
+	}
+	for _, o := range outcomes {
+		m.Content = append(m.Content, o.Result.After...)
 	}
 	return m
 }

@@ -338,3 +338,29 @@ func summaryRoles(msgs []model.Message) string {
 	}
 	return b.String()
 }
+
+// A turn's Input.Model names the model of every request of that turn,
+// tool rounds included; the next turn goes back to Config.ModelName.
+func TestInputModelForOneTurn(t *testing.T) {
+	echo := &fakeTool{name: "Echo", run: func(context.Context, json.RawMessage) (tool.Result, error) {
+		return tool.Result{Content: []model.Block{model.TextBlock("echoed")}}, nil
+	}}
+	m := script(call(use("toolu_1", "Echo", `{}`)), say("done"), say("again"))
+	h := newHarness(t, m, []tool.Tool{echo}, nil)
+	in := engine.Input{Message: model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock("use the other model")}}, Model: "other-model"}
+	for _, err := range h.sess.Run(t.Context(), in) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.run(t, t.Context(), "and now the usual one"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range m.Requests() {
+		got = append(got, r.Model)
+	}
+	if diff := cmp.Diff([]string{"other-model", "other-model", "test-model"}, got); diff != "" {
+		t.Errorf("request models (-want +got):\n%s", diff)
+	}
+}

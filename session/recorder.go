@@ -274,6 +274,20 @@ func (r *Recorder) Results(ctx context.Context, resp *model.Response, results []
 		}
 		entries = append(entries, e)
 	}
+	// What a result sends after the results (a loaded skill's text) is a
+	// meta user line of its own, chained after them, naming its call as
+	// Claude Code's sourceToolUseID does.
+	for _, o := range results {
+		if len(o.Result.After) == 0 {
+			continue
+		}
+		e := r.entry(transcript.TypeUser, entries[len(entries)-1].UUID)
+		e.PromptID = r.promptID
+		e.IsMeta = true
+		e.Message = userMessageJSON(model.Message{Role: model.RoleUser, Content: o.Result.After})
+		e.Extra = map[string]json.RawMessage{"sourceToolUseID": jsonw.String(o.Call.ID)}
+		entries = append(entries, e)
+	}
 	if len(entries) > 0 {
 		r.parent = entries[len(entries)-1].UUID
 	}

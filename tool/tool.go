@@ -49,6 +49,12 @@ type Result struct {
 	// final text (a plan returned for approval by a run no one can
 	// approve it in). The model reads Content on the next turn.
 	EndTurn string
+	// After are blocks the model reads after the response's tool
+	// results, in the same user message but outside the tool_result (as
+	// Claude Code sends the text of a skill the Skill tool loaded). The
+	// transcript keeps them as a meta user line of their own after the
+	// results.
+	After []model.Block
 }
 
 // Text returns a result holding one text block.

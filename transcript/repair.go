@@ -168,13 +168,19 @@ func syntheticAssistant(id, text string) []byte {
 // EncodeAttachment returns the attachment and the extra fields of an
 // attachment line: what the attachment is, and what it rendered to
 // (rendered, renderedRole, as newer Claude Code versions write them), so a
-// resume sends the same bytes.
+// resume sends the same bytes. rendered nil (an attachment that is a
+// record only, such as command_permissions) writes no rendered fields, as
+// Claude Code writes such a line; an empty, non-nil rendered is kept, and
+// renders to nothing on resume.
 func EncodeAttachment(typ string, data map[string]any, rendered []model.Block) (json.RawMessage, map[string]json.RawMessage) {
 	all := map[string]any{"type": typ}
 	for k, v := range data {
 		all[k] = v
 	}
 	att, _ := jsonw.Marshal(all) // maps of plain values always encode
+	if rendered == nil {
+		return att, nil
+	}
 	type part struct {
 		Content []model.Block `json:"content"`
 	}

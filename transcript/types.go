@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -121,9 +122,20 @@ func versionAtLeast(v string, major, minor, patch int) bool {
 
 // seamBefore reports whether a user line joined to the user message before
 // it gets the newline at the seam of two texts. Claude Code 2.1.332 adds it
-// only before a line that is not meta (a prompt, a command's output), not
-// before a meta line such as a command's caveat; 2.1.197 and cairn add it
-// before every user line.
+// before a line that is not meta (a prompt, a command's output) and
+// before a meta line of content blocks (a custom command's body, after
+// its <command-name> line), not before a meta line of one string (a
+// command's caveat); 2.1.197 and cairn add it before every user line.
 func seamBefore(e *Entry) bool {
-	return !e.IsMeta || !versionAtLeast(e.Version, 2, 1, 332)
+	if !e.IsMeta || !versionAtLeast(e.Version, 2, 1, 332) {
+		return true
+	}
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(e.Message, &m) != nil {
+		return false
+	}
+	c := bytes.TrimSpace(m.Content)
+	return len(c) > 0 && c[0] == '['
 }

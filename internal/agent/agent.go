@@ -145,6 +145,14 @@ type Options struct {
 	// (extension.ExpandOptions.Read); nil allows the project's files.
 	AllowRead   func(ctx context.Context, path string) error
 	OutputStyle *extension.Style
+	// Grant, when set, lets a custom command's or skill's allowed-tools
+	// rules run without asking until end is called: the agent grants them
+	// for the turn the command starts (or, for a skill the model loads,
+	// the rest of that turn) and ends the grant with the turn, as Claude
+	// Code does. source names the file; err names rules left out (told
+	// as a warning). Nil grants nothing: the rules then hold only for the
+	// command's !`…` lines.
+	Grant func(source string, rules []string) (end func(), err error)
 
 	PermissionMode string
 	// Mode, when set, is the permission mode as it stands, recorded on
@@ -718,9 +726,12 @@ func (a *Agent) System(ctx context.Context) ([]model.SystemBlock, error) {
 // skills sends the command's (or skill's) text instead; a command that
 // cannot be expanded (a !`…` line the rules refuse) fails the turn
 // before anything is sent or recorded.
+//
+// The command's allowed-tools rules are allowed for the turn (Grant) and
+// its model names the turn's requests; both end with the turn.
 func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, error] {
 	in := engine.Input{Message: model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(text)}}}
-	if x, ok, err := a.ext.expand(ctx, text); err != nil {
+	if x, ok, err := a.ext.expand(ctx, text, a.opts.ModelName); err != nil {
 		return failed(err)
 	} else if ok {
 		in = x
@@ -732,7 +743,7 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	if r, ok := a.planReminder(); ok {
 		in.Attachments = append(in.Attachments, r)
 	}
-	return a.sc.afterTurn(ctx, len(a.engine.History()), a.engine.Run(ctx, in))
+	return a.ext.duringTurn(a.sc.afterTurn(ctx, len(a.engine.History()), a.engine.Run(ctx, in)))
 }
 
 // environment is the context attached to a new session's first prompt:

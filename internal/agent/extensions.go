@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/extension"
 	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/internal/subagent"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	coretools "github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
@@ -38,14 +39,17 @@ type extensions struct {
 	dir   string
 	allow func(ctx context.Context, command string, allowedTools []string) error
 	read  func(ctx context.Context, path string) error
+	grant func(source string, rules []string) (func(), error)
 	warn  func(string)
 
 	mu     sync.Mutex
 	loaded []string // skill names, oldest first, each once
+	// granted end the grants of the turn under way.
+	granted []func()
 }
 
 func newExtensions(o Options, conv *transcript.Conversation) *extensions {
-	x := &extensions{set: o.Extensions, dir: o.Cwd, allow: o.AllowShell, read: o.AllowRead, warn: o.Warn}
+	x := &extensions{set: o.Extensions, dir: o.Cwd, allow: o.AllowShell, read: o.AllowRead, grant: o.Grant, warn: o.Warn}
 	if conv != nil {
 		for _, name := range loadedSkills(conv.Entries) {
 			if x.set.Skill(name) != nil {
@@ -68,10 +72,11 @@ func (x *extensions) remember(name string) {
 }
 
 // Load is the Skill tool's Skills: a skill's text, or a command's the
-// model may run.
+// model may run. Its allowed-tools rules hold for the rest of the turn.
 func (x *extensions) Load(ctx context.Context, name, args string) (string, error) {
 	if k := x.set.Skill(name); k != nil {
 		x.remember(k.Name)
+		x.grantTurn(k.Path, k.AllowedTools)
 		return k.Text(args), nil
 	}
 	c := x.set.Command(name)
@@ -82,12 +87,53 @@ func (x *extensions) Load(ctx context.Context, name, args string) (string, error
 	if err != nil {
 		return "", err
 	}
+	x.grantTurn(c.Path, c.AllowedTools)
 	x.report(ex.Warnings)
 	text := ex.Blocks[1]
 	for _, f := range ex.Files {
 		text += "\n\nContents of " + f.Path + ":\n" + transcript.NumberLines(strings.TrimSuffix(f.Content, "\n"), 1)
 	}
 	return text, nil
+}
+
+// grantTurn allows rules (the allowed-tools of the file source) until
+// the turn under way ends.
+func (x *extensions) grantTurn(source string, rules []string) {
+	if x.grant == nil || len(rules) == 0 {
+		return
+	}
+	end, err := x.grant(source, rules)
+	if err != nil {
+		x.report([]string{err.Error()})
+	}
+	x.mu.Lock()
+	x.granted = append(x.granted, end)
+	x.mu.Unlock()
+}
+
+// endTurn ends the grants of the turn.
+func (x *extensions) endTurn() {
+	x.mu.Lock()
+	ends := x.granted
+	x.granted = nil
+	x.mu.Unlock()
+	for _, end := range ends {
+		end()
+	}
+}
+
+// duringTurn is the turn's events, the grants made for it ended once
+// the turn is over, however it ends (done, failed, or its consumer
+// stopped).
+func (x *extensions) duringTurn(events iter.Seq2[engine.Event, error]) iter.Seq2[engine.Event, error] {
+	return func(yield func(engine.Event, error) bool) {
+		defer x.endTurn()
+		for ev, err := range events {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
 }
 
 func (x *extensions) report(ws []string) {
@@ -118,26 +164,33 @@ func (x *extensions) listing() string {
 	if len(lines) == 0 {
 		return ""
 	}
-	return "# Skills\nThe following skills are available for use with the Skill tool:\n\n" + strings.Join(lines, "\n")
+	return "# Skills\nLoad one with the Skill tool when a task matches what its line says (name: when to use it):\n\n" + strings.Join(lines, "\n")
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // expand makes a prompt "/name args" naming a command or skill into the
 // turn's input; ok is false when the prompt names neither.
-func (x *extensions) expand(ctx context.Context, text string) (in engine.Input, ok bool, err error) {
+// The command's (or skill's) allowed-tools are granted until the turn
+// ends (duringTurn), and its model, resolved against the session's
+// model, names the turn's requests.
+func (x *extensions) expand(ctx context.Context, text, sessionModel string) (in engine.Input, ok bool, err error) {
 	name, args, ok := SlashCommand(text)
 	if !ok || x.set == nil {
 		return in, false, nil
 	}
 	var ex *extension.Expansion
+	var path, modelName string
+	var allowed []string
 	if k := x.set.Skill(name); k != nil {
 		ex, err = k.Expand(ctx, args, x.options())
 		if err == nil {
 			x.remember(k.Name)
 		}
+		path, allowed, modelName = k.Path, k.AllowedTools, k.Model
 	} else if c := x.set.Command(name); c != nil {
 		ex, err = c.Expand(ctx, args, x.options())
+		path, allowed, modelName = c.Path, c.AllowedTools, c.Model
 	} else {
 		return in, false, nil
 	}
@@ -152,7 +205,26 @@ func (x *extensions) expand(ctx context.Context, text string) (in engine.Input, 
 	for _, f := range ex.Files {
 		in.Attachments = append(in.Attachments, fileAttachment(f))
 	}
+	if modelName != "" {
+		in.Model = subagent.ResolveModel(modelName, sessionModel)
+	}
+	in.Attachments = append(in.Attachments, commandPermissions(allowed, modelName))
+	x.grantTurn(path, allowed)
 	return in, true, nil
+}
+
+// CommandPermissionsAttachment is the type of the attachment that
+// records what a command or skill allowed for its turn (its
+// allowed-tools, and its model when it names one), as Claude Code
+// records it. The model is not shown it.
+const CommandPermissionsAttachment = "command_permissions"
+
+func commandPermissions(allowed []string, modelName string) engine.Attachment {
+	data := map[string]any{"allowedTools": append([]string{}, allowed...)}
+	if modelName != "" {
+		data["model"] = modelName
+	}
+	return engine.Attachment{Type: CommandPermissionsAttachment, Data: data}
 }
 
 // fileAttachment is an @path include, shown to the model as a Read of

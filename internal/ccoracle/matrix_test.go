@@ -186,6 +186,15 @@ func scenarios() []scenario {
 				tools(use("toolu_plan_1", "ExitPlanMode", map[string]any{"plan": "1. Change nothing.\n2. Stop."})),
 			},
 		}}},
+		// A custom command typed with its arguments (its !`…` line, @file
+		// include, allowed-tools and model), then a skill the model loads.
+		{name: "command-skill", files: extensionFiles(), steps: []step{
+			{prompt: "/review a.txt", replies: []modeltest.Reply{text("Reviewed.")}},
+			{prompt: "is the deploy safe?", resume: true, replies: []modeltest.Reply{
+				tools(use("toolu_sk_1", "Skill", map[string]any{"skill": "deploy-check"})),
+				text("Checked."),
+			}},
+		}},
 		{name: "todos", steps: []step{{
 			prompt: "plan two things",
 			replies: []modeltest.Reply{
@@ -212,6 +221,9 @@ func newRig(t *testing.T, o *ccoracle.Oracle, sc scenario) *rig {
 	// resume looks for the session in the folder named after the cwd.
 	dir := t.TempDir()
 	for name, b := range sc.files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}

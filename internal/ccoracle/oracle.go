@@ -153,6 +153,10 @@ func baseEnv(home string) []string {
 	return env
 }
 
+// maxEventLine is the longest line of output Run reads; a variable so a
+// test can make it small.
+var maxEventLine = 64 << 20
+
 // Run describes one headless run of Claude Code.
 type Run struct {
 	// Home is the scratch HOME; the transcripts go under Home/.claude.
@@ -253,7 +257,7 @@ func (o *Oracle) Run(ctx context.Context, r Run) (*Result, error) {
 	}
 	var out bytes.Buffer
 	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	sc.Buffer(make([]byte, 0, min(1<<20, maxEventLine)), maxEventLine)
 	for sc.Scan() {
 		line := sc.Bytes()
 		out.Write(line)
@@ -271,6 +275,14 @@ func (o *Oracle) Run(ctx context.Context, r Run) (*Result, error) {
 			res.Killed = true
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}
+	}
+	if scanErr := sc.Err(); scanErr != nil {
+		// Reading stopped before the output ended: the program would block
+		// on a full pipe, so it is stopped, and the run is a failure.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		res.Stdout, res.Stderr = out.String(), stderr.String()
+		return res, fmt.Errorf("claude %s: reading its output after %d events: %v (a line over %d bytes ends the reading; raise ccoracle's maxEventLine if Claude Code's events grew that large)", strings.Join(args, " "), len(res.Events), scanErr, maxEventLine)
 	}
 	err = cmd.Wait()
 	if killed.Load() {

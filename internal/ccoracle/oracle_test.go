@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFind: a binary of another version, or none, is refused with a
@@ -46,5 +47,26 @@ func TestFind(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A line of output longer than Run reads is an error naming the limit,
+// not output that ends silently; the program is stopped.
+func TestRunLineTooLong(t *testing.T) {
+	defer func(n int) { maxEventLine = n }(maxEventLine)
+	maxEventLine = 4096
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "claude")
+	script := "#!/bin/sh\necho '{\"type\":\"system\",\"session_id\":\"s1\"}'\nhead -c 10000 /dev/zero | tr '\\0' x\necho\necho '{\"type\":\"result\",\"session_id\":\"s1\"}'\nexec sleep 30\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := &Oracle{Path: fake}
+	res, err := o.Run(t.Context(), Run{Home: t.TempDir(), Dir: dir, BaseURL: "http://127.0.0.1:1", Prompt: "hi", Timeout: 20 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "token too long") || !strings.Contains(err.Error(), "4096 bytes") || !strings.Contains(err.Error(), "after 1 events") {
+		t.Fatalf("err = %v, want the too-long line named", err)
+	}
+	if res == nil || len(res.Events) != 1 || res.SessionID != "s1" {
+		t.Errorf("result %+v: want the event before the long line", res)
 	}
 }

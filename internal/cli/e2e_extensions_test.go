@@ -466,3 +466,178 @@ func TestCustomCommandIncludeFollowsReadRules(t *testing.T) {
 		t.Errorf("no warning about @.env:\n%s", errOut)
 	}
 }
+
+// toolResultText is the text of the tool result answering id in a
+// request, and whether it is an error; ok is false when the request has
+// none.
+func toolResultText(r *modeltest.Request, id string) (text string, isError, ok bool) {
+	for _, m := range r.Params.Messages {
+		for _, b := range m.Content {
+			if b.Type == model.BlockToolResult && b.ToolUseID == id {
+				return b.ResultText(), b.IsError != nil && *b.IsError, true
+			}
+		}
+	}
+	return "", false, false
+}
+
+// A custom command's allowed-tools hold for the model's tool calls in
+// the turn the command starts, in default mode headless where the call
+// would otherwise be refused; a call they do not cover is still
+// refused; the grant ends with the turn (the next turn of the same
+// process is refused again). The command's model names that turn's
+// requests, tool rounds included, and the next turn goes back to the
+// session's model.
+func TestCustomCommandAllowedToolsAndModelForItsTurn(t *testing.T) {
+	p := newProject(t)
+	put(t, filepath.Join(p.dir, ".claude/commands/mk.md"), "---\ndescription: Make the marker files\nallowed-tools: Bash(touch:*)\nmodel: claude-haiku-4-5\n---\nCreate the markers.\n")
+	bash := func(id, command string) model.Block {
+		in, _ := json.Marshal(map[string]string{"command": command, "description": "step"})
+		return modeltest.ToolUse(id, "Bash", string(in))
+	}
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{bash("toolu_1", "touch granted.txt")}},
+		modeltest.Reply{Content: []model.Block{bash("toolu_2", "mkdir not-granted")}},
+		modeltest.Text("Markers made."),
+		modeltest.Reply{Content: []model.Block{bash("toolu_3", "touch after.txt")}},
+		modeltest.Text("Second turn done."),
+	)
+	stdin := `{"type":"user","message":{"role":"user","content":"/mk"}}` + "\n" +
+		`{"type":"user","message":{"role":"user","content":"make one more"}}` + "\n"
+	code, out, errOut := p.cairnIn(t, stdin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--model", "claude-sonnet-4-5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "granted.txt")); err != nil {
+		t.Errorf("the call the command's allowed-tools cover did not run: %v", err)
+	}
+	for _, f := range []string{"not-granted", "after.txt"} {
+		if _, err := os.Stat(filepath.Join(p.dir, f)); err == nil {
+			t.Errorf("%s was made: a call outside the grant (or after its turn) ran", f)
+		}
+	}
+	reqs := p.srv.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d requests, want 5", len(reqs))
+	}
+	for id, refused := range map[string]bool{"toolu_1": false, "toolu_2": true, "toolu_3": true} {
+		text, isErr, found := "", false, false
+		for _, r := range reqs {
+			if s, e, ok := toolResultText(r, id); ok {
+				text, isErr, found = s, e, true
+			}
+		}
+		if !found || isErr != refused {
+			t.Errorf("%s: refused = %v, want %v (result %q)", id, isErr, refused, text)
+		}
+	}
+	var models []string
+	for _, r := range reqs {
+		models = append(models, r.Params.Model)
+	}
+	want := []string{"claude-haiku-4-5", "claude-haiku-4-5", "claude-haiku-4-5", "claude-sonnet-4-5", "claude-sonnet-4-5"}
+	if diff := cmp.Diff(want, models); diff != "" {
+		t.Errorf("request models (-want +got):\n%s", diff)
+	}
+	// The transcript records what the command allowed, as Claude Code does.
+	if tr := p.transcript(t); !strings.Contains(string(tr), `"type":"command_permissions"`) || !strings.Contains(string(tr), `"allowedTools":["Bash(touch:*)"]`) {
+		t.Errorf("the transcript has no command_permissions attachment:\n%s", tr)
+	}
+	// An alias names the Claude model it stands for.
+	put(t, filepath.Join(p.dir, ".claude/commands/quick.md"), "---\nmodel: opus\n---\nQuick.\n")
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "/quick"); code != 0 {
+		t.Fatalf("/quick: exit %d: %s", code, errOut)
+	}
+	if m := p.srv.Last().Params.Model; m != "claude-opus-4-1" {
+		t.Errorf("model: opus sent %q", m)
+	}
+}
+
+// A skill the model loads with the Skill tool allows its allowed-tools
+// for the rest of that turn, and only that turn.
+func TestSkillAllowedToolsForTheRestOfTheTurn(t *testing.T) {
+	p := newProject(t)
+	put(t, filepath.Join(p.dir, ".claude/skills/marker/SKILL.md"), "---\nname: marker\ndescription: Makes marker files\nallowed-tools: Bash(touch:*)\n---\nTouch the marker.\n")
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Bash", `{"command":"touch before.txt"}`)}},
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_2", "Skill", `{"skill":"marker"}`)}},
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_3", "Bash", `{"command":"touch during.txt"}`)}},
+		modeltest.Text("Marked."),
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_4", "Bash", `{"command":"touch after.txt"}`)}},
+		modeltest.Text("Done."),
+	)
+	stdin := `{"type":"user","message":{"role":"user","content":"mark it"}}` + "\n" +
+		`{"type":"user","message":{"role":"user","content":"once more"}}` + "\n"
+	if code, out, errOut := p.cairnIn(t, stdin, "-p", "--input-format", "stream-json", "--output-format", "stream-json"); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	got := map[string]bool{}
+	for _, f := range []string{"before.txt", "during.txt", "after.txt"} {
+		_, err := os.Stat(filepath.Join(p.dir, f))
+		got[f] = err == nil
+	}
+	if diff := cmp.Diff(map[string]bool{"before.txt": false, "during.txt": true, "after.txt": false}, got); diff != "" {
+		t.Errorf("files made (-want +got):\n%s", diff)
+	}
+}
+
+// Bad extension files, through the binary: each is a warning naming its
+// file, and the rest loads and works — a command with broken front
+// matter (its body still used), a skill without a name (offered by its
+// folder's name), a command and a skill sharing a name (the skill wins),
+// a 10 MB skill (not loaded), an @ include outside the project (not
+// sent).
+func TestExtensionBadInput(t *testing.T) {
+	p := newProject(t)
+	outside := filepath.Join(filepath.Dir(p.dir), filepath.Base(p.dir)+"-outside.txt")
+	put(t, outside, "outside-secret\n")
+	t.Cleanup(func() { os.Remove(outside) })
+	cmds, skills := filepath.Join(p.dir, ".claude/commands"), filepath.Join(p.dir, ".claude/skills")
+	put(t, filepath.Join(cmds, "broken.md"), "---\ndescription: [oops\n---\nBroken but usable. Also @../"+filepath.Base(outside)+"\n")
+	put(t, filepath.Join(skills, "nameless/SKILL.md"), "---\ndescription: Has no name\n---\nNameless body.\n")
+	put(t, filepath.Join(cmds, "clash.md"), "the command that loses\n")
+	put(t, filepath.Join(skills, "clash/SKILL.md"), "---\nname: clash\ndescription: The skill that wins\n---\nSkill body.\n")
+	put(t, filepath.Join(skills, "huge/SKILL.md"), "---\nname: huge\ndescription: Too big\n---\n"+strings.Repeat("x", 10<<20))
+
+	p.srv.Enqueue(modeltest.Text("ok"))
+	code, _, errOut := p.cairn(t, "-p", "/broken")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		filepath.Join(cmds, "broken.md") + ": ",
+		filepath.Join(skills, "nameless/SKILL.md") + " has no name",
+		"the skill " + filepath.Join(skills, "clash/SKILL.md") + " and the command " + filepath.Join(cmds, "clash.md"),
+		filepath.Join(skills, "huge/SKILL.md") + " is not loaded: it is 10.0 MB",
+		filepath.Join(cmds, "broken.md") + ": @../" + filepath.Base(outside) + " is not included: it is outside the project",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	last := p.srv.Last()
+	if got := nonReminders(userTexts(last)); len(got) != 2 || !strings.HasPrefix(got[1], "Broken but usable.") {
+		t.Errorf("/broken sent %q, want its body", got)
+	}
+	body := string(last.Body)
+	if strings.Contains(body, "outside-secret") {
+		t.Error("the file outside the project was sent")
+	}
+	sys := systemText(last)
+	for _, want := range []string{"- nameless: Has no name", "- clash: The skill that wins"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("system prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(sys, "huge") || strings.Contains(body, "xxxxxxxxxx") {
+		t.Error("the 10 MB skill was offered or sent")
+	}
+	p.srv.Enqueue(modeltest.Text("ok"))
+	if code, _, errOut := p.cairn(t, "-p", "/clash"); code != 0 {
+		t.Fatalf("/clash: exit %d: %s", code, errOut)
+	}
+	if got := nonReminders(userTexts(p.srv.Last())); len(got) != 2 || !strings.Contains(got[1], "Skill body.") {
+		t.Errorf("/clash sent %q, want the skill's body", got)
+	}
+}

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -239,5 +240,40 @@ func TestFallbackModel(t *testing.T) {
 	code, out, errOut := p.cairn(t, "-p", "hi", "--model", "claude-main", "--fallback-model", "claude-spare")
 	if code != 0 || out != "from claude-spare\n" || !strings.Contains(errOut, "fallback model claude-spare") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// A stdin line longer than the 64 MB a line may be is an error event
+// naming it, and the lines after it still run (it used to end the input
+// without a word).
+func TestStreamJSONInputLineTooLong(t *testing.T) {
+	p := newProject(t)
+	p.srv.Enqueue(modeltest.Text("after the long line"))
+	huge := `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("x", 64<<20) + `"}}`
+	stdin := huge + "\n" + `{"type":"user","message":{"role":"user","content":"short one"}}` + "\n"
+	code, out, errOut := p.cairnIn(t, stdin, "-p", "--input-format", "stream-json", "--output-format", "stream-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %.2000s", code, errOut)
+	}
+	var got []string
+	for _, e := range events(t, out) {
+		switch e["type"] {
+		case "result":
+			got = append(got, "result: "+e["result"].(string))
+		case "system":
+			if e["subtype"] == "error" {
+				got = append(got, fmt.Sprintf("error at line %v: %s", e["line"], e["error"]))
+			}
+		}
+	}
+	want := []string{
+		"error at line 1: stdin line 1 is longer than the 64 MB a line may be; it is skipped (send large content as a file the model can read)",
+		"result: after the long line",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(errOut, "stdin line 1 is longer than") {
+		t.Errorf("stderr does not say so: %.2000s", errOut)
 	}
 }

@@ -300,3 +300,51 @@ func TestMCPApproveSaysWhyAServerIsMissing(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// The settings keys that decide MCP servers work from the --settings
+// layer too: enableAllProjectMcpServers and enabledMcpjsonServers there
+// approve the project's .mcp.json servers (the person gave the layer, as
+// they would approve in settings.local.json), disabledMcpjsonServers
+// there leaves one out, and its mcpServers start as the settings files'
+// do.
+func TestMCPSettingsFromTheSettingsFlag(t *testing.T) {
+	p := newProject(t)
+	p.writeMCPJSON(t, map[string]string{"notes": "notes", "other": "notes"})
+	offered := func(prefix string) bool { return strings.Contains(string(p.srv.Last().Body), `"name":"`+prefix) }
+	run := func(settings string) string {
+		t.Helper()
+		p.srv.Enqueue(modeltest.Text("ok"))
+		code, _, errOut := p.cairn(t, "-p", "hi", "--settings", settings)
+		if code != 0 {
+			t.Fatalf("--settings %s: exit %d: %s", settings, code, errOut)
+		}
+		return errOut
+	}
+
+	errOut := run(`{"enableAllProjectMcpServers": true}`)
+	if !offered("mcp__notes__echo") || !offered("mcp__other__echo") || strings.Contains(errOut, "not approved") {
+		t.Errorf("enableAllProjectMcpServers in --settings did not approve the servers; stderr %q", errOut)
+	}
+
+	file := filepath.Join(p.dir, "layer.json")
+	put(t, file, `{"enabledMcpjsonServers": ["notes"]}`)
+	errOut = run(file)
+	if !offered("mcp__notes__echo") || offered("mcp__other__echo") || !strings.Contains(errOut, `MCP server "other"`) {
+		t.Errorf("enabledMcpjsonServers in a --settings file: notes %v, other %v; stderr %q", offered("mcp__notes__echo"), offered("mcp__other__echo"), errOut)
+	}
+
+	errOut = run(`{"enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["other"]}`)
+	if !offered("mcp__notes__echo") || offered("mcp__other__echo") {
+		t.Errorf("disabledMcpjsonServers in --settings did not leave out other; stderr %q", errOut)
+	}
+
+	cmd, env := mcptest.Command("notes")
+	def, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"layered": map[string]any{"command": cmd, "env": env}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errOut = run(string(def))
+	if !offered("mcp__layered__echo") || offered("mcp__notes__echo") {
+		t.Errorf("mcpServers in --settings: layered %v, notes (unapproved) %v; stderr %q", offered("mcp__layered__echo"), offered("mcp__notes__echo"), errOut)
+	}
+}

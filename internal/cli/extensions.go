@@ -32,6 +32,7 @@ func (s *setup) loadExtensions(env Env) {
 	s.opts.Extensions = set
 	s.opts.AllowShell = shellAllow(s.checker)
 	s.opts.AllowRead = readAllow(s.checker)
+	s.opts.Grant = s.checker.Grant
 	style, w := outputStyle(set, s.settings)
 	if w != "" {
 		s.warnings = append(s.warnings, w)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 	"path/filepath"
@@ -222,32 +223,94 @@ func isInterrupt(line string) bool {
 	return json.Unmarshal([]byte(line), &m) == nil && m.Type == "control_request" && m.Request.Subtype == "interrupt"
 }
 
-// runStream runs one turn of the session for each user message a line
-// of stdin, printing a result after each; EOF ends the session. A line
-// that is no user message is an error event naming it, and the session
-// goes on. An interrupt control line stops the turn under way.
-func runStream(ctx context.Context, env Env, out *printer, ag *agent.Agent, turn func(ctx context.Context, prompt string) error) error {
-	type numbered struct {
-		n    int
-		text string
+// maxInputLine is the longest line --input-format stream-json reads.
+const maxInputLine = 64 << 20
+
+// inputRecord is a line of stdin, numbered from 1, or the error of
+// reading it (a line too long, a failed read).
+type inputRecord struct {
+	n    int
+	text string
+	err  error
+	// fatal is set when reading stopped at this line.
+	fatal bool
+}
+
+// readLines sends each line of r on out (without its line ending), then
+// closes out. A line longer than max bytes is sent as an error naming it
+// (its text dropped, the reading going on); a failed read is sent as a
+// fatal error naming the line it stopped at. It returns early when ctx
+// ends.
+func readLines(ctx context.Context, r io.Reader, max int, out chan<- inputRecord) {
+	defer close(out)
+	send := func(rec inputRecord) bool {
+		select {
+		case out <- rec:
+			return true
+		case <-ctx.Done():
+			return false
+		}
 	}
-	lines := make(chan numbered)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(env.Stdin)
-		sc.Buffer(make([]byte, 64<<10), 64<<20)
-		for n := 1; sc.Scan(); n++ {
-			select {
-			case lines <- numbered{n, sc.Text()}:
-			case <-ctx.Done():
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		var line []byte
+		long, eof := false, false
+		for {
+			frag, err := br.ReadSlice('\n')
+			if !long && len(line)+len(frag) > max+1 { // +1: the newline
+				long, line = true, nil
+			} else if !long {
+				line = append(line, frag...)
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if errors.Is(err, io.EOF) {
+				eof = true
+				break
+			}
+			if err != nil {
+				send(inputRecord{n: n, fatal: true, err: fmt.Errorf("stdin line %d could not be read (%v); no more input is read, the session ends after the turn under way", n, err)})
+				return
+			}
+			break
+		}
+		switch {
+		case long:
+			if !send(inputRecord{n: n, err: fmt.Errorf("stdin line %d is longer than the %s a line may be; it is skipped (send large content as a file the model can read)", n, byteSize(max))}) {
+				return
+			}
+		case len(line) > 0:
+			text := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
+			if !send(inputRecord{n: n, text: text}) {
 				return
 			}
 		}
-	}()
-	var queue []numbered
+		if eof {
+			return
+		}
+	}
+}
+
+func byteSize(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// runStream runs one turn of the session for each user message a line
+// of stdin, printing a result after each; EOF ends the session. A line
+// that is no user message (or too long to read) is an error event
+// naming it, and the session goes on. An interrupt control line stops
+// the turn under way.
+func runStream(ctx context.Context, env Env, out *printer, ag *agent.Agent, turn func(ctx context.Context, prompt string) error) error {
+	lines := make(chan inputRecord)
+	go readLines(ctx, env.Stdin, maxInputLine, lines)
+	var queue []inputRecord
 	var last error
 	for {
-		var l numbered
+		var l inputRecord
 		if len(queue) > 0 {
 			l, queue = queue[0], queue[1:]
 		} else {
@@ -263,6 +326,14 @@ func runStream(ctx context.Context, env Env, out *printer, ag *agent.Agent, turn
 			if !ok {
 				return last
 			}
+		}
+		if l.err != nil {
+			out.line(map[string]any{"type": "system", "subtype": "error", "error": l.err.Error(), "line": l.n, "session_id": ag.ID(), "uuid": uuid.NewString()})
+			fmt.Fprintln(env.Stderr, "cairn:", l.err)
+			if l.fatal {
+				last = l.err
+			}
+			continue
 		}
 		if strings.TrimSpace(l.text) == "" || isInterrupt(l.text) {
 			continue // nothing under way to interrupt
@@ -368,17 +439,14 @@ func (s *setup) headlessOptions(f *agentFlags) error {
 	return nil
 }
 
-// connectMCPWith connects the servers of the files and of --mcp-config
-// (only the latter with --strict-mcp-config).
-func connectMCPWith(ctx context.Context, env Env, home session.Home, x *extFlags) (*mcp.Servers, []string, error) {
-	if len(x.mcpConfig) == 0 && !x.strictMCP {
-		servers, w := connectMCP(ctx, env, home)
-		return servers, w, nil
-	}
+// connectMCPWith connects the servers of the files — the settings
+// layers of --settings (layers) among them — and of --mcp-config (only
+// the latter with --strict-mcp-config).
+func connectMCPWith(ctx context.Context, env Env, home session.Home, x *extFlags, layers []string) (*mcp.Servers, []string, error) {
 	var configs []mcp.Config
 	var warnings []string
 	if !x.strictMCP {
-		configs, warnings = mcp.Load(home.Dir, env.Cwd, env.Getenv)
+		configs, warnings = mcp.Load(home.Dir, env.Cwd, env.Getenv, layers...)
 	}
 	configs, w, err := x.withMCPConfig(configs, env.Getenv)
 	if err != nil {

@@ -140,7 +140,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	}
 	// The MCP servers come last, so no failure after them leaves them
 	// running: they close with the session.
-	servers, mw, err := connectMCPWith(ctx, env, home, &f.ext)
+	servers, mw, err := connectMCPWith(ctx, env, home, &f.ext, extra)
 	if err != nil {
 		return nil, err
 	}

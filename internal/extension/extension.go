@@ -72,9 +72,11 @@ type Command struct {
 	Description  string
 	ArgumentHint string
 	// AllowedTools are permission rules that also hold while the command
-	// runs (its !`…` lines included).
+	// runs: for its !`…` lines, and for the model's tool calls in the
+	// turn the command starts.
 	AllowedTools []string
-	// Model, when set, is the model the command asks for.
+	// Model, when set, is the model of the turn the command starts (an
+	// alias such as haiku, or a model's name).
 	Model string
 	// DisableModelInvocation keeps the command out of the model's reach:
 	// only the person can type it.
@@ -91,9 +93,11 @@ type Skill struct {
 	Name         string
 	Description  string
 	AllowedTools []string
-	Body         string
-	Dir, Path    string
-	Scope        Scope
+	// Model, when set, is the model the turn typed as /Name asks for.
+	Model     string
+	Body      string
+	Dir, Path string
+	Scope     Scope
 }
 
 // Style is an output style: Text goes into the system prompt.
@@ -437,7 +441,7 @@ func (s *Set) loadSkills(dir string, scope Scope) []*Skill {
 			desc = firstLine(body)
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s has no description in its front matter; the model is offered its first line, which may not say when to use it", path))
 		}
-		out = append(out, &Skill{Name: name, Description: desc, AllowedTools: m.AllowedTools, Body: body, Dir: folder, Path: path, Scope: scope})
+		out = append(out, &Skill{Name: name, Description: desc, AllowedTools: m.AllowedTools, Model: m.Model, Body: body, Dir: folder, Path: path, Scope: scope})
 	}
 	return out
 }

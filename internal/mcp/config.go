@@ -75,8 +75,13 @@ type Config struct {
 // settings file that is not JSON is skipped without a warning here:
 // loading the settings reports it. getenv reads the variables ${VAR}
 // refers to. The servers are returned sorted by name.
-func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []string) {
-	all, lists, warnings := load(homeDir, projectDir, getenv)
+//
+// layers are more settings files above the project's, highest last (the
+// --settings flag's): the person gave them, so they count as the
+// person's own — their mcpServers run and their enabledMcpjsonServers
+// and enableAllProjectMcpServers approve the project's servers.
+func Load(homeDir, projectDir string, getenv func(string) string, layers ...string) ([]Config, []string) {
+	all, lists, warnings := load(homeDir, projectDir, getenv, layers)
 	out := make([]Config, 0, len(all))
 	for _, c := range all {
 		if c.Unapproved {
@@ -95,7 +100,7 @@ func Load(homeDir, projectDir string, getenv func(string) string) ([]Config, []s
 // Each name maps to the settings file whose "disabledMcpjsonServers"
 // leaves the server out, "" when none does. getenv is Load's.
 func ProjectServers(homeDir, projectDir string, getenv func(string) string) (map[string]string, []string) {
-	all, lists, warnings := load(homeDir, projectDir, getenv)
+	all, lists, warnings := load(homeDir, projectDir, getenv, nil)
 	out := make(map[string]string)
 	for _, c := range all {
 		if c.Unapproved {
@@ -105,9 +110,10 @@ func ProjectServers(homeDir, projectDir string, getenv func(string) string) (map
 	return out, warnings
 }
 
-// load reads the definitions and the lists of Load's files. The servers
-// that come with the project have Unapproved set, whatever the lists say.
-func load(homeDir, projectDir string, getenv func(string) string) ([]Config, projectLists, []string) {
+// load reads the definitions and the lists of Load's files, layers last.
+// The servers that come with the project have Unapproved set, whatever
+// the lists say.
+func load(homeDir, projectDir string, getenv func(string) string, layers []string) ([]Config, projectLists, []string) {
 	var files []string
 	files = append(files, settings.Paths(homeDir, "")...)
 	project := ""
@@ -116,6 +122,7 @@ func load(homeDir, projectDir string, getenv func(string) string) ([]Config, pro
 		files = append(files, project)
 	}
 	files = append(files, settings.Paths("", projectDir)...)
+	files = append(files, layers...)
 
 	byName := make(map[string]Config)
 	var warnings []string
@@ -135,7 +142,7 @@ func load(homeDir, projectDir string, getenv func(string) string) ([]Config, pro
 			if json.Unmarshal(data, &fields) != nil {
 				continue // settings.Load reports it
 			}
-			own[file] = personal(file, homeDir)
+			own[file] = slices.Contains(layers, file) || personal(file, homeDir)
 			lists.read(file, fields, own[file], &warnings)
 		}
 		configs, w := Parse(file, data, getenv)

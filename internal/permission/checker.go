@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/cairn-dev/cairn/internal/sandbox"
@@ -59,6 +60,11 @@ type Checker struct {
 	mu   sync.Mutex
 	mode Mode
 	cwd  string
+	// grants are the rules Grant added, by grant; granted is rules with
+	// them added to the allow rules, compiled (when grants is not empty).
+	grants  map[int][]Rule
+	nextID  int
+	granted Rules
 }
 
 // New loads the project's settings files (the user's, then .claude/,
@@ -240,17 +246,88 @@ func (c *Checker) SetCwd(dir string) {
 	c.mu.Unlock()
 }
 
+// Grant adds the allow rules specs (each may hold several, as
+// --allowedTools takes them) until end is called: a custom command's
+// allowed-tools, in force for the turn the command starts (as Claude
+// Code lets those tools run without asking in that turn). source names
+// where they are written, for the decisions they take. Deny and ask
+// rules still decide first, as for any allow rule. A rule that does not
+// parse is left out (which only allows less) and named in err; end is
+// never nil. Grants may overlap; each end takes away only its own
+// rules, and calling it again does nothing.
+func (c *Checker) Grant(source string, specs []string) (end func(), err error) {
+	var rules []Rule
+	var bad []string
+	for _, v := range specs {
+		for _, s := range SplitRules(v) {
+			r, err := ParseRule(s)
+			if err != nil {
+				bad = append(bad, fmt.Sprintf("%q is not a permission rule (%v)", s, err))
+				continue
+			}
+			r.Source, r.Root = source, c.project
+			rules = append(rules, r)
+		}
+	}
+	if len(bad) > 0 {
+		err = fmt.Errorf("%s: %s; left out, so the turn allows less (fix the rule)", source, strings.Join(bad, "; "))
+	}
+	if len(rules) == 0 {
+		return func() {}, err
+	}
+	c.mu.Lock()
+	if c.grants == nil {
+		c.grants = map[int][]Rule{}
+	}
+	id := c.nextID
+	c.nextID++
+	c.grants[id] = rules
+	c.regrant()
+	c.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			delete(c.grants, id)
+			c.regrant()
+			c.mu.Unlock()
+		})
+	}, err
+}
+
+// regrant rebuilds granted from the rules and the grants; c.mu is held.
+func (c *Checker) regrant() {
+	if len(c.grants) == 0 {
+		c.granted = Rules{}
+		return
+	}
+	ids := make([]int, 0, len(c.grants))
+	for id := range c.grants {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	r := c.rules
+	r.Allow = slices.Clone(r.Allow)
+	for _, id := range ids {
+		r.Allow = append(r.Allow, c.grants[id]...)
+	}
+	c.granted = r.Compile()
+}
+
 // Request builds the request Check decides for a call of t with input:
 // t's own answers for it (ReadOnly, Destructive, tool.TouchedPaths) under
-// the session's rules, mode and folders.
+// the session's rules (with the grants in force), mode and folders.
 func (c *Checker) Request(t tool.Tool, input json.RawMessage) Request {
 	c.mu.Lock()
-	mode, cwd, dirs, roots := c.mode, c.cwd, c.dirs, c.roots
+	mode, cwd, dirs, roots, rules := c.mode, c.cwd, c.dirs, c.roots, c.rules
+	if len(c.grants) > 0 {
+		rules = c.granted
+	}
 	c.mu.Unlock()
 	return Request{
 		Tool: t.Spec().Name, Input: input, Paths: tool.TouchedPaths(t, input),
 		ReadOnly: t.ReadOnly(input), Destructive: t.Destructive(input),
-		Mode: mode, Rules: c.rules,
+		Mode: mode, Rules: rules,
 		ProjectDir: c.project, AdditionalDirectories: dirs,
 		Cwd: cwd, Home: c.home, Headless: c.headless, Sandbox: c.sandbox,
 		resolvedRoots: roots,

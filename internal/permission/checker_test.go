@@ -188,3 +188,52 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+// A grant allows its rules until it ends; a deny rule still wins over
+// it; two grants end separately; a rule that does not parse is named
+// and left out.
+func TestCheckerGrant(t *testing.T) {
+	proj := t.TempDir()
+	write(t, filepath.Join(proj, ".claude", "settings.json"), `{"permissions": {"deny": ["Bash(git push:*)"]}}`)
+	c, err := New(Options{ProjectDir: proj, Headless: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	decide := func(cmd string) Behavior {
+		return c.Check(ctx, named{"Bash", false, false}, input("command", cmd)).Behavior
+	}
+	if b := decide("git commit -m x"); b == Allow {
+		t.Fatalf("before any grant: %s, want a refusal", b)
+	}
+	end, err := c.Grant("/p/.claude/commands/ci.md", []string{"Bash(git commit:*)", "Bash(git push:*)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end2, err := c.Grant("second", []string{"Bash(make:*) Bash(((", "Edit"})
+	if err == nil || !strings.Contains(err.Error(), `"Bash((("`) || !strings.Contains(err.Error(), "second") {
+		t.Errorf("a bad rule: err = %v, want it named with its source", err)
+	}
+	d := c.Check(ctx, named{"Bash", false, false}, input("command", "git commit -m x"))
+	if d.Behavior != Allow || d.Rule != "Bash(git commit:*)" {
+		t.Errorf("granted: %+v", d)
+	}
+	if b := decide("git push origin main"); b != Deny {
+		t.Errorf("a deny rule beats a grant: %s", b)
+	}
+	if b := decide("make all"); b != Allow {
+		t.Errorf("second grant: %s", b)
+	}
+	end()
+	end() // again: nothing more
+	if b := decide("git commit -m x"); b == Allow {
+		t.Errorf("after the grant ended: %s", b)
+	}
+	if b := decide("make all"); b != Allow {
+		t.Errorf("the second grant ended with the first: %s", b)
+	}
+	end2()
+	if b := decide("make all"); b == Allow {
+		t.Errorf("after both ended: %s", b)
+	}
+}

@@ -285,11 +285,16 @@ var aliases = map[string]string{
 }
 
 // ModelName returns the model an agent runs on when the main agent runs
-// on parent: the parent's for "" and "inherit"; for an alias, the Claude
-// model it stands for, or the parent's when that is not a Claude model
-// (another provider serves no Claude models); else the name given.
-func (d Definition) ModelName(parent string) string {
-	m := strings.TrimSpace(d.Model)
+// on parent (see ResolveModel).
+func (d Definition) ModelName(parent string) string { return ResolveModel(d.Model, parent) }
+
+// ResolveModel is the model a definition's model field m names (a custom
+// agent's, a custom command's) when the session runs on parent: the
+// parent's for "" and "inherit"; for an alias (sonnet, opus, haiku), the
+// Claude model it stands for, or the parent's when that is not a Claude
+// model (another provider serves no Claude models); else m itself.
+func ResolveModel(m, parent string) string {
+	m = strings.TrimSpace(m)
 	switch {
 	case m == "" || m == "inherit":
 		return parent

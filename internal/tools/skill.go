@@ -74,7 +74,8 @@ func (s Skill) Run(ctx context.Context, _ *tool.Env, input json.RawMessage) (too
 		return tool.Errorf("The skill %s could not be loaded: %v", name, err), nil
 	}
 	return tool.Result{
-		Content: []model.Block{model.TextBlock("Launching skill: " + name), model.TextBlock(text)},
+		Content: []model.Block{model.TextBlock("Launching skill: " + name)},
+		After:   []model.Block{model.TextBlock(text)},
 		Detail:  map[string]any{"success": true, "commandName": name},
 	}, nil
 }
