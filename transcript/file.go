@@ -172,13 +172,17 @@ func OpenFile(path string) (Source, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is a folder, not a transcript", path)
 	}
-	return &fileSource{f: f, size: st.Size()}, nil
+	return &fileSource{f: f, size: st.Size(), id: fileIdentity(st)}, nil
 }
 
 type fileSource struct {
 	f    *os.File
 	size int64
+	id   string
 }
+
+// Identity implements Identified: the file's device and inode.
+func (s *fileSource) Identity() string { return s.id }
 
 func (s *fileSource) ReadAt(p []byte, off int64) (int, error) {
 	if off >= s.size {

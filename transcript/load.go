@@ -145,7 +145,9 @@ func (l *loader) finish(src Source) {
 	if l.cache == nil {
 		return
 	}
-	if !l.bof && l.base+l.sc.Offset() <= drainLimit {
+	// The cached prefix's lines are replayed, not read: what is left to
+	// read is the scanned section's part before the scanner.
+	if !l.bof && l.sc.Offset() <= drainLimit {
 		// The chain starts just after the file's first lines (the records
 		// before the first prompt): read those too, so the whole file is
 		// cached. The conversation is built; they change nothing in it.
@@ -388,7 +390,9 @@ func (l *loader) index(e *Entry) {
 			l.lastPromptLeaf = e.LeafUUID
 			l.promptNewer = l.newestChain == nil && l.newestSide == nil
 		}
-		if l.conv.LastPrompt == "" {
+		if l.conv.LastPrompt == "" && !l.mute {
+			// Lines read past the conversation to fill the cache change
+			// nothing in it: a load without the cache does not read them.
 			l.conv.LastPrompt = e.LastPrompt
 		}
 		return
@@ -399,7 +403,7 @@ func (l *loader) index(e *Entry) {
 		}
 		return
 	}
-	if l.conv.SessionID == "" {
+	if l.conv.SessionID == "" && !l.mute {
 		l.conv.SessionID = e.SessionID
 	}
 	if _, dup := l.byUUID[e.UUID]; dup {
