@@ -321,11 +321,21 @@ var knownFields = map[string]bool{
 // case; the last of repeated keys wins), and the raw fields (message,
 // toolUseResult, …) are slices of the kept line, not copies.
 func DecodeEntry(line []byte) (Entry, error) {
+	return decodeEntry(line, true)
+}
+
+// decodeEntry is DecodeEntry; with clone unset the entry keeps slices of
+// line itself, which the caller then must never change (the backward
+// scanner's blocks, which it never reuses).
+func decodeEntry(line []byte, clone bool) (Entry, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return Entry{}, fmt.Errorf("not a JSON object")
 	}
-	raw := slices.Clone(line)
+	raw := line
+	if clone {
+		raw = slices.Clone(line)
+	}
 	e := Entry{raw: raw}
 	var parent, logical *string
 	err := jsonscan.Members(raw, func(key []byte, f jsonscan.Flags, val []byte) error {
