@@ -326,7 +326,8 @@ func DecodeEntry(line []byte) (Entry, error) {
 
 // decodeEntry is DecodeEntry; with clone unset the entry keeps slices of
 // line itself, which the caller then must never change (the backward
-// scanner's blocks, which it never reuses).
+// scanner's blocks, which it never reuses). Either way the entry's plain
+// ASCII strings share the bytes of the line it keeps.
 func decodeEntry(line []byte, clone bool) (Entry, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
@@ -424,6 +425,12 @@ func (e *Entry) setField(name string, val []byte, parent, logical **string) erro
 			return fmt.Errorf("field %q: want a string, not %.20s", name, val)
 		}
 		_, f, _ := jsonscan.String(val, 0)
+		if f == 0 {
+			// Plain ASCII: the string is the line's own bytes, which the
+			// entry keeps and nothing changes (see decodeEntry).
+			*dst = unsafe.String(unsafe.SliceData(val[1:]), len(val)-2)
+			return nil
+		}
 		s, err := jsonscan.Unquote(val, f)
 		if err != nil {
 			return err
