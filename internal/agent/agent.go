@@ -196,6 +196,9 @@ type Agent struct {
 	// lines holds the lines of the session's transcript decoded so far,
 	// so reading it back decodes only what was appended since.
 	lines *transcript.LineCache
+	// snaps gives the file-history snapshots of the resumed transcript,
+	// read beside the conversation; nil when nothing is resumed.
+	snaps <-chan loadedSnapshots
 }
 
 // Open picks the session, loads it if it exists, and gets it ready to run.
@@ -249,6 +252,9 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		if o.Fork {
 			cache = nil
 		}
+		// The file-history snapshots are read from the whole file, on
+		// another core, while the conversation is.
+		a.snaps = preloadSnapshots(ctx, path, o.Cwd)
 		if conv, err = load(ctx, path, o.NewUUID, o.Now, cache); err != nil {
 			a.release()
 			return nil, err
@@ -521,7 +527,34 @@ func (a *Agent) openHistory(ctx context.Context) (*filehistory.History, error) {
 	if a.from == "" {
 		return filehistory.New(opts, nil), nil
 	}
-	return filehistory.Open(ctx, a.from, o.Cwd, o.Home.FileHistory(a.fromID), opts)
+	if a.snaps == nil {
+		return filehistory.Open(ctx, a.from, o.Cwd, o.Home.FileHistory(a.fromID), opts)
+	}
+	r := <-a.snaps
+	a.snaps = nil
+	if r.err != nil {
+		return nil, r.err
+	}
+	return filehistory.OpenLoaded(ctx, r.snaps, r.warnings, o.Home.FileHistory(a.fromID), opts)
+}
+
+// loadedSnapshots is what filehistory.LoadFile returned.
+type loadedSnapshots struct {
+	snaps    []filehistory.Snapshot
+	warnings []string
+	err      error
+}
+
+// preloadSnapshots reads the file-history snapshots of the transcript at
+// path in the background; the channel gives the result once.
+func preloadSnapshots(ctx context.Context, path, cwd string) <-chan loadedSnapshots {
+	ch := make(chan loadedSnapshots, 1)
+	go func() {
+		var r loadedSnapshots
+		r.snaps, r.warnings, r.err = filehistory.LoadFile(ctx, path, cwd)
+		ch <- r
+	}()
+	return ch
 }
 
 // ModelName is the model the session talks to.
