@@ -243,6 +243,33 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	return m, true, nil
 }
 
+// ResultHasKey reports whether the entry's toolUseResult is a JSON object
+// with a top-level key equal to name without regard to case, as
+// jsonscan.HasKeyFold does; a result that is a slice of the line the entry
+// was read from (checked then) is not checked again.
+func (e *Entry) ResultHasKey(name string) bool {
+	if !within(e.ToolUseResult, e.raw) {
+		return jsonscan.HasKeyFold(e.ToolUseResult, name)
+	}
+	found := false
+	err := jsonscan.TrustedMembers(e.ToolUseResult, func(key []byte, f jsonscan.Flags, _ []byte) error {
+		if found {
+			return nil
+		}
+		k := key[1 : len(key)-1]
+		if f != 0 {
+			s, err := jsonscan.Unquote(key, f)
+			if err != nil {
+				return err
+			}
+			k = []byte(s)
+		}
+		found = foldIs(k, strings.ToLower(name))
+		return nil
+	})
+	return err == nil && found
+}
+
 // within reports whether sub is a slice of buf.
 func within(sub, buf []byte) bool {
 	if len(sub) == 0 || len(buf) == 0 {
