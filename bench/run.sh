@@ -21,8 +21,12 @@ go build -o "$bin" ./bench/cmd/cairn-bench
 echo "== generate"
 for mb in 1 10 100; do
   "$bin" gen -size "${mb}MB" -compact -out "$out/session-${mb}MB.jsonl"
+done
+# No compaction (the default): the whole file is the conversation.
+for mb in 1 10 100 400; do
   "$bin" gen -size "${mb}MB" -out "$out/flat-${mb}MB.jsonl"
 done
+"$bin" gen -size 100MB -damage -out "$out/damaged-100MB.jsonl"
 
 # resume FILE prints the median run (by wall time) of RUNS fresh-process
 # resumes: size, read, entries, messages, warnings, seconds, peak RSS bytes,
@@ -89,4 +93,9 @@ for mb in 10 100; do
   if [ -x "${CLAUDE:-}" ]; then args+=(-claude "$CLAUDE"); fi
   "$bin" firstreq "${args[@]}"
 done
-echo "  target at 100 MB: <= 0.25 s, <= 150 MB, <= 0.15x Claude Code's time and <= 0.25x its peak RSS"
+echo "  target at 100 MB: <= 0.25 s, <= 150 MB, <= 0.15x Claude Code's time and <= 0.25x its peak RSS; 10 MB: <= 0.05 s"
+"$bin" firstreq -cairn "$out/cairn" -n 3 -resume "$out/flat-400MB.jsonl"
+echo "  target at 400 MB: <= 300 MB peak RSS"
+"$bin" firstreq -cairn "$out/cairn" -n 3 -resume "$out/damaged-100MB.jsonl"
+"$bin" resume "$out/damaged-100MB.jsonl" | grep -E 'entries|warning'
+echo "  damaged (garbage line, 20 MB line, torn last line): the same budget, one warning per bad line"

@@ -13,10 +13,17 @@ import (
 // ones it was decoded from; lines that were damaged or repaired (a warning
 // named them) are decoded again each time, so their warnings repeat. The
 // zero value is ready to use and safe for concurrent use. A cache serves
-// one file: give another file its own.
+// one file: give another file its own; when the file at its path is
+// replaced by another (a different device and inode), the cache forgets
+// what it held.
 type LineCache struct {
 	mu sync.Mutex
-	m  map[int64]*Entry
+	// id names the file the entries were read from (see Identified); ""
+	// when its source cannot name it.
+	id string
+	// m holds the entries of lines after the prefix, by offset; the
+	// prefix's own entries are in lines only.
+	m map[int64]*Entry
 	// prefix is how much of the file, from its start, a load read line by
 	// line with nothing the scanner itself skipped; lines holds what each
 	// of those lines gave, in file order. The next load reads only the
@@ -34,10 +41,37 @@ type cachedLine struct {
 	warns []string
 }
 
+// Identified is implemented by sources that can name the file they read:
+// two sources with the same identity read the same file (for a file, its
+// device and inode), so a file put in another's place is not mistaken
+// for it grown.
+type Identified interface {
+	Identity() string
+}
+
+// identityOf returns src's identity, "" when it has none.
+func identityOf(src Source) string {
+	if s, ok := src.(Identified); ok {
+		return s.Identity()
+	}
+	return ""
+}
+
+// check empties the cache when src is not the file it was filled from.
+func (c *LineCache) check(src Source) {
+	id := identityOf(src)
+	c.mu.Lock()
+	if id != c.id {
+		c.id, c.m, c.prefix, c.lines = id, nil, 0, nil
+	}
+	c.mu.Unlock()
+}
+
 // prefixFor returns the cached prefix and its lines when they still
-// describe src: it is at least as long, and the prefix's last line is
-// still there byte for byte.
+// describe src: the same file (when src can say), at least as long, and
+// the prefix's last line still there byte for byte.
 func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
+	c.check(src)
 	c.mu.Lock()
 	prefix, lines := c.prefix, c.lines
 	c.mu.Unlock()
@@ -59,10 +93,16 @@ func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
 }
 
 // setPrefix records that the first prefix bytes of the file are the lines
-// given, in file order.
+// given, in file order. Their entries leave the map: the next load
+// takes them from lines.
 func (c *LineCache) setPrefix(prefix int64, lines []cachedLine) {
 	c.mu.Lock()
 	c.prefix, c.lines = prefix, lines
+	for off := range c.m {
+		if off < prefix {
+			delete(c.m, off)
+		}
+	}
 	c.mu.Unlock()
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,17 +34,9 @@ func TestLineCache(t *testing.T) {
 		}
 		return conv
 	}
-	summary := func(c *transcript.Conversation) []string {
-		out := []string{"leaf " + c.Leaf}
-		for _, e := range c.Entries {
-			m, _, _ := e.DecodeMessage()
-			out = append(out, e.UUID+" "+strings.Join(textsOf(m), "|"))
-		}
-		return append(out, c.Warnings...)
-	}
 	check := func(step string) {
 		t.Helper()
-		if diff := cmp.Diff(summary(load(nil)), summary(load(cache))); diff != "" {
+		if diff := cmp.Diff(summarize(load(nil)), summarize(load(cache))); diff != "" {
 			t.Errorf("%s: the cached load differs from a fresh one (-fresh +cached):\n%s", step, diff)
 		}
 	}
@@ -82,10 +75,143 @@ func TestLineCache(t *testing.T) {
 	check("after the file was replaced")
 }
 
+func loadWith(t *testing.T, path string, c *transcript.LineCache) *transcript.Conversation {
+	t.Helper()
+	src, err := transcript.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	conv, err := transcript.Load(context.Background(), src, transcript.LoadOptions{NoRepair: true, Cache: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conv
+}
+
+// TestLineCacheCompacted grows a compacted session past the megabyte a
+// load reads beyond its chain to cache the whole file: the cached prefix
+// still advances (the second load after the growth reads only what was
+// appended), and the lines read past the chain change nothing in the
+// conversation (an older last-prompt record among them stays out).
+func TestLineCacheCompacted(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.jsonl")
+	generateFile(t, full, gen.Options{Size: 1600 << 10, Seed: 6, CompactEvery: 300 << 10})
+	b, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	// The first part ends after a compaction and before the next
+	// last-prompt record, past half a megabyte.
+	cut, size := -1, 0
+	for i, l := range lines {
+		size += len(l)
+		if size > 500<<10 && strings.Contains(l, `"isCompactSummary":true`) {
+			cut = i + 1
+			break
+		}
+	}
+	if cut < 0 {
+		t.Fatal("no compaction past 500 KB in the generated session")
+	}
+	path := filepath.Join(dir, "s.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:cut], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cache := &transcript.LineCache{}
+	check := func(step string) *transcript.Conversation {
+		t.Helper()
+		fresh, cached := loadWith(t, path, nil), loadWith(t, path, cache)
+		if diff := cmp.Diff(summarize(fresh), summarize(cached)); diff != "" {
+			t.Errorf("%s: the cached load differs from a fresh one (-fresh +cached):\n%s", step, diff)
+		}
+		return cached
+	}
+	check("right after a compaction")
+	// The session grows past 1 MB, compacting twice more.
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check("grown past a megabyte")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := `{"type":"custom-title","customTitle":"grown","sessionId":"x"}` + "\n"
+	if _, err := f.WriteString(extra); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if c := check("one line later"); c.BytesRead != int64(len(extra)) {
+		t.Errorf("the load after one appended line of %d bytes read %d bytes: the cached prefix did not advance", len(extra), c.BytesRead)
+	}
+}
+
+// TestLineCacheOtherFile puts another file in the session's place, of the
+// same size and with the same last line: the cache must not answer for it.
+func TestLineCacheOtherFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	generateFile(t, path, gen.Options{Size: 100 << 10, Seed: 7})
+	cache := &transcript.LineCache{}
+	loadWith(t, path, cache)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same bytes but one letter in the first prompt, renamed over the
+	// file as an editor or a restore would.
+	i := strings.Index(string(b), `"role":"user","content":"`) + len(`"role":"user","content":"`)
+	other := slices.Clone(b)
+	other[i] ^= 0x20
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.WriteFile(tmp, other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(summarize(loadWith(t, path, nil)), summarize(loadWith(t, path, cache))); diff != "" {
+		t.Errorf("the cached load of the other file differs from a fresh one (-fresh +cached):\n%s", diff)
+	}
+}
+
 func textsOf(m transcript.APIMessage) []string {
 	var out []string
 	for _, b := range m.Content {
 		out = append(out, b.Type+":"+b.Text)
 	}
 	return out
+}
+
+// TestLineCacheDrainChangesNothing: a load with a cache reads the lines
+// before a compaction near the start of the file to cache them all; the
+// last-prompt record among them must not become the conversation's, as a
+// load without the cache never reads it.
+func TestLineCacheDrainChangesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	const sid = `"sessionId":"5e55105e-0000-4000-8000-000000000000"`
+	lines := []string{
+		`{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"first"},"uuid":"a0000000-0000-4000-8000-000000000000","timestamp":"2026-01-12T12:00:00.000Z",` + sid + `}`,
+		`{"parentUuid":"a0000000-0000-4000-8000-000000000000","isSidechain":false,"type":"assistant","message":{"id":"msg_1","role":"assistant","content":[{"type":"text","text":"one"}]},"uuid":"b0000000-0000-4000-8000-000000000000","timestamp":"2026-01-12T12:00:01.000Z",` + sid + `}`,
+		`{"type":"last-prompt","lastPrompt":"first","leafUuid":"b0000000-0000-4000-8000-000000000000",` + sid + `}`,
+		`{"parentUuid":null,"logicalParentUuid":"b0000000-0000-4000-8000-000000000000","isSidechain":false,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","compactMetadata":{"trigger":"manual","preTokens":10},"uuid":"c0000000-0000-4000-8000-000000000000","timestamp":"2026-01-12T12:00:02.000Z",` + sid + `}`,
+		`{"parentUuid":"c0000000-0000-4000-8000-000000000000","isSidechain":false,"type":"user","isCompactSummary":true,"isVisibleInTranscriptOnly":true,"message":{"role":"user","content":"SUMMARY"},"uuid":"d0000000-0000-4000-8000-000000000000","timestamp":"2026-01-12T12:00:03.000Z",` + sid + `}`,
+		`{"parentUuid":"d0000000-0000-4000-8000-000000000000","isSidechain":false,"type":"user","message":{"role":"user","content":"second"},"uuid":"e0000000-0000-4000-8000-000000000000","timestamp":"2026-01-12T12:00:04.000Z",` + sid + `}`,
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cache := &transcript.LineCache{}
+	for _, step := range []string{"first load", "from the cache"} {
+		fresh, cached := loadWith(t, path, nil), loadWith(t, path, cache)
+		if diff := cmp.Diff(summarize(fresh), summarize(cached)); diff != "" {
+			t.Errorf("%s: the cached load differs from a fresh one (-fresh +cached):\n%s", step, diff)
+		}
+	}
+	if c := loadWith(t, path, cache); c.LastPrompt != "" || c.BytesRead != 0 {
+		t.Errorf("last prompt %q, %d bytes read: want none (the chain after the compaction has none) from the whole file cached", c.LastPrompt, c.BytesRead)
+	}
 }

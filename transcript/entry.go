@@ -245,6 +245,33 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	return m, true, nil
 }
 
+// ResultHasKey reports whether the entry's toolUseResult is a JSON object
+// with a top-level key equal to name without regard to case, as
+// jsonscan.HasKeyFold does; a result that is a slice of the line the entry
+// was read from (checked then) is not checked again.
+func (e *Entry) ResultHasKey(name string) bool {
+	if !within(e.ToolUseResult, e.raw) {
+		return jsonscan.HasKeyFold(e.ToolUseResult, name)
+	}
+	found := false
+	err := jsonscan.TrustedMembers(e.ToolUseResult, func(key []byte, f jsonscan.Flags, _ []byte) error {
+		if found {
+			return nil
+		}
+		k := key[1 : len(key)-1]
+		if f != 0 {
+			s, err := jsonscan.Unquote(key, f)
+			if err != nil {
+				return err
+			}
+			k = []byte(s)
+		}
+		found = foldIs(k, strings.ToLower(name))
+		return nil
+	})
+	return err == nil && found
+}
+
 // within reports whether sub is a slice of buf.
 func within(sub, buf []byte) bool {
 	if len(sub) == 0 || len(buf) == 0 {
@@ -323,11 +350,22 @@ var knownFields = map[string]bool{
 // case; the last of repeated keys wins), and the raw fields (message,
 // toolUseResult, …) are slices of the kept line, not copies.
 func DecodeEntry(line []byte) (Entry, error) {
+	return decodeEntry(line, true)
+}
+
+// decodeEntry is DecodeEntry; with clone unset the entry keeps slices of
+// line itself, which the caller then must never change (the backward
+// scanner's blocks, which it never reuses). Either way the entry's plain
+// ASCII strings share the bytes of the line it keeps.
+func decodeEntry(line []byte, clone bool) (Entry, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return Entry{}, fmt.Errorf("not a JSON object")
 	}
-	raw := slices.Clone(line)
+	raw := line
+	if clone {
+		raw = slices.Clone(line)
+	}
 	e := Entry{raw: raw}
 	var parent, logical *string
 	err := jsonscan.Members(raw, func(key []byte, f jsonscan.Flags, val []byte) error {
@@ -416,6 +454,12 @@ func (e *Entry) setField(name string, val []byte, parent, logical **string) erro
 			return fmt.Errorf("field %q: want a string, not %.20s", name, val)
 		}
 		_, f, _ := jsonscan.String(val, 0)
+		if f == 0 {
+			// Plain ASCII: the string is the line's own bytes, which the
+			// entry keeps and nothing changes (see decodeEntry).
+			*dst = unsafe.String(unsafe.SliceData(val[1:]), len(val)-2)
+			return nil
+		}
 		s, err := jsonscan.Unquote(val, f)
 		if err != nil {
 			return err

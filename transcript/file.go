@@ -172,7 +172,7 @@ func OpenFile(path string) (Source, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is a folder, not a transcript", path)
 	}
-	return &fileSource{f: f, size: st.Size()}, nil
+	return &fileSource{f: f, size: st.Size(), id: fileIdentity(st)}, nil
 }
 
 // missingFile is OpenFile's error for a file that does not exist: it is
@@ -188,7 +188,11 @@ func (e missingFile) Unwrap() []error { return []error{ErrNotFound, e.err} }
 type fileSource struct {
 	f    *os.File
 	size int64
+	id   string
 }
+
+// Identity implements Identified: the file's device and inode.
+func (s *fileSource) Identity() string { return s.id }
 
 func (s *fileSource) ReadAt(p []byte, off int64) (int, error) {
 	if off >= s.size {

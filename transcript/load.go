@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/jsonl"
@@ -120,6 +122,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 	if err := l.walk(); err != nil {
 		return nil, err
 	}
+	decodeMessages(l.chain)
 	l.reattach()
 	l.conv.Cleared = clearedIn(l.conv.Entries, l.warnf)
 	l.conv.Collapsed = collapsedIn(l.conv.Entries, l.warnf)
@@ -148,7 +151,9 @@ func (l *loader) finish(src Source) {
 	if l.cache == nil {
 		return
 	}
-	if !l.bof && l.base+l.sc.Offset() <= drainLimit {
+	// The cached prefix's lines are replayed, not read: what is left to
+	// read is the scanned section's part before the scanner.
+	if !l.bof && l.sc.Offset() <= drainLimit {
 		// The chain starts just after the file's first lines (the records
 		// before the first prompt): read those too, so the whole file is
 		// cached. The conversation is built; they change nothing in it.
@@ -212,6 +217,10 @@ type loader struct {
 	scanWarned bool         // the scanner skipped something itself
 	tornAt     int64        // where the file's torn last line starts; -1 if none
 	mute       bool         // reading past the conversation: no warnings
+
+	// batch holds the lines decoded ahead (see decodeBatch); batchBuf is
+	// its storage, reused.
+	batch, batchBuf []decoded
 
 	byUUID      map[string]*Entry
 	order       []*Entry // chain entries in the order read (newest first)
@@ -291,47 +300,122 @@ func (l *loader) readLine() (bool, error) {
 	if err := l.ctx.Err(); err != nil {
 		return false, err
 	}
+	if len(l.batch) == 0 {
+		ok, err := l.decodeBatch()
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return l.replayLine(), nil
+		}
+	}
+	d := &l.batch[0]
+	l.batch = l.batch[1:]
+	l.apply(d)
+	*d = decoded{} // the batch's array must not keep the entry alive
+	return true, nil
+}
+
+// decoded is one line of a batch: its entry (nil when the line gave none),
+// the warnings decoding it gave, and whether the cache held it.
+type decoded struct {
+	line   jsonl.Line
+	e      *Entry
+	warns  []string
+	cached bool
+}
+
+// parallelBatch is the size of a batch of lines worth decoding on more
+// than one core.
+const parallelBatch = 64 << 10
+
+// decodeBatch takes the next line and the lines the scanner read with it
+// (it reads a block at a time, so taking them reads nothing more), and
+// decodes them, on every core when they are many. Nothing of the loader's
+// state changes until apply takes the lines one by one, in order, so the
+// conversation and its warnings are those of decoding them one at a time.
+// It returns false at the start of the scanned part of the file.
+func (l *loader) decodeBatch() (bool, error) {
 	line, ok, err := l.sc.Next()
 	if err != nil {
 		return false, fmt.Errorf("read transcript: %w", err)
 	}
 	if !ok {
-		return l.replayLine(), nil
+		return false, nil
 	}
-	line.Offset += l.base
+	n := 1 + l.sc.Buffered()
+	batch := l.batchBuf[:0]
+	var todo []int // the batch's lines to decode
+	size := 0
+	for i := range n {
+		if i > 0 {
+			line, _, _ = l.sc.Next() // buffered: no read, no error
+		}
+		line.Offset += l.base
+		d := decoded{line: line}
+		if l.cache != nil {
+			if e := l.cache.lookup(line.Offset, line.Bytes); e != nil {
+				d.e, d.cached = e, true
+			}
+		}
+		if !d.cached {
+			todo = append(todo, i)
+			size += len(line.Bytes)
+		}
+		batch = append(batch, d)
+	}
+	decode := func(idx []int) {
+		for _, i := range idx {
+			d := &batch[i]
+			e, ok := decodeLine(d.line, func(format string, args ...any) {
+				d.warns = append(d.warns, fmt.Sprintf(format, args...))
+			})
+			if ok {
+				e.offset = d.line.Offset
+				d.e = e
+			}
+		}
+	}
+	if workers := runtime.GOMAXPROCS(0); workers > 1 && size >= parallelBatch && len(todo) > 1 {
+		var wg sync.WaitGroup
+		for w := range workers {
+			part := todo[len(todo)*w/workers : len(todo)*(w+1)/workers]
+			wg.Go(func() { decode(part) })
+		}
+		wg.Wait()
+	} else {
+		decode(todo)
+	}
+	l.batchBuf, l.batch = batch, batch
+	return true, nil
+}
+
+// apply gives the loader one decoded line, as reading it would have.
+func (l *loader) apply(d *decoded) {
+	line := d.line
 	if line.Torn {
 		l.tornAt = line.Offset
 	}
-	if l.cache != nil {
-		if e := l.cache.lookup(line.Offset, line.Bytes); e != nil {
-			l.seen = append(l.seen, cachedLine{off: line.Offset, e: e})
-			l.index(e)
-			return true, nil
-		}
+	if d.cached {
+		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e})
+		l.index(d.e)
+		return
 	}
-	var warns []string
-	e, ok := decodeLine(line, func(format string, args ...any) {
-		warns = append(warns, fmt.Sprintf(format, args...))
+	for _, w := range d.warns {
 		if line.No == 0 && !l.mute {
 			l.lineWarnings = append(l.lineWarnings, lineWarning{len(l.conv.Warnings), line.Offset})
 		}
-		l.warnf(format, args...)
-	})
+		l.warnf("%s", w)
+	}
 	if l.cache != nil {
-		cl := cachedLine{off: line.Offset, warns: warns}
-		if ok {
-			cl.e = e
-		}
-		l.seen = append(l.seen, cl)
+		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, warns: d.warns})
 	}
-	if ok {
-		e.offset = line.Offset
-		if l.cache != nil && warns == nil {
-			l.cache.store(line.Offset, e)
+	if d.e != nil {
+		if l.cache != nil && d.warns == nil {
+			l.cache.store(line.Offset, d.e)
 		}
-		l.index(e)
+		l.index(d.e)
 	}
-	return true, nil
 }
 
 // replayLine gives the loader the next line of the cached prefix, as
@@ -372,7 +456,9 @@ func decodeLine(line jsonl.Line, warn func(string, ...any)) (*Entry, bool) {
 			return nil, false
 		}
 	}
-	e, err := DecodeEntry(b)
+	// The scanner gives each block its own buffer and never writes to it
+	// again: the entry keeps its slice of the block instead of a copy.
+	e, err := decodeEntry(b, false)
 	if err != nil {
 		if line.Torn {
 			warn("%s: incomplete last line (a write was cut short), skipped", line.Where())
@@ -391,7 +477,9 @@ func (l *loader) index(e *Entry) {
 			l.lastPromptLeaf = e.LeafUUID
 			l.promptNewer = l.newestChain == nil && l.newestSide == nil
 		}
-		if l.conv.LastPrompt == "" {
+		if l.conv.LastPrompt == "" && !l.mute {
+			// Lines read past the conversation to fill the cache change
+			// nothing in it: a load without the cache does not read them.
 			l.conv.LastPrompt = e.LastPrompt
 		}
 		return
@@ -407,7 +495,7 @@ func (l *loader) index(e *Entry) {
 		}
 		return
 	}
-	if l.conv.SessionID == "" {
+	if l.conv.SessionID == "" && !l.mute {
 		l.conv.SessionID = e.SessionID
 	}
 	if _, dup := l.byUUID[e.UUID]; dup {
@@ -779,6 +867,30 @@ func (l *loader) reattach() {
 		}
 	}
 	l.conv.Entries = out
+}
+
+// decodeMessages decodes the messages of chain, on every core when they
+// are many: reattach looks into the responses' messages and Messages into
+// all of them, and each entry keeps what was decoded.
+func decodeMessages(chain []*Entry) {
+	workers := runtime.GOMAXPROCS(0)
+	size := 0
+	for _, e := range chain {
+		size += len(e.Message)
+	}
+	if workers < 2 || size < parallelBatch {
+		return // decoded when first asked for
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		part := chain[len(chain)*w/workers : len(chain)*(w+1)/workers]
+		wg.Go(func() {
+			for _, e := range part {
+				_, _, _ = e.DecodeMessage()
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // messageID returns an entry's message.id.

@@ -110,3 +110,35 @@ func TestUnknownLineTypes(t *testing.T) {
 		}
 	}
 }
+
+func TestResultHasKey(t *testing.T) {
+	for _, tc := range []struct {
+		result string
+		want   bool
+	}{
+		{`{"plan":"p","filePath":"f"}`, true},
+		{`{"Plan":"p"}`, true},
+		{`{"\u0070lan":"p"}`, true},
+		{`{"x":{"plan":"p"}}`, false},
+		{`{"planned":1}`, false},
+		{`["plan"]`, false},
+		{`"plan"`, false},
+	} {
+		line := `{"type":"user","uuid":"u1","toolUseResult":` + tc.result + `}`
+		e, err := transcript.DecodeEntry([]byte(line))
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if got := e.ResultHasKey("plan"); got != tc.want {
+			t.Errorf("%s: ResultHasKey(plan) = %v, want %v", tc.result, got, tc.want)
+		}
+		// Set by code, not read from a line: checked as it is.
+		built := transcript.Entry{Type: "user", ToolUseResult: []byte(tc.result)}
+		if got := built.ResultHasKey("plan"); got != tc.want {
+			t.Errorf("%s set by code: ResultHasKey(plan) = %v, want %v", tc.result, got, tc.want)
+		}
+	}
+	if bad := (transcript.Entry{ToolUseResult: []byte(`{"plan":`)}); bad.ResultHasKey("plan") {
+		t.Error("invalid JSON has no keys")
+	}
+}

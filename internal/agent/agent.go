@@ -237,6 +237,9 @@ type Agent struct {
 	// lines holds the lines of the session's transcript decoded so far,
 	// so reading it back decodes only what was appended since.
 	lines *transcript.LineCache
+	// snaps gives the file-history snapshots of the resumed transcript,
+	// read beside the conversation; nil when nothing is resumed.
+	snaps <-chan loadedSnapshots
 }
 
 // Open picks the session, loads it if it exists, and gets it ready to run.
@@ -293,6 +296,9 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		if o.Fork {
 			cache = nil
 		}
+		// The file-history snapshots are read from the whole transcript,
+		// on another core, while the conversation is.
+		a.snaps = preloadSnapshots(ctx, from, key, o.Cwd)
 		if conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache); err != nil {
 			a.release()
 			return nil, err
@@ -668,12 +674,41 @@ func (a *Agent) openHistory(ctx context.Context) (*filehistory.History, error) {
 	if a.from == nil {
 		return filehistory.New(opts, nil), nil
 	}
-	src, err := a.from.OpenSource(ctx, a.fromKey)
-	if err != nil {
-		return nil, err
+	if a.snaps == nil {
+		a.snaps = preloadSnapshots(ctx, a.from, a.fromKey, o.Cwd)
 	}
-	defer src.Close()
-	return filehistory.Open(ctx, io.NewSectionReader(src, 0, src.Size()), o.Cwd, o.Home.FileHistory(a.fromID), opts)
+	r := <-a.snaps
+	a.snaps = nil
+	if r.err != nil {
+		return nil, r.err
+	}
+	return filehistory.OpenLoaded(ctx, r.snaps, r.warnings, o.Home.FileHistory(a.fromID), opts)
+}
+
+// loadedSnapshots is what filehistory.Load returned.
+type loadedSnapshots struct {
+	snaps    []filehistory.Snapshot
+	warnings []string
+	err      error
+}
+
+// preloadSnapshots reads the file-history snapshots of session key of
+// store in the background; the channel gives the result once.
+func preloadSnapshots(ctx context.Context, store transcript.Store, key, cwd string) <-chan loadedSnapshots {
+	ch := make(chan loadedSnapshots, 1)
+	go func() {
+		var r loadedSnapshots
+		src, err := store.OpenSource(ctx, key)
+		if err != nil {
+			r.err = err
+			ch <- r
+			return
+		}
+		defer src.Close()
+		r.snaps, r.warnings, r.err = filehistory.Load(ctx, io.NewSectionReader(src, 0, src.Size()), cwd)
+		ch <- r
+	}()
+	return ch
 }
 
 // ModelName is the model the session talks to.

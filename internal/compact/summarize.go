@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
@@ -228,7 +230,9 @@ func (m *Manager) summarizeChunks(ctx context.Context, msgs []model.Message, sys
 		instr += "\n\nAdditional instructions for this summary:\n" + instructions
 	}
 	summary := ""
-	for _, chunk := range chunks(render(msgs), part*tokens.BytesPerToken) {
+	// Each part is rendered when its request is due: the first one goes
+	// out without the whole history written as text first.
+	for chunk := range chunkSeq(renderSeq(msgs), part*tokens.BytesPerToken) {
 		text := chunk
 		if summary != "" {
 			text = "Summary of the conversation before this part:\n" + summary + "\n\nThe next part:\n" + chunk
@@ -243,25 +247,30 @@ func (m *Manager) summarizeChunks(ctx context.Context, msgs []model.Message, sys
 }
 
 // render writes messages as a plain-text transcript.
-func render(msgs []model.Message) []string {
-	var out []string
-	for _, m := range msgs {
-		for _, b := range m.Content {
-			var line string
-			switch b.Type {
-			case model.BlockText:
-				line = roleName(m.Role) + ": " + b.Text
-			case model.BlockToolUse:
-				line = "Assistant called " + b.Name + " with " + string(b.Input)
-			case model.BlockToolResult:
-				line = "Result: " + b.ResultText()
-			default:
-				continue
+func render(msgs []model.Message) []string { return slices.Collect(renderSeq(msgs)) }
+
+// renderSeq yields the lines of render, one at a time.
+func renderSeq(msgs []model.Message) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, m := range msgs {
+			for _, b := range m.Content {
+				var line string
+				switch b.Type {
+				case model.BlockText:
+					line = roleName(m.Role) + ": " + b.Text
+				case model.BlockToolUse:
+					line = "Assistant called " + b.Name + " with " + string(b.Input)
+				case model.BlockToolResult:
+					line = "Result: " + b.ResultText()
+				default:
+					continue
+				}
+				if !yield(line) {
+					return
+				}
 			}
-			out = append(out, line)
 		}
 	}
-	return out
 }
 
 func roleName(role string) string {
@@ -274,19 +283,26 @@ func roleName(role string) string {
 // chunks groups lines into texts of at most max bytes; a longer line is
 // shortened to fit.
 func chunks(lines []string, max int64) []string {
-	var out []string
-	var cur strings.Builder
-	for _, l := range lines {
-		l = shorten(l, int(max)-64)
-		if cur.Len() > 0 && int64(cur.Len()+len(l)+1) > max {
-			out = append(out, cur.String())
-			cur.Reset()
+	return slices.Collect(chunkSeq(slices.Values(lines), max))
+}
+
+// chunkSeq yields the texts of chunks, each as soon as it is complete.
+func chunkSeq(lines iter.Seq[string], max int64) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		var cur strings.Builder
+		for l := range lines {
+			l = shorten(l, int(max)-64)
+			if cur.Len() > 0 && int64(cur.Len()+len(l)+1) > max {
+				if !yield(cur.String()) {
+					return
+				}
+				cur.Reset()
+			}
+			cur.WriteString(l)
+			cur.WriteByte('\n')
 		}
-		cur.WriteString(l)
-		cur.WriteByte('\n')
+		if cur.Len() > 0 {
+			yield(cur.String())
+		}
 	}
-	if cur.Len() > 0 {
-		out = append(out, cur.String())
-	}
-	return out
 }

@@ -165,6 +165,12 @@ func Open(ctx context.Context, r io.Reader, dir, from string, opts Options) (*Hi
 	if err != nil {
 		return nil, err
 	}
+	return OpenLoaded(ctx, snaps, warnings, from, opts)
+}
+
+// OpenLoaded is Open of the snapshots and warnings LoadFile returned, for
+// a caller that read them beside other work.
+func OpenLoaded(ctx context.Context, snaps []Snapshot, warnings []string, from string, opts Options) (*History, error) {
 	for _, w := range warnings {
 		if opts.Warn != nil {
 			opts.Warn("file history: " + w)

@@ -136,6 +136,8 @@ func NewBackward(r io.ReaderAt, size int64, block, maxLine int, warn func(string
 func (s *Backward) Offset() int64 { return s.pos }
 
 // Next returns the previous line; ok is false at the start of the file.
+// The line's bytes stay valid and unchanged after later calls: each block
+// is read into a buffer of its own, never reused.
 func (s *Backward) Next() (Line, bool, error) {
 	for len(s.lines) == 0 {
 		if s.pos == 0 && s.carry == nil {
@@ -149,6 +151,9 @@ func (s *Backward) Next() (Line, bool, error) {
 	s.lines = s.lines[1:]
 	return l, true, nil
 }
+
+// Buffered reports how many lines Next can return without reading.
+func (s *Backward) Buffered() int { return len(s.lines) }
 
 // fill reads the block before pos and splits it into lines (last first).
 func (s *Backward) fill() error {

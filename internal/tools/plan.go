@@ -13,7 +13,6 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/internal/jsonscan"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
 	"github.com/cairn-dev/cairn/transcript"
@@ -134,7 +133,7 @@ func LatestPlan(entries []transcript.Entry) (path, content string, ok bool) {
 			var d exitPlanDetail
 			// Most results are not ExitPlanMode's: look for its key before
 			// decoding the whole result.
-			if jsonscan.HasKeyFold(e.ToolUseResult, "plan") && json.Unmarshal(e.ToolUseResult, &d) == nil && d.Plan != "" && d.FilePath != "" {
+			if e.ResultHasKey("plan") && json.Unmarshal(e.ToolUseResult, &d) == nil && d.Plan != "" && d.FilePath != "" {
 				if m, ok, err := e.DecodeMessage(); ok && err == nil {
 					for _, b := range m.Content {
 						if b.Type == model.BlockToolResult {

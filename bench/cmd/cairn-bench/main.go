@@ -2,7 +2,7 @@
 // Code sessions:
 //
 //	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage]
-//	cairn-bench resume [-tsv] [-cpuprofile FILE] FILE
+//	cairn-bench resume [-tsv] [-cpuprofile FILE] [-memprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
 //	cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
 //	cairn-bench workload [-turns 5] [-steps 32] [-window 200000] …
@@ -56,7 +56,7 @@ func main() {
 
 const usageText = `usage:
   cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage]
-  cairn-bench resume [-tsv] [-cpuprofile FILE] FILE
+  cairn-bench resume [-tsv] [-cpuprofile FILE] [-memprofile FILE] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
   cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
   cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]
@@ -185,6 +185,7 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("resume")
 	tsv := fs.Bool("tsv", false, "print one tab-separated line: size, read, entries, messages, warnings, seconds, peak RSS bytes, CPU seconds")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the resume to this file")
+	memProfile := fs.String("memprofile", "", "write a heap profile, taken once the messages are built, to this file")
 	if err := parseFlags(fs, args, 1); err != nil {
 		return err
 	}
@@ -212,6 +213,11 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	msgs := conv.Messages()
 	wall := time.Since(start)
+	if *memProfile != "" {
+		if err := writeHeapProfile(*memProfile); err != nil {
+			return err
+		}
+	}
 	rss, cpu := usage()
 	if *tsv {
 		fmt.Fprintf(stdout, "%d\t%d\t%d\t%d\t%d\t%.4f\t%d\t%.4f\n", src.Size(), conv.BytesRead, len(conv.Entries), len(msgs), len(conv.Warnings), wall.Seconds(), rss, cpu.Seconds())
@@ -223,6 +229,20 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  warning: %s\n", w)
 	}
 	return nil
+}
+
+// writeHeapProfile writes what is in use on the heap now to path.
+func writeHeapProfile(path string) error {
+	runtime.GC() // the profile describes the heap as of the last collection
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // usage returns the process's peak resident set size in bytes and the CPU
