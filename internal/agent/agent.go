@@ -591,17 +591,32 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 // cache survives, and are recorded with the turn, so a resume replays them.
 func (a *Agent) environment() engine.Attachment {
 	date := a.opts.Now().Format("2006-01-02")
-	claudeMd, files := a.sc.claudeMd()
-	text := contextIntro + claudeMd + "# currentDate\nToday's date is " + date + "."
+	var files []instructions.File
+	if a.sc.instr != nil {
+		files = a.sc.instr.Start()
+	}
 	data := map[string]any{"currentDate": date}
-	if files != nil {
-		data["instructionFiles"] = files
+	if len(files) > 0 {
+		data["instructionFiles"] = records(files)
 	}
 	return engine.Attachment{
 		Type:     "cairn_context",
 		Data:     data,
-		Rendered: []model.Block{model.TextBlock(transcript.WrapSystemReminder(text))},
+		Rendered: []model.Block{model.TextBlock(StartContext(files, date))},
 	}
+}
+
+// StartContext is the context reminder a new session's first prompt
+// carries: the instruction files that load at the start (none: only the
+// date) and the date (2006-01-02). /memory and `cairn context` measure
+// the instructions of a session that has not sent its first prompt yet
+// with it, so they count what will be sent.
+func StartContext(files []instructions.File, date string) string {
+	claudeMd := ""
+	if len(files) > 0 {
+		claudeMd = "# claudeMd\n" + instructions.Render(files) + "\n"
+	}
+	return transcript.WrapSystemReminder(contextIntro + claudeMd + "# currentDate\nToday's date is " + date + ".")
 }
 
 // Compact compacts the conversation now (/compact), following

@@ -84,7 +84,11 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 			if err != nil {
 				return "", err
 			}
-			rep, err := buildContextReport(ctx, env, conv, a.ModelName(), a.ToolSpecs())
+			live, err := liveOf(ctx, a)
+			if err != nil {
+				return "", err
+			}
+			rep, err := buildContextReport(ctx, env, conv, a.ModelName(), live)
 			if err != nil {
 				return "", err
 			}
