@@ -56,6 +56,14 @@ type Options struct {
 	// in Tools. Whoever connected the servers closes them after the
 	// session.
 	MCPInstructions string
+	// Late, when set, brings tools that were not ready when the session
+	// opened (MCP servers still starting). It is asked at the start of
+	// each turn, never during one, and must not block: it returns ok false
+	// while they are not ready. The first time it returns ok their tools
+	// join the session with their system prompt section ("" for none),
+	// and it is not asked again — so the tool list and the system prompt
+	// change once, at a turn boundary, and the prompt cache breaks once.
+	Late func() (tools []tool.Tool, instructions string, ok bool)
 	// Gate, AfterTool, BeforePrompt and BeforeStop are the engine's
 	// governance hooks (see engine.Config).
 	Gate         func(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict
@@ -160,10 +168,10 @@ type Options struct {
 // Agent is an open session, holding its transcript's lock until Close.
 type Agent struct {
 	opts    Options
-	id      string
-	path    string
-	resumed bool
-	writer  *transcript.Writer
+	id         string
+	path       string
+	resumed    bool
+	writer     *transcript.Writer
 	// held is the lock on the transcript taken before reading it, while
 	// the writer has not taken it over (a resumed file named other than
 	// its session).
@@ -196,6 +204,8 @@ type Agent struct {
 	// lines holds the lines of the session's transcript decoded so far,
 	// so reading it back decodes only what was appended since.
 	lines *transcript.LineCache
+	// lateJoined is set once Options.Late's tools have joined.
+	lateJoined bool
 }
 
 // Open picks the session, loads it if it exists, and gets it ready to run.
@@ -576,6 +586,7 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	} else if ok {
 		in = x
 	}
+	a.joinLate()
 	if !a.resumed && len(a.engine.History()) == 0 {
 		in.Attachments = append(in.Attachments, a.environment())
 	}
@@ -584,6 +595,27 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 		in.Attachments = append(in.Attachments, r)
 	}
 	return a.sc.afterTurn(ctx, len(a.engine.History()), a.engine.Run(ctx, in))
+}
+
+// joinLate adds the tools Options.Late brings, once they are ready.
+func (a *Agent) joinLate() {
+	if a.opts.Late == nil || a.lateJoined {
+		return
+	}
+	ts, instructions, ok := a.opts.Late()
+	if !ok {
+		return
+	}
+	a.lateJoined = true
+	if err := a.tools.Add(ts...); err != nil {
+		if a.opts.Warn != nil {
+			a.opts.Warn(fmt.Sprintf("the tools of the MCP servers that started late were not added: %v", err))
+		}
+		return
+	}
+	if instructions != "" {
+		a.prompts.Set(prompt.MCPKey, instructions)
+	}
 }
 
 // environment is the context attached to a new session's first prompt:

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/history"
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/mcp"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/pricing"
 	"github.com/cairn-dev/cairn/internal/tui"
@@ -70,6 +71,11 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		gov.agent = a
 		return a, nil
 	}
+	var starting func() []string
+	if s.mcp != nil && len(s.mcp.Pending()) > 0 {
+		starting = s.mcp.Pending
+		go announceMCP(ctx, s.mcp, notices)
+	}
 	hist := history.NewWriter(home.Dir, env.Now)
 	defer hist.Close()
 	last, runErr := tui.Run(ctx, tui.Options{
@@ -114,7 +120,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		},
 		Permissions: func() string { return permissionsReport(checker) },
 		Cost:        pricing.Cost, Spent: s.choice.cost,
-		Prompt: prompt, PickResume: pick,
+		Prompt: prompt, PickResume: pick, Starting: starting,
 		Now: env.Now,
 	})
 	gov.sessionEnd(ctx, hook.EndExit)
@@ -127,6 +133,27 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		}
 	}
 	return runErr
+}
+
+// announceMCP tells the UI when the servers starting in the background
+// have all connected or failed: which failed, and which are ready.
+func announceMCP(ctx context.Context, st *mcp.Starting, notices *tui.Notices) {
+	servers := st.Wait(ctx)
+	if servers == nil {
+		return
+	}
+	for _, w := range servers.Warnings() {
+		fmt.Fprintln(notices, "warning:", w)
+	}
+	var ready []string
+	for _, s := range servers.Status() {
+		if s.Err == nil {
+			ready = append(ready, fmt.Sprintf("%s (%d tools)", s.Name, len(s.Tools)))
+		}
+	}
+	if len(ready) > 0 {
+		fmt.Fprintf(notices, "MCP servers ready: %s; their tools join the session with the next prompt\n", strings.Join(ready, ", "))
+	}
 }
 
 // askingGate asks the person about the calls the permission checker

@@ -10,10 +10,12 @@ import (
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/mcp"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/session"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // setup is a session assembled from the command line, the environment and
@@ -28,6 +30,9 @@ type setup struct {
 	gov      *governance
 	refused  *denials
 	opts     agent.Options
+	// mcp are the MCP servers starting in the background (the terminal
+	// UI); nil for a headless run, which waits for them.
+	mcp *mcp.Starting
 	// structured is the --json-schema answer's tool; nil without one.
 	structured *tools.StructuredOutput
 	// warnings are what the user should read before the session starts.
@@ -137,17 +142,44 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	}
 	// The MCP servers come last, so no failure after them leaves them
 	// running: they close with the session.
-	servers, mw, err := connectMCPWith(ctx, env, home, &f.ext)
+	configs, mo, mw, err := mcpConfigsWith(env, home, &f.ext)
 	if err != nil {
 		return nil, err
 	}
 	s.warnings = append(s.warnings, mw...)
-	s.opts.Tools = append(s.opts.Tools, servers.Tools()...)
-	s.opts.MCPInstructions = servers.Instructions()
+	var closeMCP func() error
+	if headless {
+		// A headless run waits for its servers before the first request,
+		// each at most MCP_TIMEOUT, as Claude Code does: a prompt may need
+		// their tools, and the run has no later turn to add them at.
+		servers := mcp.Connect(ctx, configs, mo)
+		s.warnings = append(s.warnings, servers.Warnings()...)
+		s.opts.Tools = append(s.opts.Tools, servers.Tools()...)
+		s.opts.MCPInstructions = servers.Instructions()
+		closeMCP = servers.Close
+	} else {
+		// The terminal UI opens at once; the servers' tools join at the
+		// first turn after all of them have connected or failed.
+		s.mcp = mcp.Start(ctx, configs, mo)
+		s.opts.Late = lateMCP(s.mcp)
+		closeMCP = s.mcp.Close
+	}
 	stop := s.stop
-	s.stop = func() { stop(); servers.Close(); _ = sb.Close() }
+	s.stop = func() { stop(); closeMCP(); _ = sb.Close() }
 	ok = true
 	return s, nil
+}
+
+// lateMCP brings the tools of servers started in the background, once
+// all have connected or failed.
+func lateMCP(st *mcp.Starting) func() ([]tool.Tool, string, bool) {
+	return func() ([]tool.Tool, string, bool) {
+		servers := st.Servers()
+		if servers == nil {
+			return nil, "", false
+		}
+		return servers.Tools(), servers.Instructions(), true
+	}
 }
 
 // collapseEnabled reports whether context collapse (SPEC C3) is on:

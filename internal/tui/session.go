@@ -86,6 +86,11 @@ type Options struct {
 	// StatusLine, when set, is run for the line under the footer
 	// (settings "statusLine"), at most every 300 ms and never waited for.
 	StatusLine StatusLine
+	// Starting, when set, names what is still starting in the background
+	// (MCP servers): a line above the footer lists them while there are
+	// any. Whoever sets it writes a notice when they are ready, so the
+	// screen is drawn again.
+	Starting func() []string
 	// Warnings are shown when the UI starts (from loading the session).
 	Warnings []string
 	// Now is the clock (time.Now when nil): the spinner's elapsed time

@@ -55,6 +55,11 @@ func (m *Model) chrome() []string {
 		out = append(out, rule)
 		out = append(out, m.completionLines()...)
 	}
+	if m.opts.Starting != nil {
+		if names := m.opts.Starting(); len(names) > 0 {
+			out = append(out, m.r.st.dim.Render(truncate("  ⧗ MCP servers starting: "+strings.Join(names, ", ")+" (their tools join once ready)", m.width)))
+		}
+	}
 	return append(append(out, m.footer()), m.statusLines()...)
 }
 
