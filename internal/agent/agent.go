@@ -168,10 +168,10 @@ type Options struct {
 // Agent is an open session, holding its transcript's lock until Close.
 type Agent struct {
 	opts    Options
-	id         string
-	path       string
-	resumed    bool
-	writer     *transcript.Writer
+	id      string
+	path    string
+	resumed bool
+	writer  *transcript.Writer
 	// held is the lock on the transcript taken before reading it, while
 	// the writer has not taken it over (a resumed file named other than
 	// its session).
