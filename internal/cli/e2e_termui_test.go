@@ -6,8 +6,14 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
 )
+
+var uiCount atomic.Int64
 
 // startUI starts `cairn args…` in the project in a tmux terminal of
 // width×height cells (the test skips without tmux) and ends it with the
@@ -17,7 +23,7 @@ func (p *project) startUI(t *testing.T, width, height int, extraEnv []string, ar
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	name := fmt.Sprintf("cairn-%s-%d", regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-"), os.Getpid())
+	name := fmt.Sprintf("cairn-%s-%d-%d", regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-"), os.Getpid(), uiCount.Add(1))
 	x := tmux{t: t, name: name}
 	env := append(append([]string{"CAIRN_HOME=" + p.home, "ANTHROPIC_BASE_URL=" + p.srv.URL, "ANTHROPIC_API_KEY=test-key", "HOME=" + p.home, "TERM=xterm-256color"}, p.env...), extraEnv...)
 	script := fmt.Sprintf("cd %q && env -i PATH=%q %s %q %s; echo cairn-exited-$?; sleep 60", p.dir, os.Getenv("PATH"), strings.Join(quoteAll(env), " "), binary, strings.Join(quoteAll(args), " "))
@@ -35,4 +41,56 @@ func (x tmux) keys(text string, named ...string) {
 	for _, k := range named {
 		x.run("send-keys", "-t", x.name, k)
 	}
+}
+
+// TestTodoChecklistInTerminal: in the real binary, a TodoWrite call shows
+// as a checklist, kept above the prompt; resuming the session brings the
+// list back there.
+func TestTodoChecklistInTerminal(t *testing.T) {
+	p := newProject(t)
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "TodoWrite", `{"todos":[`+
+			`{"content":"Read the parser","activeForm":"Reading the parser","status":"in_progress"},`+
+			`{"content":"Run the tests","activeForm":"Running the tests","status":"pending"}]}`)}},
+		modeltest.Text("Started on it."),
+	)
+	x := p.startUI(t, 100, 30, nil)
+	x.waitFor("Welcome to cairn")
+	x.keys("fix the parser", "Enter")
+	s := x.waitFor("Started on it.")
+	for _, want := range []string{"Update Todos", "⎿  ◼ Read the parser", "☐ Run the tests", "  Todos"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "Todos have been modified") {
+		t.Errorf("the text meant for the model is shown:\n%s", s)
+	}
+	x.keys("", "C-c", "C-c")
+	x.waitFor("cairn-exited-0")
+
+	y := p.startUI(t, 100, 30, nil, "-c")
+	s = y.waitFor("Started on it.")
+	if got := pinnedTodos(s); got != "Todos\n◼ Read the parser\n☐ Run the tests" {
+		t.Errorf("after -c the list above the prompt is %q:\n%s", got, s)
+	}
+}
+
+// pinnedTodos is the todo list between the transcript and the prompt's
+// top rule, its lines trimmed.
+func pinnedTodos(screen string) string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(screen, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "Todos":
+			in, out = true, []string{l}
+		case in && strings.HasPrefix(l, "───"):
+			return strings.Join(out, "\n")
+		case in:
+			out = append(out, l)
+		}
+	}
+	return ""
 }

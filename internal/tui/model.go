@@ -6,6 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
 )
@@ -35,6 +36,9 @@ type Model struct {
 	picker picker
 	// armed is set after a first Ctrl+C: a second one exits.
 	armed bool
+	// todos is the session's todo list, as its last TodoWrite set it: it
+	// stays above the prompt while it has work left.
+	todos []tools.Todo
 	// usage and cost add up the session's responses, its subagents'
 	// included (/cost).
 	usage   model.Usage

@@ -43,6 +43,7 @@ func (m *Model) chromeHeight() int { return len(m.chrome()) }
 func (m *Model) chrome() []string {
 	var out []string
 	out = append(out, m.status())
+	out = append(out, m.pinnedTodos()...)
 	for _, q := range m.queue {
 		out = append(out, m.r.st.dim.Render(truncate("  ⧗ queued: "+strings.ReplaceAll(q.display, "\n", " "), m.width)))
 	}
