@@ -52,9 +52,14 @@ type Model struct {
 
 // work is an operation on the session in progress: a turn or a command.
 type work struct {
-	label  string // "Working", "Compacting"
-	start  time.Time
-	cancel context.CancelFunc
+	label string // "Working", "Compacting"
+	start time.Time
+	// waited is how long permission questions waited for the person, and
+	// waitSince when the one on screen came (zero when none is): the
+	// spinner's clock stands still meanwhile.
+	waited    time.Duration
+	waitSince time.Time
+	cancel    context.CancelFunc
 	// done is closed when the work has stopped using the session.
 	done chan struct{}
 	// A turn's state.
@@ -141,12 +146,29 @@ func (m *Model) measure() tea.Cmd {
 	}
 }
 
+// syncWaiting starts or stops the pause of the spinner's clock: the time
+// a permission question waits for the person is not the session's work.
+func (m *Model) syncWaiting() {
+	w := m.work
+	if w == nil {
+		return
+	}
+	switch waiting := len(m.asks) > 0; {
+	case waiting && w.waitSince.IsZero():
+		w.waitSince = m.now()
+	case !waiting && !w.waitSince.IsZero():
+		w.waited += m.now().Sub(w.waitSince)
+		w.waitSince = time.Time{}
+	}
+}
+
 func (m *Model) setUsed(used int64) {
 	m.meter.used, m.meter.known = used, true
 }
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	defer m.syncWaiting()
 	switch msg := msg.(type) {
 	case statusMsg:
 		return m, m.onStatus(msg)

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -78,4 +80,40 @@ func diffLines(frame string) []string {
 		}
 	}
 	return out
+}
+
+// TestSpinnerStopsWhileAsking: the spinner's clock stands still while a
+// permission question waits for the person, and goes on from there once
+// it is answered.
+func TestSpinnerStopsWhileAsking(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	r.gate = askBash(r)
+	hold := make(chan struct{})
+	last := modeltest.Text("Cleaned.")
+	last.Hold = hold
+	r.srv.Enqueue(modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Bash", `{"command":"echo cleaned"}`)}}, last)
+	var offset atomic.Int64
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := r.options(s)
+	o.Now = func() time.Time { return epoch.Add(time.Duration(offset.Load())) }
+	d := start(t, o)
+	d.waitFor("to auto-compact")
+	d.typeText("clean up")
+	d.press("enter")
+	d.waitFor("Do you want to proceed?")
+	offset.Store(int64(40 * time.Second))
+	if f := d.waitFor("Waiting for your answer"); !strings.Contains(f, "Waiting for your answer… (0s") {
+		t.Errorf("the clock counts while the question waits:\n%s", f)
+	}
+	d.press("1")
+	d.waitFor("echo cleaned")
+	offset.Store(int64(45 * time.Second))
+	if f := d.waitFor("Working…"); !strings.Contains(f, "Working… (5s") {
+		t.Errorf("after the answer the clock does not go on from where it stopped (5s):\n%s", f)
+	}
+	close(hold)
+	d.waitFor("Cleaned.")
 }

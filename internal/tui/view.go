@@ -70,11 +70,18 @@ func (m *Model) status() string {
 	if w == nil {
 		return ""
 	}
-	elapsed := m.now().Sub(w.start)
+	now := m.now()
+	if !w.waitSince.IsZero() {
+		now = w.waitSince
+	}
+	elapsed := now.Sub(w.start) - w.waited
 	frame := spinnerFrames[int(elapsed/(100*time.Millisecond))%len(spinnerFrames)]
 	label := w.label
 	if w.status != "" {
 		label = strings.ToUpper(w.status[:1]) + w.status[1:]
+	}
+	if !w.waitSince.IsZero() {
+		label = "Waiting for your answer"
 	}
 	parts := []string{fmt.Sprintf("%ds", int(elapsed.Seconds()))}
 	if w.out > 0 {
