@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -93,4 +94,53 @@ func pinnedTodos(screen string) string {
 		}
 	}
 	return ""
+}
+
+// TestPermissionsNameSources: /permissions says where each rule comes
+// from — the settings file and line, the flag, cairn itself (its memory
+// folder: never "--allowedTools"), or this session's "don't ask again".
+func TestPermissionsNameSources(t *testing.T) {
+	p := newProject(t)
+	put(t, filepath.Join(p.dir, ".claude", "settings.json"), "{\n  \"permissions\": {\n    \"allow\": [\"Bash(make:*)\"]\n  }\n}\n")
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "Bash", `{"command":"touch made.txt"}`)}},
+		modeltest.Text("Said hi."),
+	)
+	x := p.startUI(t, 250, 60, nil, "--allowedTools", "Bash(go vet:*)")
+	x.waitFor("Welcome to cairn")
+	x.keys("say hi", "Enter")
+	x.waitFor("Do you want to proceed?")
+	x.keys("2")
+	x.waitFor("Said hi.")
+	x.keys("/permissions", "Enter")
+	s := x.waitFor("Deny (")
+	rows := map[string]string{}
+	row := regexp.MustCompile(`^\s+(\w+\(.*?\))\s+(\S.*?)\s*$`)
+	for _, l := range strings.Split(s, "\n") {
+		if m := row.FindStringSubmatch(l); m != nil {
+			rows[m[1]] = m[2]
+		}
+	}
+	settingsFile := filepath.Join(p.dir, ".claude", "settings.json")
+	for rule, want := range map[string]string{
+		"Bash(make:*)":         settingsFile + " line 3",
+		"Bash(touch made.txt)": `this session ("don't ask again"; saved to ` + filepath.Join(p.dir, ".cairn", "settings.local.json") + ")",
+		"Bash(go vet:*)":       "--allowedTools",
+	} {
+		if got := rows[rule]; got != want {
+			t.Errorf("%s: source %q, want %q\n%s", rule, got, want, s)
+		}
+	}
+	memory := 0
+	for rule, src := range rows {
+		if strings.Contains(rule, "/memory/") {
+			memory++
+			if src != "cairn: the long-term memory folder" {
+				t.Errorf("%s: source %q, want cairn's own", rule, src)
+			}
+		}
+	}
+	if memory == 0 {
+		t.Errorf("the memory folder's rules are not listed:\n%s", s)
+	}
 }

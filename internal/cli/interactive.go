@@ -118,7 +118,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 			}
 			return a.Summary(ctx)
 		},
-		Permissions: func() string { return permissionsReport(checker) },
+		Permissions: func() string { return permissionsReport(checker, gate) },
 		Cost:        pricing.Cost, Spent: s.choice.cost,
 		Prompt: prompt, PickResume: pick, Starting: starting,
 		Now: env.Now,
@@ -224,18 +224,32 @@ func (g *askingGate) allowedAlways(ctx context.Context, t tool.Tool, call model.
 }
 
 // permissionsReport is /permissions: the mode and the rules in force,
-// with where each was written.
-func permissionsReport(c *permission.Checker) string {
+// with where each was written — a settings file (and line), a flag,
+// cairn itself, or this session's "don't ask again" answers.
+func permissionsReport(c *permission.Checker, g *askingGate) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Permission mode: %s\n", c.Mode())
 	rules := c.Rules()
+	allow := rules.Allow
+	if g != nil {
+		g.mu.Lock()
+		for _, r := range g.always {
+			r.Source, r.Line = "this session (\"don't ask again\"; saved to "+r.Source+")", 0
+			allow = append(allow, r)
+		}
+		g.mu.Unlock()
+	}
 	for _, group := range []struct {
 		name  string
 		rules []permission.Rule
-	}{{"Allow", rules.Allow}, {"Ask", rules.Ask}, {"Deny", rules.Deny}} {
+	}{{"Allow", allow}, {"Ask", rules.Ask}, {"Deny", rules.Deny}} {
 		fmt.Fprintf(&b, "\n%s (%d)\n", group.name, len(group.rules))
 		for _, r := range group.rules {
-			fmt.Fprintf(&b, "  %-40s %s\n", r.String(), r.Source)
+			src := r.Source
+			if r.Line > 0 {
+				src = fmt.Sprintf("%s line %d", r.Source, r.Line)
+			}
+			fmt.Fprintf(&b, "  %-40s %s\n", r.String(), src)
 		}
 	}
 	b.WriteString("\nRules added with \"don't ask again\" go to .cairn/settings.local.json.")

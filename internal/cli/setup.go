@@ -75,14 +75,16 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	}
 	userHome, _ := os.UserHomeDir()
 	instr, mem, memRules, ctxWarnings := sessionContextOptions(env, home, userHome, st, s.choice)
-	allowed := append(append(append(memRules, sessionReadRules(home, env.Cwd)...), skillReadRules(home)...), f.allowed...)
+	builtin := builtinRules(memRules, "the long-term memory folder")
+	builtin = append(builtin, builtinRules(sessionReadRules(home, env.Cwd), "the session's own saved results and shell output")...)
+	builtin = append(builtin, builtinRules(skillReadRules(home), "the skills' files")...)
 	if err := checkDirs(env.Cwd, f.addDirs); err != nil {
 		return nil, err
 	}
 	s.checker, err = permission.New(permission.Options{
 		CairnHome: home.Dir, UserHome: userHome, ProjectDir: env.Cwd, Cwd: env.Cwd,
-		Mode: permission.Mode(f.permissionMode), AllowedTools: allowed, DisallowedTools: f.disallowed,
-		AdditionalDirectories: f.addDirs, Headless: headless, SettingsFiles: extra,
+		Mode: permission.Mode(f.permissionMode), AllowedTools: f.allowed, DisallowedTools: f.disallowed,
+		AdditionalDirectories: f.addDirs, Headless: headless, SettingsFiles: extra, Builtin: builtin,
 	})
 	if err != nil {
 		return nil, err
@@ -192,6 +194,15 @@ func collapseEnabled(env Env, st *settings.Settings) bool {
 	var on bool
 	raw, ok := st.Raw["contextCollapse"]
 	return ok && json.Unmarshal(raw, &on) == nil && on
+}
+
+// builtinRules are rules cairn adds itself, for why.
+func builtinRules(rules []string, why string) []permission.Builtin {
+	out := make([]permission.Builtin, len(rules))
+	for i, r := range rules {
+		out[i] = permission.Builtin{Rule: r, Why: why}
+	}
+	return out
 }
 
 // sessionReadRules let the model read back what the session saved beside
