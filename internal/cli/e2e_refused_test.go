@@ -30,3 +30,15 @@ func TestRefusedConnectionGivesUp(t *testing.T) {
 		t.Errorf("%d retries, want 4 (the 5th wait would pass 15 s):\n%s", n, errOut)
 	}
 }
+
+// TestSessionsTrashThroughBinary: `cairn sessions trash` with nothing in
+// the trash says so and exits 0; --json is an empty list.
+func TestSessionsTrashThroughBinary(t *testing.T) {
+	p := newProject(t)
+	if code, out, e := p.cairn(t, "sessions", "trash"); code != 0 || !strings.HasPrefix(out, "The trash is empty") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, e)
+	}
+	if code, out, e := p.cairn(t, "sessions", "trash", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("--json: exit %d, stdout %q, stderr %q", code, out, e)
+	}
+}
