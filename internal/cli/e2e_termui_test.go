@@ -144,3 +144,51 @@ func TestPermissionsNameSources(t *testing.T) {
 		t.Errorf("the memory folder's rules are not listed:\n%s", s)
 	}
 }
+
+// TestThemes: NO_COLOR leaves every colour out (emphasis stays); the
+// settings' "theme": "light" draws the reply in the light style; and a
+// backslash before Enter starts a new line of the prompt.
+func TestThemes(t *testing.T) {
+	sgr := regexp.MustCompile(`\x1b\[[0-9;]*m`)
+	colours := func(screen string) (fg []string) {
+		for _, seq := range sgr.FindAllString(screen, -1) {
+			if strings.Contains(seq, "38;") || strings.Contains(seq, "48;") || regexp.MustCompile(`[\[;](3|4|9|10)[0-7]m`).MatchString(seq) {
+				fg = append(fg, seq)
+			}
+		}
+		return fg
+	}
+	t.Run("NO_COLOR", func(t *testing.T) {
+		p := newProject(t)
+		p.srv.Enqueue(modeltest.Text("A **bold** answer."))
+		x := p.startUI(t, 100, 30, []string{"NO_COLOR=1"})
+		x.waitFor("Welcome to cairn")
+		x.keys("first line\\", "Enter")
+		x.keys("second line", "Enter")
+		x.waitFor("bold answer")
+		s := x.run("capture-pane", "-p", "-e", "-t", x.name)
+		if c := colours(s); len(c) > 0 {
+			t.Errorf("NO_COLOR: the screen has colours %q:\n%s", c, s)
+		}
+		if !strings.Contains(s, "\x1b[1m") {
+			t.Errorf("NO_COLOR: no bold left:\n%q", s)
+		}
+		if body := string(p.srv.Last().Body); !strings.Contains(body, `first line\nsecond line`) {
+			t.Errorf("the backslash did not start a new line: %s", body)
+		}
+	})
+	t.Run("light", func(t *testing.T) {
+		p := newProject(t)
+		put(t, filepath.Join(p.dir, ".claude", "settings.json"), `{"theme": "light"}`)
+		p.srv.Enqueue(modeltest.Text("A plain answer."))
+		x := p.startUI(t, 100, 30, nil)
+		x.waitFor("Welcome to cairn")
+		x.keys("hello", "Enter")
+		x.waitFor("plain answer")
+		s := x.run("capture-pane", "-p", "-e", "-t", x.name)
+		// The light style writes text in colour 234, the dark one in 252.
+		if !strings.Contains(s, "38;5;234") || strings.Contains(s, "38;5;252") {
+			t.Errorf("the reply is not in the light style:\n%q", s)
+		}
+	})
+}

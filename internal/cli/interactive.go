@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/mcp"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/pricing"
+	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tui"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
@@ -120,7 +122,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		},
 		Permissions: func() string { return permissionsReport(checker, gate) },
 		Cost:        pricing.Cost, Spent: s.choice.cost,
-		Prompt: prompt, PickResume: pick, Starting: starting,
+		Prompt: prompt, PickResume: pick, Starting: starting, Theme: themeOf(env, s.settings, warnTo(notices)),
 		Now: env.Now,
 	})
 	gov.sessionEnd(ctx, hook.EndExit)
@@ -133,6 +135,33 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		}
 	}
 	return runErr
+}
+
+// themeOf is the terminal UI's theme: none of its colours when NO_COLOR
+// is set (no-color.org), else the settings' "theme" as Claude Code names
+// them ("light", "light-daltonized", "light-ansi" are light; "dark" and
+// its kin, or none, dark).
+func themeOf(env Env, st *settings.Settings, warn func(string)) string {
+	if env.Getenv("NO_COLOR") != "" {
+		return tui.ThemePlain
+	}
+	name, err := st.String("theme")
+	if err != nil {
+		warn(err.Error())
+	}
+	switch {
+	case strings.HasPrefix(name, "light"):
+		return tui.ThemeLight
+	case name == "", strings.HasPrefix(name, "dark"):
+	default:
+		warn(fmt.Sprintf("unknown theme %q in the settings: use \"dark\" or \"light\"; the UI stays dark", name))
+	}
+	return tui.ThemeDark
+}
+
+// warnTo writes a warning to w.
+func warnTo(w io.Writer) func(string) {
+	return func(s string) { fmt.Fprintln(w, "warning:", s) }
 }
 
 // announceMCP tells the UI when the servers starting in the background

@@ -92,7 +92,7 @@ func New(opts Options) *Model {
 		opts:   opts,
 		sess:   opts.Session,
 		now:    opts.Now,
-		r:      &renderer{st: newStyles(), md: newMarkdown(), cwd: opts.Cwd},
+		r:      &renderer{st: newStyles(opts.Theme), md: newMarkdown(opts.Theme), cwd: opts.Cwd},
 		tr:     newTranscript(),
 		prompt: newPromptBox(),
 		width:  80, height: 24,
@@ -299,7 +299,7 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	case "enter":
-		if m.prompt.empty() {
+		if m.prompt.empty() || m.prompt.continueLine() {
 			return nil
 		}
 		display, text, pastes := m.prompt.take()

@@ -91,6 +91,9 @@ type Options struct {
 	// any. Whoever sets it writes a notice when they are ready, so the
 	// screen is drawn again.
 	Starting func() []string
+	// Theme is ThemeDark ("" too), ThemeLight or ThemePlain (no
+	// colours, for NO_COLOR): the UI's colours and the Markdown style.
+	Theme string
 	// Warnings are shown when the UI starts (from loading the session).
 	Warnings []string
 	// Now is the clock (time.Now when nil): the spinner's elapsed time
