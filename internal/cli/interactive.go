@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -259,7 +260,7 @@ func permissionsReport(c *permission.Checker, g *askingGate) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Permission mode: %s\n", c.Mode())
 	rules := c.Rules()
-	allow := rules.Allow
+	allow := slices.Clone(rules.Allow)
 	if g != nil {
 		g.mu.Lock()
 		for _, r := range g.always {
