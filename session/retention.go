@@ -646,7 +646,7 @@ func findInTrash(home Home, id string) (string, error) {
 	}
 	switch len(found) {
 	case 0:
-		return "", fmt.Errorf("%q: %w (%s); `cairn sessions cleanup --dry-run --json` shows what cleanup takes, and the trash folder holds one folder per trashed session", id, ErrNotInTrash, home.Trash())
+		return "", fmt.Errorf("%q: %w (%s); `cairn sessions trash` lists what can be restored", id, ErrNotInTrash, home.Trash())
 	case 1:
 		return filepath.Join(home.Trash(), found[0]), nil
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/cairn-dev/cairn/model"
 )
@@ -67,8 +68,10 @@ func Errorf(format string, args ...any) Result {
 	return r
 }
 
-// Registry is an ordered set of tools, looked up by name.
+// Registry is an ordered set of tools, looked up by name. It is safe for
+// concurrent use; Add changes it, between a session's turns.
 type Registry struct {
+	mu    sync.RWMutex
 	tools []Tool
 	index map[string]Tool
 }
@@ -88,17 +91,46 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 	return r, nil
 }
 
+// Add appends tools after the ones registered (a session's MCP servers
+// that were still starting when it opened). A name already registered is
+// an error, and then nothing is added.
+func (r *Registry) Add(tools ...Tool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		name := t.Spec().Name
+		if _, dup := r.index[name]; dup || seen[name] {
+			return fmt.Errorf("tool %q registered twice", name)
+		}
+		seen[name] = true
+	}
+	for _, t := range tools {
+		r.index[t.Spec().Name] = t
+		r.tools = append(r.tools, t)
+	}
+	return nil
+}
+
 // Lookup returns the tool named name.
 func (r *Registry) Lookup(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	t, ok := r.index[name]
 	return t, ok
 }
 
 // Tools returns the tools in order.
-func (r *Registry) Tools() []Tool { return slices.Clone(r.tools) }
+func (r *Registry) Tools() []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.tools)
+}
 
 // Specs returns the tools' specs in order, as a request lists them.
 func (r *Registry) Specs() []model.ToolSpec {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	out := make([]model.ToolSpec, len(r.tools))
 	for i, t := range r.tools {
 		out[i] = t.Spec()

@@ -70,6 +70,14 @@ type Options struct {
 	// in Tools. Whoever connected the servers closes them after the
 	// session.
 	MCPInstructions string
+	// Late, when set, brings tools that were not ready when the session
+	// opened (MCP servers still starting). It is asked at the start of
+	// each turn, never during one, and must not block: it returns ok false
+	// while they are not ready. The first time it returns ok their tools
+	// join the session with their system prompt section ("" for none),
+	// and it is not asked again — so the tool list and the system prompt
+	// change once, at a turn boundary, and the prompt cache breaks once.
+	Late func() (tools []tool.Tool, instructions string, ok bool)
 	// Gate, AfterTool, BeforePrompt and BeforeStop are the engine's
 	// governance hooks (see engine.Config).
 	Gate         func(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict
@@ -240,6 +248,8 @@ type Agent struct {
 	// snaps gives the file-history snapshots of the resumed transcript,
 	// read beside the conversation; nil when nothing is resumed.
 	snaps <-chan loadedSnapshots
+	// lateJoined is set once Options.Late's tools have joined.
+	lateJoined bool
 }
 
 // Open picks the session, loads it if it exists, and gets it ready to run.
@@ -771,6 +781,7 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	} else if ok {
 		in = x
 	}
+	a.joinLate()
 	if !a.resumed && len(a.engine.History()) == 0 {
 		in.Attachments = append(in.Attachments, a.environment())
 	}
@@ -781,22 +792,58 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	return a.ext.duringTurn(a.sc.afterTurn(ctx, len(a.engine.History()), a.engine.Run(ctx, in)))
 }
 
+// joinLate adds the tools Options.Late brings, once they are ready.
+func (a *Agent) joinLate() {
+	if a.opts.Late == nil || a.lateJoined {
+		return
+	}
+	ts, instructions, ok := a.opts.Late()
+	if !ok {
+		return
+	}
+	a.lateJoined = true
+	if err := a.tools.Add(ts...); err != nil {
+		if a.opts.Warn != nil {
+			a.opts.Warn(fmt.Sprintf("the tools of the MCP servers that started late were not added: %v", err))
+		}
+		return
+	}
+	if instructions != "" {
+		a.prompts.Set(prompt.MCPKey, instructions)
+	}
+}
+
 // environment is the context attached to a new session's first prompt:
 // facts that change from day to day stay out of the system prompt, so its
 // cache survives, and are recorded with the turn, so a resume replays them.
 func (a *Agent) environment() engine.Attachment {
 	date := a.opts.Now().Format("2006-01-02")
-	claudeMd, files := a.sc.claudeMd()
-	text := contextIntro + claudeMd + "# currentDate\nToday's date is " + date + "."
+	var files []instructions.File
+	if a.sc.instr != nil {
+		files = a.sc.instr.Start()
+	}
 	data := map[string]any{"currentDate": date}
-	if files != nil {
-		data["instructionFiles"] = files
+	if len(files) > 0 {
+		data["instructionFiles"] = records(files)
 	}
 	return engine.Attachment{
 		Type:     "cairn_context",
 		Data:     data,
-		Rendered: []model.Block{model.TextBlock(transcript.WrapSystemReminder(text))},
+		Rendered: []model.Block{model.TextBlock(StartContext(files, date))},
 	}
+}
+
+// StartContext is the context reminder a new session's first prompt
+// carries: the instruction files that load at the start (none: only the
+// date) and the date (2006-01-02). /memory and `cairn context` measure
+// the instructions of a session that has not sent its first prompt yet
+// with it, so they count what will be sent.
+func StartContext(files []instructions.File, date string) string {
+	claudeMd := ""
+	if len(files) > 0 {
+		claudeMd = "# claudeMd\n" + instructions.Render(files) + "\n"
+	}
+	return transcript.WrapSystemReminder(contextIntro + claudeMd + "# currentDate\nToday's date is " + date + ".")
 }
 
 // Compact compacts the conversation now (/compact), following

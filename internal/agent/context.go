@@ -138,19 +138,6 @@ func (s *sessionContext) memorySection() func(context.Context) (string, error) {
 	return func(context.Context) (string, error) { return memory.Prompt(s.mem.Dir), nil }
 }
 
-// claudeMd is the instruction files' part of a new session's first
-// context reminder, with the record of what it shows; "" without any.
-func (s *sessionContext) claudeMd() (string, []fileRecord) {
-	if s.instr == nil {
-		return "", nil
-	}
-	files := s.instr.Start()
-	if len(files) == 0 {
-		return "", nil
-	}
-	return "# claudeMd\n" + instructions.Render(files) + "\n", records(files)
-}
-
 // contextIntro opens a context reminder, as Claude Code words it.
 const contextIntro = "As you answer the user's questions, you can use the following context:\n"
 

@@ -533,7 +533,11 @@ func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name,
 		if err != nil {
 			return err
 		}
-		rep, err := buildContextReport(ctx, env, conv, ag.ModelName(), ag.ToolSpecs())
+		live, err := liveOf(ctx, ag)
+		if err != nil {
+			return err
+		}
+		rep, err := buildContextReport(ctx, env, conv, ag.ModelName(), live)
 		if err != nil {
 			return err
 		}

@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
-	"github.com/cairn-dev/cairn/internal/jsonw"
+	"github.com/cairn-dev/cairn/internal/instructions"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/prompt"
 	"github.com/cairn-dev/cairn/internal/settings"
@@ -102,10 +104,38 @@ func sessionRef(cmd *cobra.Command, env Env, a []string) (string, error) {
 	return info.Path, nil
 }
 
-// buildContextReport measures conv's next request. specs are the
-// session's tools when it is live; nil counts the tools every session
-// has (the core tools and Snip).
-func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversation, modelName string, specs []model.ToolSpec) (*contextReport, error) {
+// liveSession is what an open session knows of its next request: the
+// size the trigger and the meter use, its system prompt and its tools.
+type liveSession struct {
+	used   int64
+	system []model.SystemBlock
+	specs  []model.ToolSpec
+}
+
+// liveOf measures an open session for its /context report.
+func liveOf(ctx context.Context, a *agent.Agent) (*liveSession, error) {
+	used, err := a.Used(ctx)
+	if err != nil {
+		return nil, err
+	}
+	system, err := a.System(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &liveSession{used: used, system: system, specs: a.ToolSpecs()}, nil
+}
+
+// buildContextReport measures conv's next request. live is the open
+// session when there is one (/context): its size is then the meter's,
+// and its tools and system prompt are counted as they are. Without it
+// (`cairn context`), the tools are those a session here starts with
+// (sessionToolSpecs) and the size the transcript's.
+//
+// Every number shared with /memory and the meter comes from one
+// function: the tools from tokens.EstimateTools, the instructions from
+// instructionTokens (or the reminders sent), the memory from
+// memoryTokens, the percentage from Window.PercentUsed.
+func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversation, modelName string, live *liveSession) (*contextReport, error) {
 	rep := &contextReport{SessionID: conv.SessionID}
 	cwd := env.Cwd
 	for _, e := range conv.Entries {
@@ -125,36 +155,43 @@ func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversat
 	if rep.Model == "" {
 		rep.Model = DefaultAnthropicModel
 	}
-	w, err := windowFor(env, rep.Model, cwd)
+	home, err := env.Home()
+	if err != nil {
+		return nil, err
+	}
+	st, err := settings.Load(home.Dir, cwd)
+	if err != nil {
+		return nil, err
+	}
+	w, err := windowOf(env, rep.Model, st)
 	if err != nil {
 		return nil, err
 	}
 	rep.Window.Size, rep.Window.Effective, rep.Window.AutoCompactAt, rep.Window.WarnAt = w.Size, w.Effective(), w.AutoCompactAt(), w.WarnAt()
 
-	system, err := prompt.NewBuilder(prompt.Cairn(prompt.Options{Cwd: cwd, IsGitRepo: gitinfo.Root(cwd) != "", ModelName: rep.Model})...).Build(ctx)
-	if err != nil {
-		return nil, err
+	rep.Breakdown.Memory = memoryTokens(env, home, st, cwd)
+	var system []model.SystemBlock
+	var specs []model.ToolSpec
+	if live != nil {
+		system, specs = live.system, live.specs
+	} else {
+		system, err = prompt.NewBuilder(prompt.Cairn(prompt.Options{Cwd: cwd, IsGitRepo: gitinfo.Root(cwd) != "", ModelName: rep.Model, TokenBudgets: true})...).Build(ctx)
+		if err != nil {
+			return nil, err
+		}
+		specs = sessionToolSpecs(home, cwd)
 	}
 	for _, b := range system {
 		rep.Breakdown.System += tokens.Estimate(b.Text)
 	}
-	if specs == nil {
-		for _, t := range append(tools.Core(), compact.NewSnip(compact.SnipConfig{}).Tool()) {
-			specs = append(specs, t.Spec())
-		}
+	if live != nil { // the memory section is in the session's system prompt
+		rep.Breakdown.System = max(0, rep.Breakdown.System-rep.Breakdown.Memory)
 	}
-	for _, t := range specs {
-		spec, _ := jsonw.Marshal(map[string]any{"name": t.Name, "description": t.Description, "input_schema": t.InputSchema})
-		rep.Breakdown.Tools += tokens.Estimate(string(spec))
-	}
-	if home, err := env.Home(); err == nil {
-		if st, err := settings.Load(home.Dir, cwd); err == nil && memoryEnabled(env, st) {
-			rep.Breakdown.Memory = tokens.Estimate(memory.Prompt(memory.Dir(home, cwd)))
-		}
-	}
+	rep.Breakdown.Tools = tokens.EstimateTools(specs)
 	// What the session sends: cleared results and collapsed spans as a
 	// resume sends them.
-	for _, m := range compact.Resumed(conv) {
+	msgs := compact.Resumed(conv)
+	for _, m := range msgs {
 		for _, b := range m.Content {
 			n := tokens.EstimateBlock(b)
 			switch {
@@ -167,16 +204,75 @@ func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversat
 			}
 		}
 	}
+	if len(msgs) == 0 { // the first prompt will carry them
+		at := env
+		at.Cwd = cwd
+		rep.Breakdown.Instructions = instructionTokens(instructions.Load(instructionOptions(at, home, userHomeOf(env))).Files)
+	}
 	bd := rep.Breakdown
 	estimate := bd.System + bd.Tools + bd.Instructions + bd.Memory + bd.Messages + bd.ToolResults
 	rep.Used, rep.Source = estimate, "estimate"
-	if counted := conv.ContextTokens(); hasUsage(conv) {
-		rep.Used, rep.Source = counted, "usage+estimate"
+	switch {
+	case live != nil:
+		rep.Used = live.used
+		if hasUsage(conv) {
+			rep.Source = "usage+estimate"
+		}
+	case hasUsage(conv):
+		rep.Used, rep.Source = conv.ContextTokens(), "usage+estimate"
 	}
 	rep.Layers = compact.SavingsOf(conv)
-	rep.PercentUsed = float64(int(w.PercentUsed(rep.Used)*10)) / 10
+	rep.PercentUsed = w.PercentUsed(rep.Used)
 	rep.UntilAutoCompact = max(0, w.AutoCompactAt()-rep.Used)
 	return rep, nil
+}
+
+// instructionTokens is what the instruction files that load at a
+// session's start weigh in its context: the first prompt's context
+// reminder that carries them (agent.StartContext), 0 without any. It is
+// the number /memory prints and /context shows before the first prompt.
+func instructionTokens(files []instructions.File) int64 {
+	if len(files) == 0 {
+		return 0
+	}
+	return tokens.EstimateBlock(model.TextBlock(agent.StartContext(files, "2006-01-02")))
+}
+
+// memoryTokens is what long-term memory weighs in a session's context:
+// the system prompt's memory section with its index (0 when memory is
+// off). /memory and /context both print it.
+func memoryTokens(env Env, home session.Home, st *settings.Settings, cwd string) int64 {
+	if !memoryEnabled(env, st) {
+		return 0
+	}
+	return tokens.Estimate(memory.Prompt(memory.Dir(home, cwd)))
+}
+
+// sessionToolSpecs are the tools every session here starts with, as
+// `cairn context` counts them for a session that is not open: cairn's
+// own tools with the Task tool of this project's subagents and Snip.
+// MCP servers' tools are not counted: they are known only once the
+// servers answer.
+func sessionToolSpecs(home session.Home, cwd string) []model.ToolSpec {
+	ts, _ := withTask(tools.Core(), home, cwd)
+	ts = append(ts, compact.NewSnip(compact.SnipConfig{}).Tool())
+	specs := make([]model.ToolSpec, 0, len(ts))
+	for _, t := range ts {
+		specs = append(specs, t.Spec())
+	}
+	return specs
+}
+
+// userHomeOf is the person's home folder, where user-wide instruction
+// files are looked for: $HOME of env, else the process's.
+func userHomeOf(env Env) string {
+	if env.Getenv != nil {
+		if h := env.Getenv("HOME"); h != "" {
+			return h
+		}
+	}
+	h, _ := os.UserHomeDir()
+	return h
 }
 
 // hasUsage reports whether any response of the conversation reported usage
@@ -194,23 +290,9 @@ func hasUsage(conv *transcript.Conversation) bool {
 	return false
 }
 
-// windowFor is the window of a model with the environment's and the
-// settings' overrides, as a session with that model would use.
-func windowFor(env Env, modelName, cwd string) (tokens.Window, error) {
-	home, err := env.Home()
-	if err != nil {
-		return tokens.Window{}, err
-	}
-	st, err := settings.Load(home.Dir, cwd)
-	if err != nil {
-		return tokens.Window{}, err
-	}
-	return windowOf(env, modelName, st)
-}
-
 func printContext(w io.Writer, r *contextReport) {
 	fmt.Fprintf(w, "Session %s · %s\n", r.SessionID, r.Model)
-	fmt.Fprintf(w, "Context: %s of %s tokens (%.1f%% of the effective window, %s)\n", tokens.Thousands(r.Used), tokens.Thousands(r.Window.Effective), r.PercentUsed, r.Source)
+	fmt.Fprintf(w, "Context: %s of %s tokens (%s of the effective window, %s)\n", tokens.Thousands(r.Used), tokens.Thousands(r.Window.Effective), tokens.Percent(r.PercentUsed), r.Source)
 	fmt.Fprintf(w, "Auto-compaction at %s: %s tokens to go\n\n", tokens.Thousands(r.Window.AutoCompactAt), tokens.Thousands(r.UntilAutoCompact))
 	rows := []struct {
 		name string

@@ -439,24 +439,26 @@ func (s *setup) headlessOptions(f *agentFlags) error {
 	return nil
 }
 
-// connectMCPWith connects the servers of the files — the settings
-// layers of --settings (layers) among them — and of --mcp-config (only
-// the latter with --strict-mcp-config).
-func connectMCPWith(ctx context.Context, env Env, home session.Home, x *extFlags, layers []string) (*mcp.Servers, []string, error) {
+// mcpConfigsWith are the servers of the files — the settings layers of
+// --settings (layers) among them — and of --mcp-config (only the latter
+// with --strict-mcp-config), and how to connect to them.
+func mcpConfigsWith(env Env, home session.Home, x *extFlags, layers []string) ([]mcp.Config, mcp.Options, []string, error) {
 	var configs []mcp.Config
 	var warnings []string
 	if !x.strictMCP {
 		configs, warnings = mcp.Load(home.Dir, env.Cwd, env.Getenv, layers...)
 	}
-	configs, w, err := x.withMCPConfig(configs, env.Getenv)
-	if err != nil {
-		return nil, nil, err
+	if len(x.mcpConfig) > 0 || x.strictMCP {
+		var w []string
+		var err error
+		if configs, w, err = x.withMCPConfig(configs, env.Getenv); err != nil {
+			return nil, mcp.Options{}, nil, err
+		}
+		warnings = append(warnings, w...)
 	}
-	warnings = append(warnings, w...)
 	connect, call, tw := mcp.EnvTimeouts(env.Getenv)
 	warnings = append(warnings, tw...)
-	servers := mcp.Connect(ctx, configs, mcp.Options{Dir: env.Cwd, Timeout: connect, CallTimeout: call, Version: agent.Version})
-	return servers, append(warnings, servers.Warnings()...), nil
+	return configs, mcp.Options{Dir: env.Cwd, Timeout: connect, CallTimeout: call, Version: agent.Version}, warnings, nil
 }
 
 // fallback sends a request to another model when the main one is

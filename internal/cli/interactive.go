@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -11,8 +13,10 @@ import (
 	"github.com/cairn-dev/cairn/history"
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/mcp"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/pricing"
+	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tui"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
@@ -70,6 +74,11 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		gov.agent = a
 		return a, nil
 	}
+	var starting func() []string
+	if s.mcp != nil && len(s.mcp.Pending()) > 0 {
+		starting = s.mcp.Pending
+		go announceMCP(ctx, s.mcp, notices)
+	}
 	hist := history.NewWriter(home.Dir, env.Now)
 	defer hist.Close()
 	last, runErr := tui.Run(ctx, tui.Options{
@@ -84,7 +93,11 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 			if err != nil {
 				return "", err
 			}
-			rep, err := buildContextReport(ctx, env, conv, a.ModelName(), a.ToolSpecs())
+			live, err := liveOf(ctx, a)
+			if err != nil {
+				return "", err
+			}
+			rep, err := buildContextReport(ctx, env, conv, a.ModelName(), live)
 			if err != nil {
 				return "", err
 			}
@@ -108,16 +121,16 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 			}
 			return a.Summary(ctx)
 		},
-		Permissions: func() string { return permissionsReport(checker) },
+		Permissions: func() string { return permissionsReport(checker, gate) },
 		Status:      func(sess tui.Session) string { return statusReport(env, s, sess) },
 		AddDir:      func(dir string) (string, error) { return addDir(env, s, dir) },
 		Export:      exportText,
-		MCP:         func(context.Context) (string, error) { return mcpText(s.mcp), nil },
+		MCP:         func(context.Context) (string, error) { return mcpStartingText(s.mcp), nil },
 		Hooks:       func() string { return hooksText(s) },
 		Agents:      func() string { return agentsText(env, home.Dir) },
-		Doctor:      func(ctx context.Context) (string, error) { return doctor(ctx, env, s, s.mcp), nil },
+		Doctor:      func(ctx context.Context) (string, error) { return doctor(ctx, env, s, s.mcp.Wait(ctx)), nil },
 		Cost:        pricing.Cost, Spent: s.choice.cost,
-		Prompt: prompt, PickResume: pick,
+		Prompt: prompt, PickResume: pick, Starting: starting, Theme: themeOf(env, s.settings, warnTo(notices)),
 		Now: env.Now,
 	})
 	gov.sessionEnd(ctx, hook.EndExit)
@@ -130,6 +143,54 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		}
 	}
 	return runErr
+}
+
+// themeOf is the terminal UI's theme: none of its colours when NO_COLOR
+// is set (no-color.org), else the settings' "theme" as Claude Code names
+// them ("light", "light-daltonized", "light-ansi" are light; "dark" and
+// its kin, or none, dark).
+func themeOf(env Env, st *settings.Settings, warn func(string)) string {
+	if env.Getenv("NO_COLOR") != "" {
+		return tui.ThemePlain
+	}
+	name, err := st.String("theme")
+	if err != nil {
+		warn(err.Error())
+	}
+	switch {
+	case strings.HasPrefix(name, "light"):
+		return tui.ThemeLight
+	case name == "", strings.HasPrefix(name, "dark"):
+	default:
+		warn(fmt.Sprintf("unknown theme %q in the settings: use \"dark\" or \"light\"; the UI stays dark", name))
+	}
+	return tui.ThemeDark
+}
+
+// warnTo writes a warning to w.
+func warnTo(w io.Writer) func(string) {
+	return func(s string) { fmt.Fprintln(w, "warning:", s) }
+}
+
+// announceMCP tells the UI when the servers starting in the background
+// have all connected or failed: which failed, and which are ready.
+func announceMCP(ctx context.Context, st *mcp.Starting, notices *tui.Notices) {
+	servers := st.Wait(ctx)
+	if servers == nil {
+		return
+	}
+	for _, w := range servers.Warnings() {
+		fmt.Fprintln(notices, "warning:", w)
+	}
+	var ready []string
+	for _, s := range servers.Status() {
+		if s.Err == nil {
+			ready = append(ready, fmt.Sprintf("%s (%d tools)", s.Name, len(s.Tools)))
+		}
+	}
+	if len(ready) > 0 {
+		fmt.Fprintf(notices, "MCP servers ready: %s; their tools join the session with the next prompt\n", strings.Join(ready, ", "))
+	}
 }
 
 // askingGate asks the person about the calls the permission checker
@@ -203,18 +264,32 @@ func (g *askingGate) allowedAlways(ctx context.Context, t tool.Tool, call model.
 }
 
 // permissionsReport is /permissions: the mode and the rules in force,
-// with where each was written.
-func permissionsReport(c *permission.Checker) string {
+// with where each was written — a settings file (and line), a flag,
+// cairn itself, or this session's "don't ask again" answers.
+func permissionsReport(c *permission.Checker, g *askingGate) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Permission mode: %s\n", c.Mode())
 	rules := c.Rules()
+	allow := slices.Clone(rules.Allow)
+	if g != nil {
+		g.mu.Lock()
+		for _, r := range g.always {
+			r.Source, r.Line = "this session (\"don't ask again\"; saved to "+r.Source+")", 0
+			allow = append(allow, r)
+		}
+		g.mu.Unlock()
+	}
 	for _, group := range []struct {
 		name  string
 		rules []permission.Rule
-	}{{"Allow", rules.Allow}, {"Ask", rules.Ask}, {"Deny", rules.Deny}} {
+	}{{"Allow", allow}, {"Ask", rules.Ask}, {"Deny", rules.Deny}} {
 		fmt.Fprintf(&b, "\n%s (%d)\n", group.name, len(group.rules))
 		for _, r := range group.rules {
-			fmt.Fprintf(&b, "  %-40s %s\n", r.String(), r.Source)
+			src := r.Source
+			if r.Line > 0 {
+				src = fmt.Sprintf("%s line %d", r.Source, r.Line)
+			}
+			fmt.Fprintf(&b, "  %-40s %s\n", r.String(), src)
 		}
 	}
 	b.WriteString("\nRules added with \"don't ask again\" go to .cairn/settings.local.json.")

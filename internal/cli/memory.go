@@ -65,9 +65,13 @@ type explainReport struct {
 	// Skipped files exist but do not load.
 	Skipped  []instructions.Skip `json:"skipped"`
 	Warnings []string            `json:"warnings"`
-	// StartTokens is what loads with every session: the instruction files
-	// and the memory index.
-	StartTokens int64 `json:"startTokens"`
+	// StartTokens is what loads with every session: InstructionTokens
+	// (the instruction files as the first prompt's context reminder
+	// carries them) and MemoryTokens (the system prompt's memory section,
+	// with the index) — the numbers /context shows.
+	StartTokens       int64 `json:"startTokens"`
+	InstructionTokens int64 `json:"instructionTokens"`
+	MemoryTokens      int64 `json:"memoryTokens"`
 }
 
 type explainFile struct {
@@ -116,19 +120,14 @@ func buildExplain(ctx context.Context, env Env) (*explainReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	userHome := ""
-	if env.Getenv != nil {
-		userHome = env.Getenv("HOME")
-	}
-	if userHome == "" {
-		userHome, _ = os.UserHomeDir()
-	}
-	o := instructionOptions(env, home, userHome)
+	o := instructionOptions(env, home, userHomeOf(env))
 	set := instructions.Load(o)
 	rep := &explainReport{Cwd: env.Cwd, Root: instructions.RepoRoot(env.Cwd), Skipped: set.Skipped, Warnings: set.Warnings}
+	rep.InstructionTokens = instructionTokens(set.Files)
+	rep.MemoryTokens = memoryTokens(env, home, st, env.Cwd)
+	rep.StartTokens = rep.InstructionTokens + rep.MemoryTokens
 	for i, f := range set.Files {
-		n := tokens.Estimate(f.Content)
-		rep.StartTokens += n
+		n := tokens.Estimate(instructions.Section(f)) // the file as the model reads it
 		rep.Instructions = append(rep.Instructions, explainFile{Order: i + 1, Path: f.Path, Kind: string(f.Kind), Why: f.Reason, IncludedBy: f.IncludedBy,
 			Bytes: f.Size, Tokens: n, Truncated: f.Truncated})
 	}
@@ -157,7 +156,6 @@ func buildExplain(ctx context.Context, env Env) (*explainReport, error) {
 			Why    string `json:"why"`
 		}{Path: filepath.Join(m.Dir, memory.IndexName), Lines: strings.Count(text, "\n") + 1, Bytes: len(text), Tokens: tokens.Estimate(text),
 			Why: "the memory index, in the system prompt of every session of this project"}
-		rep.StartTokens += m.Index.Tokens
 	}
 	headers, warnings, err := memory.Scan(ctx, m.Dir, memory.MaxScan)
 	if err != nil {
@@ -204,7 +202,8 @@ func printExplain(w io.Writer, r *explainReport) {
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "\nSkipped %s: %s", s.Path, s.Reason)
 	}
-	fmt.Fprintf(w, "\nEvery session starts with %s tokens of instructions and memory index.\n", tokens.Thousands(r.StartTokens))
+	fmt.Fprintf(w, "\nEvery session starts with %s tokens: %s of instructions (as the first prompt carries them) and %s of memory (the system prompt's section, with the index), as /context counts them.\n",
+		tokens.Thousands(r.StartTokens), tokens.Thousands(r.InstructionTokens), tokens.Thousands(r.MemoryTokens))
 }
 
 func truncNote(cut bool) string {

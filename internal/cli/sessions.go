@@ -14,6 +14,7 @@ func newSessionsCmd(env Env) *cobra.Command {
 	cmd.AddCommand(newSessionsSearchCmd(env))
 	cmd.AddCommand(newSessionsCleanupCmd(env))
 	cmd.AddCommand(newSessionsRestoreCmd(env))
+	cmd.AddCommand(newSessionsTrashCmd(env))
 	cmd.AddCommand(newSessionsRewindCmd(env))
 	cmd.AddCommand(newSessionsSyncCmd(env))
 	return cmd

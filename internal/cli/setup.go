@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/session"
+	"github.com/cairn-dev/cairn/tool"
 )
 
 // setup is a session assembled from the command line, the environment and
@@ -29,12 +30,13 @@ type setup struct {
 	gov      *governance
 	refused  *denials
 	opts     agent.Options
+	// mcp are the MCP servers starting in the background (the terminal
+	// UI); nil for a headless run, which waits for them.
+	mcp *mcp.Starting
 	// structured is the --json-schema answer's tool; nil without one.
 	structured *tools.StructuredOutput
 	// warnings are what the user should read before the session starts.
 	warnings []string
-	// mcp are the session's MCP servers (/mcp, /doctor).
-	mcp *mcp.Servers
 	// ctx ends the session when a hook answers "continue": false.
 	ctx  context.Context
 	stop func()
@@ -73,14 +75,16 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	}
 	userHome, _ := os.UserHomeDir()
 	instr, mem, memRules, ctxWarnings := sessionContextOptions(env, home, userHome, st, s.choice)
-	allowed := append(append(append(memRules, sessionReadRules(home, env.Cwd)...), skillReadRules(home)...), f.allowed...)
+	builtin := builtinRules(memRules, "the long-term memory folder")
+	builtin = append(builtin, builtinRules(sessionReadRules(home, env.Cwd), "the session's own saved results and shell output")...)
+	builtin = append(builtin, builtinRules(skillReadRules(home), "the skills' files")...)
 	if err := checkDirs(env.Cwd, f.addDirs); err != nil {
 		return nil, err
 	}
 	s.checker, err = permission.New(permission.Options{
 		CairnHome: home.Dir, UserHome: userHome, ProjectDir: env.Cwd, Cwd: env.Cwd,
-		Mode: permission.Mode(f.permissionMode), AllowedTools: allowed, DisallowedTools: f.disallowed,
-		AdditionalDirectories: f.addDirs, Headless: headless, SettingsFiles: extra,
+		Mode: permission.Mode(f.permissionMode), AllowedTools: f.allowed, DisallowedTools: f.disallowed,
+		AdditionalDirectories: f.addDirs, Headless: headless, SettingsFiles: extra, Builtin: builtin,
 	})
 	if err != nil {
 		return nil, err
@@ -140,18 +144,44 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	}
 	// The MCP servers come last, so no failure after them leaves them
 	// running: they close with the session.
-	servers, mw, err := connectMCPWith(ctx, env, home, &f.ext, extra)
+	configs, mo, mw, err := mcpConfigsWith(env, home, &f.ext, extra)
 	if err != nil {
 		return nil, err
 	}
 	s.warnings = append(s.warnings, mw...)
-	s.mcp = servers
-	s.opts.Tools = append(s.opts.Tools, servers.Tools()...)
-	s.opts.MCPInstructions = servers.Instructions()
+	var closeMCP func() error
+	if headless {
+		// A headless run waits for its servers before the first request,
+		// each at most MCP_TIMEOUT, as Claude Code does: a prompt may need
+		// their tools, and the run has no later turn to add them at.
+		servers := mcp.Connect(ctx, configs, mo)
+		s.warnings = append(s.warnings, servers.Warnings()...)
+		s.opts.Tools = append(s.opts.Tools, servers.Tools()...)
+		s.opts.MCPInstructions = servers.Instructions()
+		closeMCP = servers.Close
+	} else {
+		// The terminal UI opens at once; the servers' tools join at the
+		// first turn after all of them have connected or failed.
+		s.mcp = mcp.Start(ctx, configs, mo)
+		s.opts.Late = lateMCP(s.mcp)
+		closeMCP = s.mcp.Close
+	}
 	stop := s.stop
-	s.stop = func() { stop(); servers.Close(); _ = sb.Close() }
+	s.stop = func() { stop(); closeMCP(); _ = sb.Close() }
 	ok = true
 	return s, nil
+}
+
+// lateMCP brings the tools of servers started in the background, once
+// all have connected or failed.
+func lateMCP(st *mcp.Starting) func() ([]tool.Tool, string, bool) {
+	return func() ([]tool.Tool, string, bool) {
+		servers := st.Servers()
+		if servers == nil {
+			return nil, "", false
+		}
+		return servers.Tools(), servers.Instructions(), true
+	}
 }
 
 // collapseEnabled reports whether context collapse (SPEC C3) is on:
@@ -164,6 +194,15 @@ func collapseEnabled(env Env, st *settings.Settings) bool {
 	var on bool
 	raw, ok := st.Raw["contextCollapse"]
 	return ok && json.Unmarshal(raw, &on) == nil && on
+}
+
+// builtinRules are rules cairn adds itself, for why.
+func builtinRules(rules []string, why string) []permission.Builtin {
+	out := make([]permission.Builtin, len(rules))
+	for i, r := range rules {
+		out[i] = permission.Builtin{Rule: r, Why: why}
+	}
+	return out
 }
 
 // sessionReadRules let the model read back what the session saved beside

@@ -127,6 +127,19 @@ func mcpText(servers *mcp.Servers) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// mcpStartingText is /mcp while the servers may still be connecting in
+// the background: those still starting are named, the rest shown as
+// mcpText shows them.
+func mcpStartingText(st *mcp.Starting) string {
+	if st == nil {
+		return mcpText(nil)
+	}
+	if p := st.Pending(); len(p) > 0 {
+		return "Still starting: " + strings.Join(p, ", ") + " (their tools join at the first turn after all have connected or failed)"
+	}
+	return mcpText(st.Servers())
+}
+
 // mcpReportOf describes the servers' state.
 func mcpReportOf(servers *mcp.Servers, warnings []string) mcpReport {
 	rep := mcpReport{Servers: []mcpServerReport{}, Warnings: warnings}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,6 +132,12 @@ type server struct {
 // Cancelling ctx abandons the servers still connecting. The connections
 // outlive ctx: Close ends them.
 func Connect(ctx context.Context, configs []Config, o Options) *Servers {
+	return connectAll(ctx, configs, o, nil)
+}
+
+// connectAll is Connect; settled, when set, is called (from any
+// goroutine) as each server has connected or failed.
+func connectAll(ctx context.Context, configs []Config, o Options, settled func(name string)) *Servers {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -147,7 +154,12 @@ func Connect(ctx context.Context, configs []Config, o Options) *Servers {
 			s.list[i] = &server{cfg: c, err: &NotApprovedError{Name: c.Name}}
 			continue
 		}
-		wg.Go(func() { s.list[i] = connect(ctx, c, o) })
+		wg.Go(func() {
+			s.list[i] = connect(ctx, c, o)
+			if settled != nil {
+				settled(c.Name)
+			}
+		})
 	}
 	wg.Wait()
 
@@ -178,6 +190,94 @@ func Connect(ctx context.Context, configs []Config, o Options) *Servers {
 		s.instructions = "# MCP server instructions\nThe MCP servers connected to this session describe how to use their tools and resources:\n\n" + strings.Join(sections, "\n\n")
 	}
 	return s
+}
+
+// Starting are MCP servers connecting in the background (Start): a
+// session opens without waiting for them and takes their tools once all
+// of them have connected or failed, in one change of its tool list. Safe
+// for concurrent use.
+type Starting struct {
+	done    chan struct{}
+	cancel  context.CancelFunc
+	servers *Servers // set before done is closed
+	mu      sync.Mutex
+	pending []string // names still connecting, in the configs' order
+	closed  bool
+}
+
+// Start connects to every server of configs, as Connect does, in the
+// background, and returns at once. Close the result when the session
+// ends: it abandons the servers still connecting and closes every
+// connection.
+func Start(ctx context.Context, configs []Config, o Options) *Starting {
+	ctx, cancel := context.WithCancel(ctx)
+	st := &Starting{done: make(chan struct{}), cancel: cancel}
+	for _, c := range configs {
+		if !c.Unapproved {
+			st.pending = append(st.pending, c.Name)
+		}
+	}
+	go func() {
+		st.servers = connectAll(ctx, configs, o, func(name string) {
+			st.mu.Lock()
+			st.pending = slices.DeleteFunc(st.pending, func(n string) bool { return n == name })
+			st.mu.Unlock()
+		})
+		close(st.done)
+	}()
+	return st
+}
+
+// Pending names the servers still connecting, in the configs' order.
+func (st *Starting) Pending() []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return slices.Clone(st.pending)
+}
+
+// Done is closed once every server has connected or failed.
+func (st *Starting) Done() <-chan struct{} { return st.done }
+
+// Servers are the servers once Done is closed; nil before.
+func (st *Starting) Servers() *Servers {
+	select {
+	case <-st.done:
+		return st.servers
+	default:
+		return nil
+	}
+}
+
+// Wait waits until every server has connected or failed (each within
+// its timeout), or ctx ends, and returns the servers (nil if ctx ended
+// first). A nil Starting has no servers.
+func (st *Starting) Wait(ctx context.Context) *Servers {
+	if st == nil {
+		return nil
+	}
+	select {
+	case <-st.done:
+		return st.servers
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// Close abandons the servers still connecting (they fail as cancelled)
+// and closes every connection. Close may be called more than once.
+func (st *Starting) Close() error {
+	if st == nil {
+		return nil
+	}
+	st.cancel()
+	<-st.done
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return nil
+	}
+	st.closed = true
+	return st.servers.Close()
 }
 
 // Tools are the connected servers' tools, server by server in the order

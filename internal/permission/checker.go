@@ -42,7 +42,15 @@ type Options struct {
 	// SettingsFiles are more settings files above the project's
 	// (--settings), in order.
 	SettingsFiles []string
+	// Builtin are allow rules cairn adds itself (the memory folder, the
+	// session's own saved files), each with why: a rule's Source is then
+	// "cairn: " and why, so /permissions never credits them to a flag or
+	// file the person did not write.
+	Builtin []Builtin
 }
+
+// Builtin is an allow rule cairn adds itself, and why.
+type Builtin struct{ Rule, Why string }
 
 // Checker is the single entry point the agent and `cairn permissions
 // check` share, so both decide alike. It is safe for concurrent use; the
@@ -93,6 +101,15 @@ func FromSettings(perms *settings.Permissions, opts Options) (*Checker, error) {
 	c.rules.Allow = c.sourced(perms.Allow, "allow")
 	c.rules.Ask = c.sourced(perms.Ask, "ask")
 	c.rules.Deny = c.sourced(perms.Deny, "deny")
+	for _, b := range opts.Builtin {
+		r, err := ParseRule(b.Rule)
+		if err != nil {
+			c.warnings = append(c.warnings, fmt.Sprintf("cairn's own rule %s (%s): %v; it is left out", b.Rule, b.Why, err))
+			continue
+		}
+		r.Source, r.Root = "cairn: "+b.Why, c.project
+		c.rules.Allow = append(c.rules.Allow, r)
+	}
 	c.rules.Allow = append(c.rules.Allow, c.flag(opts.AllowedTools, "--allowedTools")...)
 	c.rules.Deny = append(c.rules.Deny, c.flag(opts.DisallowedTools, "--disallowedTools")...)
 	c.rules = c.rules.Compile()

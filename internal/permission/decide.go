@@ -355,6 +355,8 @@ func from(r Rule) string {
 	var s string
 	switch {
 	case r.Source == "":
+	case strings.HasPrefix(r.Source, "cairn: "):
+		s = " (" + r.Source + ")"
 	case r.Line > 0:
 		s = fmt.Sprintf(" in %s line %d", r.Source, r.Line)
 	default:

@@ -75,7 +75,7 @@ func Cairn(o Options) []Section {
 		{Key: "environment", Text: func(context.Context) (string, error) { return environment(o), nil }},
 		MemorySection(o.Memory),
 		TokenBudgetSection(o.TokenBudgets),
-		Fixed("mcp_instructions", false, o.MCPInstructions),
+		Fixed(MCPKey, false, o.MCPInstructions),
 		Fixed("skills", false, o.Skills),
 		Fixed("append", false, o.AppendText),
 	}

@@ -42,6 +42,19 @@ func NewBuilder(sections ...Section) *Builder {
 	return &Builder{sections: sections, memo: make(map[string]string)}
 }
 
+// Set fixes the text of the section key from the next Build on (the MCP
+// servers' instructions once servers that were still starting are
+// ready). It is a deliberate change of the prompt: the next Build counts
+// it as a cache break when the text differs.
+func (b *Builder) Set(key, text string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.memo[key] = text
+}
+
+// MCPKey is the key of the MCP servers' instructions section.
+const MCPKey = "mcp_instructions"
+
 // Build returns the system prompt as two blocks, each a cache breakpoint:
 // the static part, shared by every session, and the dynamic part.
 func (b *Builder) Build(ctx context.Context) ([]model.SystemBlock, error) {

@@ -88,8 +88,17 @@ func EstimateRequest(system []model.SystemBlock, tools []model.ToolSpec, msgs []
 	for _, b := range system {
 		n += Estimate(b.Text)
 	}
+	return n + EstimateTools(tools)
+}
+
+// EstimateTools estimates tool definitions as a request sends them: each
+// one's name, description and input schema in their JSON encoding. The
+// trigger, the meter, /context and `cairn context` count tools with it.
+func EstimateTools(tools []model.ToolSpec) int64 {
+	var n int64
 	for _, t := range tools {
-		n += Estimate(t.Name) + Estimate(t.Description) + Estimate(string(t.InputSchema))
+		enc, _ := jsonw.Marshal(map[string]any{"name": t.Name, "description": t.Description, "input_schema": t.InputSchema})
+		n += Estimate(string(enc))
 	}
 	return n
 }
@@ -173,14 +182,19 @@ func (w Window) ManualCompactLimit() int64 {
 	return w.Effective() - w.reserve(ManualCompactBuffer, 64)
 }
 
-// PercentUsed is used as a share of the effective window, 0–100.
+// PercentUsed is used as a share of the effective window, 0–100, rounded
+// down to a tenth: the meter and /context print this one number.
 func (w Window) PercentUsed(used int64) float64 {
 	e := w.Effective()
 	if e <= 0 {
 		return 100
 	}
-	return min(100, float64(used)*100/float64(e))
+	return float64(int(min(100, float64(used)*100/float64(e))*10)) / 10
 }
+
+// Percent prints a PercentUsed share as the meter and the context
+// report show it ("3.9%").
+func Percent(p float64) string { return strconv.FormatFloat(p, 'f', 1, 64) + "%" }
 
 // ForModel returns the window of a model cairn knows, and false for one it
 // does not (the caller then asks CAIRN_CONTEXT_WINDOW / contextWindow).

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"reflect"
 	"strings"
 
 	"charm.land/glamour/v2"
@@ -11,16 +12,25 @@ import (
 // markdown renders Markdown to terminal lines at one width, keeping a
 // glamour renderer per width (making one is the expensive part).
 type markdown struct {
+	theme     string
 	renderers map[int]*glamour.TermRenderer
 }
 
-func newMarkdown() *markdown { return &markdown{renderers: map[int]*glamour.TermRenderer{}} }
+func newMarkdown(theme string) *markdown {
+	return &markdown{theme: theme, renderers: map[int]*glamour.TermRenderer{}}
+}
 
 func (md *markdown) renderer(width int) *glamour.TermRenderer {
 	if r, ok := md.renderers[width]; ok {
 		return r
 	}
 	cfg := glamourstyles.DarkStyleConfig
+	switch md.theme {
+	case ThemeLight:
+		cfg = glamourstyles.LightStyleConfig
+	case ThemePlain:
+		uncolour(reflect.ValueOf(&cfg).Elem())
+	}
 	zero := uint(0)
 	cfg.Document.Margin = &zero
 	cfg.Document.BlockPrefix, cfg.Document.BlockSuffix = "", ""
@@ -30,6 +40,32 @@ func (md *markdown) renderer(width int) *glamour.TermRenderer {
 	}
 	md.renderers[width] = r
 	return r
+}
+
+// uncolour clears every colour of a glamour style (the fields named
+// Color and BackgroundColor, at any depth), keeping its emphasis and
+// layout: the style for NO_COLOR.
+func uncolour(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			uncolour(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Field(i)
+			if name := v.Type().Field(i).Name; (name == "Color" || name == "BackgroundColor") && f.Kind() == reflect.Pointer && f.CanSet() {
+				f.Set(reflect.Zero(f.Type()))
+				continue
+			}
+			if f.Kind() == reflect.Pointer && !f.IsNil() && f.Elem().Kind() == reflect.Struct && f.CanSet() {
+				c := reflect.New(f.Elem().Type()) // styles share pointers: copy before changing
+				c.Elem().Set(f.Elem())
+				f.Set(c)
+			}
+			uncolour(f)
+		}
+	}
 }
 
 // render renders one Markdown block (or several) to lines no wider than

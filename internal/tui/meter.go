@@ -10,7 +10,8 @@ import (
 // meter is the context meter: tokens used of the window, and how far the
 // auto-compaction threshold is. used is Session.Used, the number the
 // trigger compares with the threshold (SPEC K1), so what the meter says
-// and what cairn does never disagree.
+// and what cairn does never disagree; its percentage is the one /context
+// prints (Window.PercentUsed).
 type meter struct {
 	used   int64
 	known  bool
@@ -37,7 +38,7 @@ func (m meter) view(st styles, width int) string {
 	const barWidth = 10
 	filled := min(barWidth, int(pct*barWidth/100+0.5))
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled)
-	text := fmt.Sprintf("%s %s/%s (%d%%) · %s", bar, short(m.used), short(eff), int(pct), until)
+	text := fmt.Sprintf("%s %s/%s (%s) · %s", bar, short(m.used), short(eff), tokens.Percent(pct), until)
 	if lipglossWidth(text) > width {
 		text = fmt.Sprintf("%s/%s · %s", short(m.used), short(eff), until)
 	}

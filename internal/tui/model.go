@@ -6,6 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
 )
@@ -35,6 +36,9 @@ type Model struct {
 	picker picker
 	// armed is set after a first Ctrl+C: a second one exits.
 	armed bool
+	// todos is the session's todo list, as its last TodoWrite set it: it
+	// stays above the prompt while it has work left.
+	todos []tools.Todo
 	// usage and cost add up the session's responses, its subagents'
 	// included (/cost).
 	usage   model.Usage
@@ -53,9 +57,14 @@ type Model struct {
 
 // work is an operation on the session in progress: a turn or a command.
 type work struct {
-	label  string // "Working", "Compacting"
-	start  time.Time
-	cancel context.CancelFunc
+	label string // "Working", "Compacting"
+	start time.Time
+	// waited is how long permission questions waited for the person, and
+	// waitSince when the one on screen came (zero when none is): the
+	// spinner's clock stands still meanwhile.
+	waited    time.Duration
+	waitSince time.Time
+	cancel    context.CancelFunc
 	// done is closed when the work has stopped using the session.
 	done chan struct{}
 	// A turn's state.
@@ -92,7 +101,7 @@ func New(opts Options) *Model {
 		opts:   opts,
 		sess:   opts.Session,
 		now:    opts.Now,
-		r:      &renderer{st: newStyles(), md: newMarkdown(), cwd: opts.Cwd},
+		r:      &renderer{st: newStyles(opts.Theme), md: newMarkdown(opts.Theme), cwd: opts.Cwd},
 		tr:     newTranscript(),
 		prompt: newPromptBox(),
 		width:  80, height: 24,
@@ -146,12 +155,29 @@ func (m *Model) measure() tea.Cmd {
 	}
 }
 
+// syncWaiting starts or stops the pause of the spinner's clock: the time
+// a permission question waits for the person is not the session's work.
+func (m *Model) syncWaiting() {
+	w := m.work
+	if w == nil {
+		return
+	}
+	switch waiting := len(m.asks) > 0; {
+	case waiting && w.waitSince.IsZero():
+		w.waitSince = m.now()
+	case !waiting && !w.waitSince.IsZero():
+		w.waited += m.now().Sub(w.waitSince)
+		w.waitSince = time.Time{}
+	}
+}
+
 func (m *Model) setUsed(used int64) {
 	m.meter.used, m.meter.known = used, true
 }
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	defer m.syncWaiting()
 	switch msg := msg.(type) {
 	case statusMsg:
 		return m, m.onStatus(msg)
@@ -298,7 +324,7 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	case "enter":
-		if m.prompt.empty() {
+		if m.prompt.empty() || m.prompt.continueLine() {
 			return nil
 		}
 		display, text, pastes := m.prompt.take()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/tool"
 
 	"charm.land/bubbles/v2/textinput"
@@ -24,6 +25,28 @@ type permDialog struct {
 	note   textinput.Model
 	// err is why the rule could not be written.
 	err string
+	// change is the diff the call would make, worked out once.
+	change  *patch
+	changed bool
+}
+
+// patch is the diff a call that writes a file would make: from the file
+// as it is now, with its line numbers and three lines of context — the
+// diff shown after the call — else from the call's own strings.
+func (d *permDialog) patch() (patch, bool) {
+	if !d.changed {
+		d.changed = true
+		if c, ok := tools.PreviewChange(d.q.Tool, d.q.Input); ok {
+			p := diffOf(c.Path, c.Before, c.After)
+			d.change = &p
+		} else if p, ok := patchFromInput(d.q.Input); ok {
+			d.change = &p
+		}
+	}
+	if d.change == nil || len(d.change.Hunks) == 0 {
+		return patch{}, false
+	}
+	return *d.change, true
 }
 
 func newPermDialog(a asked, project string) *permDialog {
@@ -172,7 +195,7 @@ func (d *permDialog) view(r *renderer, width int) []string {
 		if t, known := r.lookup(d.q.Tool); !known || !tool.Writes(t, d.q.Input) {
 			break
 		}
-		if p, ok := patchFromInput(d.q.Input); ok {
+		if p, ok := d.patch(); ok {
 			detail = append(detail, "  "+r.rel(p.FilePath))
 			detail = append(detail, r.diff(p, inner-2, 12)...)
 		}

@@ -66,6 +66,18 @@ func (p *promptBox) empty() bool { return strings.TrimSpace(p.ta.Value()) == "" 
 
 func (p *promptBox) value() string { return p.ta.Value() }
 
+// continueLine turns a backslash that ends the text into a new line, as
+// a shell continues a command: Enter after a backslash starts a line
+// instead of sending. It reports whether it did.
+func (p *promptBox) continueLine() bool {
+	v := p.ta.Value()
+	if !strings.HasSuffix(v, "\\") {
+		return false
+	}
+	p.ta.SetValue(strings.TrimSuffix(v, "\\") + "\n")
+	return true
+}
+
 // set replaces the text (and its pastes).
 func (p *promptBox) set(text string, pastes map[int]history.Paste) {
 	p.ta.SetValue(text)

@@ -104,6 +104,14 @@ type Options struct {
 	// StatusLine, when set, is run for the line under the footer
 	// (settings "statusLine"), at most every 300 ms and never waited for.
 	StatusLine StatusLine
+	// Starting, when set, names what is still starting in the background
+	// (MCP servers): a line above the footer lists them while there are
+	// any. Whoever sets it writes a notice when they are ready, so the
+	// screen is drawn again.
+	Starting func() []string
+	// Theme is ThemeDark ("" too), ThemeLight or ThemePlain (no
+	// colours, for NO_COLOR): the UI's colours and the Markdown style.
+	Theme string
 	// Warnings are shown when the UI starts (from loading the session).
 	Warnings []string
 	// Now is the clock (time.Now when nil): the spinner's elapsed time

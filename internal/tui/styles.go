@@ -11,7 +11,37 @@ type styles struct {
 	selected, border                  lipgloss.Style
 }
 
-func newStyles() styles {
+// The themes (Options.Theme).
+const (
+	ThemeDark  = "dark"
+	ThemeLight = "light"
+	// ThemePlain has no colours (NO_COLOR): emphasis only.
+	ThemePlain = "plain"
+)
+
+func newStyles(theme string) styles {
+	switch theme {
+	case ThemePlain:
+		plain, faint, bold := lipgloss.NewStyle(), lipgloss.NewStyle().Faint(true), lipgloss.NewStyle().Bold(true)
+		return styles{
+			user: plain, assistant: plain, dim: faint, faint: faint, bold: bold,
+			tool: bold, toolErr: bold, toolOK: faint,
+			added: plain, removed: plain, hunk: faint,
+			notice: plain, errText: bold, accent: bold, warn: bold,
+			selected: bold.Reverse(true), border: faint,
+		}
+	case ThemeLight:
+		st := newStyles(ThemeDark)
+		st.user = lipgloss.NewStyle().Foreground(lipgloss.Color("0"))
+		st.tool = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+		st.toolErr = lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
+		st.notice = lipgloss.NewStyle().Foreground(lipgloss.Color("94"))
+		st.errText = lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
+		st.accent = lipgloss.NewStyle().Foreground(lipgloss.Color("5"))
+		st.warn = lipgloss.NewStyle().Foreground(lipgloss.Color("130"))
+		st.selected = lipgloss.NewStyle().Foreground(lipgloss.Color("4")).Bold(true)
+		return st
+	}
 	return styles{
 		user:      lipgloss.NewStyle().Foreground(lipgloss.Color("7")),
 		assistant: lipgloss.NewStyle(),

@@ -14,6 +14,9 @@ import (
 // tool renders a tool call: a line naming it, then its result collapsed
 // to a line or two (all of it when expanded), or the diff of an edit.
 func (r *renderer) tool(it *item, width int) []string {
+	if todos, ok := todosOf(it.call); ok && it.result != nil && !it.result.isError {
+		return r.todoCall(todos, width)
+	}
 	head := it.call.Name
 	if arg := r.callArg(it.call.Name, it.call.Input); arg != "" {
 		head += "(" + arg + ")"

@@ -155,6 +155,9 @@ func (m *Model) onEvent(msg eventMsg) tea.Cmd {
 		}
 		it.result = resultOf(ev)
 		it.touch()
+		if todos, ok := todosOf(it.call); ok && !it.result.isError {
+			m.todos = todos
+		}
 	case engine.EventToolProgress:
 		if it := m.tr.find(ev.Call.ID); it != nil && it.result == nil {
 			it.progress = oneLine(ev.Text, 200)
@@ -280,6 +283,7 @@ func (m *Model) dequeue() tea.Cmd {
 // loadHistory shows a resumed conversation.
 func (m *Model) loadHistory(msgs []model.Message) {
 	m.tr.reset()
+	m.todos = nil
 	results := map[string]*toolResult{}
 	for _, msg := range msgs {
 		for _, b := range msg.Content {
@@ -327,6 +331,9 @@ func (m *Model) loadHistory(msgs []model.Message) {
 					res := results[b.ID]
 					if res == nil {
 						res = &toolResult{}
+					}
+					if todos, ok := todosOf(b); ok && !res.isError {
+						m.todos = todos
 					}
 					m.tr.add(&item{kind: kindTool, call: b, result: res})
 				}

@@ -118,7 +118,7 @@ func TestSlashCommand(t *testing.T) {
 }
 
 func TestTranscriptScroll(t *testing.T) {
-	r := &renderer{st: newStyles(), md: newMarkdown()}
+	r := &renderer{st: newStyles(ThemeDark), md: newMarkdown(ThemeDark)}
 	tr := newTranscript()
 	for i := range 50 {
 		tr.add(&item{kind: kindInfo, text: string(rune('a' + i%26))}) // two lines each

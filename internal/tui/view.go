@@ -43,6 +43,7 @@ func (m *Model) chromeHeight() int { return len(m.chrome()) }
 func (m *Model) chrome() []string {
 	var out []string
 	out = append(out, m.status())
+	out = append(out, m.pinnedTodos()...)
 	for _, q := range m.queue {
 		out = append(out, m.r.st.dim.Render(truncate("  ⧗ queued: "+strings.ReplaceAll(q.display, "\n", " "), m.width)))
 	}
@@ -55,6 +56,11 @@ func (m *Model) chrome() []string {
 		out = append(out, rule)
 		out = append(out, m.completionLines()...)
 	}
+	if m.opts.Starting != nil {
+		if names := m.opts.Starting(); len(names) > 0 {
+			out = append(out, m.r.st.dim.Render(truncate("  ⧗ MCP servers starting: "+strings.Join(names, ", ")+" (their tools join once ready)", m.width)))
+		}
+	}
 	return append(append(out, m.footer()), m.statusLines()...)
 }
 
@@ -64,11 +70,18 @@ func (m *Model) status() string {
 	if w == nil {
 		return ""
 	}
-	elapsed := m.now().Sub(w.start)
+	now := m.now()
+	if !w.waitSince.IsZero() {
+		now = w.waitSince
+	}
+	elapsed := now.Sub(w.start) - w.waited
 	frame := spinnerFrames[int(elapsed/(100*time.Millisecond))%len(spinnerFrames)]
 	label := w.label
 	if w.status != "" {
 		label = strings.ToUpper(w.status[:1]) + w.status[1:]
+	}
+	if !w.waitSince.IsZero() {
+		label = "Waiting for your answer"
 	}
 	parts := []string{fmt.Sprintf("%ds", int(elapsed.Seconds()))}
 	if w.out > 0 {

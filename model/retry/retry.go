@@ -10,6 +10,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"math/rand/v2"
@@ -25,7 +26,24 @@ const (
 	DefaultMaxAttempts = 8
 	DefaultBaseDelay   = 500 * time.Millisecond
 	DefaultMaxDelay    = 60 * time.Second
+	// DefaultRefusedFor bounds the waits spent on refused connections.
+	DefaultRefusedFor = 15 * time.Second
 )
+
+// RefusedError is a request given up on because every attempt found
+// nothing listening at the server's address.
+type RefusedError struct {
+	Attempts int
+	// For is how long the attempts took, waits included.
+	For time.Duration
+	Err error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("nothing is listening at the API's address: the connection was refused %d times over %s, so cairn gave up (%v); check the base URL (ANTHROPIC_BASE_URL or OPENAI_BASE_URL) and that the server runs", e.Attempts, e.For.Round(time.Second), e.Err)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Options configure a retrying Model. The zero value means the defaults.
 type Options struct {
@@ -39,6 +57,12 @@ type Options struct {
 	// is not retried: its error is returned at once. 0 means
 	// DefaultMaxDelay.
 	MaxDelay time.Duration
+	// RefusedFor bounds the time spent retrying while every attempt finds
+	// the connection refused (nothing listening: a wrong base URL, a
+	// server not started): no wait starts past it, and the request then
+	// fails with a RefusedError. 0 means DefaultRefusedFor. Other
+	// failures use every attempt.
+	RefusedFor time.Duration
 	// Sleep waits d or until ctx is done, returning ctx's error then; nil
 	// means a timer. Tests inject a fake.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -71,6 +95,9 @@ func New(m model.Model, opts Options) *Model {
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = DefaultMaxDelay
 	}
+	if opts.RefusedFor <= 0 {
+		opts.RefusedFor = DefaultRefusedFor
+	}
 	if opts.Sleep == nil {
 		opts.Sleep = sleep
 	}
@@ -86,7 +113,11 @@ func New(m model.Model, opts Options) *Model {
 // stops a wait and yields ctx's error.
 func (r *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
+		// refused is how long the attempts have been refused, every one
+		// of them so far (waits included); -1 once one was not.
+		var refused time.Duration
 		for attempt := 1; ; attempt++ {
+			began := time.Now()
 			started := false
 			var failed error
 			for ch, err := range r.m.Stream(ctx, req) {
@@ -110,6 +141,16 @@ func (r *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			if !ok {
 				yield(model.Chunk{}, failed)
 				return
+			}
+			if refused >= 0 && errors.Is(failed, syscall.ECONNREFUSED) {
+				refused += time.Since(began)
+				if refused+wait > r.opts.RefusedFor {
+					yield(model.Chunk{}, &RefusedError{Attempts: attempt, For: refused, Err: failed})
+					return
+				}
+				refused += wait
+			} else {
+				refused = -1
 			}
 			if r.opts.OnRetry != nil {
 				r.opts.OnRetry(attempt, wait, failed)

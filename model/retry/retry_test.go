@@ -273,3 +273,42 @@ func TestStreamBreak(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusedGivesUp: while every attempt finds the connection refused,
+// the retries stop once their waits would pass RefusedFor, with a
+// RefusedError; one other failure among them lifts the bound.
+func TestRefusedGivesUp(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	var waits []time.Duration
+	opts := retry.Options{Jitter: func() float64 { return 0 }, Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }}
+	all := make([]attempt, retry.DefaultMaxAttempts)
+	for i := range all {
+		all[i] = attempt{err: refused}
+	}
+	m := retry.New(&scripted{attempts: all}, opts)
+	var got error
+	for _, err := range m.Stream(context.Background(), &model.Request{}) {
+		got = err
+	}
+	var re *retry.RefusedError
+	if !errors.As(got, &re) || !errors.Is(got, syscall.ECONNREFUSED) {
+		t.Fatalf("error %v, want a RefusedError wrapping ECONNREFUSED", got)
+	}
+	// 0.5+1+2+4 = 7.5 s; the next wait (8 s) would pass 15 s.
+	if diff := cmp.Diff([]time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}, waits); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+	if re.Attempts != 5 {
+		t.Errorf("gave up after %d attempts, want 5", re.Attempts)
+	}
+
+	waits = nil
+	mixed := append([]attempt{{err: overloaded}}, all[:retry.DefaultMaxAttempts-1]...)
+	m = retry.New(&scripted{attempts: mixed}, opts)
+	for _, err := range m.Stream(context.Background(), &model.Request{}) {
+		got = err
+	}
+	if errors.As(got, &re) || len(waits) != retry.DefaultMaxAttempts-1 {
+		t.Errorf("with an overload first: error %v after %d waits, want every attempt and the plain error", got, len(waits))
+	}
+}

@@ -1,5 +1,0 @@
-//go:build race
-
-package tui_test
-
-func init() { raceEnabled = true }
