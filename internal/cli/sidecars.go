@@ -20,17 +20,15 @@ import (
 // localSidecars is the one reader and writer of a session's sidecar
 // files on this disk, as the team store exchanges them: the files of the
 // session's sidecar folder (<project folder>/<id>/: tool-results/,
-// subagents/, …) under their relative names, and the session's
-// file-history backups (<home>/file-history/<id>/) under
-// pgstore.FileHistoryPrefix. Files whose name starts with "." (an atomic
-// write's temporary file), links and a sidecar folder's own
-// "file-history" folder are left out.
-//
-// (It is a minimal local reader until transcript.FileStore implements
-// transcript.Sidecars; then the sidecar folder's part goes through it.)
+// subagents/, …), through the project's FileStore, under their relative
+// names; and the session's file-history backups (<home>/file-history/<id>/)
+// under pgstore.FileHistoryPrefix. Names with an element starting with
+// "." (an atomic write's temporary file) and a sidecar folder's own
+// "file-history" folder, which would collide with the prefix, are left
+// out.
 type localSidecars struct {
-	dir     string // the project folder holding <id>.jsonl and <id>/
-	history string // the home's file-history folder
+	files   *transcript.FileStore // the project folder holding <id>.jsonl and <id>/
+	history string                // the home's file-history folder
 }
 
 var _ transcript.Sidecars = localSidecars{}
@@ -38,29 +36,35 @@ var _ transcript.Sidecars = localSidecars{}
 // sidecarsOf returns the sidecar files of the sessions whose transcripts
 // are in projectDir.
 func sidecarsOf(home session.Home, projectDir string) localSidecars {
-	return localSidecars{dir: projectDir, history: filepath.Dir(home.FileHistory("-"))}
+	return localSidecars{files: transcript.NewFileStore(projectDir), history: filepath.Dir(home.FileHistory("-"))}
 }
 
-func (l localSidecars) path(sessionID, name string) (string, error) {
+// historyPath is the backup a file-history name stands for; ok is false
+// for a name of the session's folder.
+func (l localSidecars) historyPath(sessionID, name string) (p string, ok bool, err error) {
 	if sessionID == "" || strings.ContainsAny(sessionID, `/\`) || sessionID == "." || sessionID == ".." {
-		return "", fmt.Errorf("invalid session id %q", sessionID)
+		return "", false, fmt.Errorf("invalid session id %q", sessionID)
 	}
-	if err := pgstore.ValidSidecarName(name); err != nil {
-		return "", err
+	if err := transcript.ValidSidecarName(name); err != nil {
+		return "", false, err
 	}
-	if rest, ok := strings.CutPrefix(name, pgstore.FileHistoryPrefix); ok {
-		return filepath.Join(l.history, sessionID, filepath.FromSlash(rest)), nil
+	rest, ok := strings.CutPrefix(name, pgstore.FileHistoryPrefix)
+	if !ok {
+		if strings.HasPrefix(name+"/", pgstore.FileHistoryPrefix) {
+			return "", false, fmt.Errorf("invalid sidecar file name %q", name)
+		}
+		return "", false, nil
 	}
-	if strings.HasPrefix(name+"/", pgstore.FileHistoryPrefix) {
-		return "", fmt.Errorf("invalid sidecar file name %q", name)
-	}
-	return filepath.Join(l.dir, sessionID, filepath.FromSlash(name)), nil
+	return filepath.Join(l.history, sessionID, filepath.FromSlash(rest)), true, nil
 }
 
-func (l localSidecars) ReadSidecar(_ context.Context, sessionID, name string) ([]byte, error) {
-	p, err := l.path(sessionID, name)
+func (l localSidecars) ReadSidecar(ctx context.Context, sessionID, name string) ([]byte, error) {
+	p, ok, err := l.historyPath(sessionID, name)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return l.files.ReadSidecar(ctx, sessionID, name)
 	}
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -70,10 +74,13 @@ func (l localSidecars) ReadSidecar(_ context.Context, sessionID, name string) ([
 }
 
 // WriteSidecar writes atomically (mode 0600, folders 0700).
-func (l localSidecars) WriteSidecar(_ context.Context, sessionID, name string, data []byte) error {
-	p, err := l.path(sessionID, name)
+func (l localSidecars) WriteSidecar(ctx context.Context, sessionID, name string, data []byte) error {
+	p, ok, err := l.historyPath(sessionID, name)
 	if err != nil {
 		return err
+	}
+	if !ok {
+		return l.files.WriteSidecar(ctx, sessionID, name, data)
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
@@ -84,45 +91,59 @@ func (l localSidecars) WriteSidecar(_ context.Context, sessionID, name string, d
 	return nil
 }
 
-func (l localSidecars) ListSidecars(_ context.Context, sessionID string) ([]string, error) {
-	if _, err := l.path(sessionID, "x"); err != nil {
+func (l localSidecars) ListSidecars(ctx context.Context, sessionID string) ([]string, error) {
+	if _, _, err := l.historyPath(sessionID, "x"); err != nil {
+		return nil, err
+	}
+	all, err := l.files.ListSidecars(ctx, sessionID)
+	if err != nil {
 		return nil, err
 	}
 	names := []string{}
-	walk := func(root, prefix string) error {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
-			rel, _ := filepath.Rel(root, p)
-			rel = filepath.ToSlash(rel)
-			switch {
-			case p == root:
-				return nil
-			case strings.HasPrefix(d.Name(), "."):
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			case prefix == "" && rel+"/" == pgstore.FileHistoryPrefix:
-				return filepath.SkipDir
-			case !d.Type().IsRegular():
+	for _, n := range all {
+		if !strings.HasPrefix(n, pgstore.FileHistoryPrefix) && !hiddenName(n) {
+			names = append(names, n)
+		}
+	}
+	root := filepath.Join(l.history, sessionID)
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
-			names = append(names, prefix+rel)
+			return err
+		}
+		switch {
+		case p == root:
 			return nil
-		})
-		return err
-	}
-	if err := walk(filepath.Join(l.dir, sessionID), ""); err != nil {
-		return nil, err
-	}
-	if err := walk(filepath.Join(l.history, sessionID), pgstore.FileHistoryPrefix); err != nil {
+		case strings.HasPrefix(d.Name(), "."):
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		case !d.Type().IsRegular():
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		names = append(names, pgstore.FileHistoryPrefix+filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// hiddenName reports whether an element of a sidecar name starts with ".".
+func hiddenName(name string) bool {
+	for el := range strings.SplitSeq(name, "/") {
+		if strings.HasPrefix(el, ".") {
+			return true
+		}
+	}
+	return false
 }

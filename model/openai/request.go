@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/cairn-dev/cairn/model"
@@ -196,10 +197,12 @@ func appendUser(out []sdk.ChatCompletionMessageParamUnion, blocks []model.Block)
 			}
 		}
 	}
-	if tool := len(out) - 1; lastTool == tool && tool >= 0 && len(after.parts) == 0 && !u.images && len(u.parts) > 0 && out[tool].OfTool.Content.OfString.Valid() {
-		// Text after the results (the message's [id:…] tag, a reminder)
-		// stays in the same turn, in the last tool message, as it does
-		// in the Anthropic message, rather than a user message of its own.
+	if tool := len(out) - 1; lastTool == tool && tool >= 0 && len(after.parts) == 0 && !u.images && onlyTags(u.parts) && out[tool].OfTool.Content.OfString.Valid() {
+		// The message's [id:…] tag after the results stays in the same
+		// turn, in the last tool message, as it does in the Anthropic
+		// message, rather than a user message of its own. Any other text
+		// (an instruction, a reminder) is the person's or cairn's word, not
+		// the tool's, and stays a user message.
 		texts := []string{out[tool].OfTool.Content.OfString.Value}
 		for _, p := range u.parts {
 			texts = append(texts, p.OfText.Text)
@@ -311,4 +314,18 @@ func chatTools(specs []model.ToolSpec) ([]sdk.ChatCompletionToolUnionParam, erro
 		out = append(out, sdk.ChatCompletionFunctionTool(fn))
 	}
 	return out, nil
+}
+
+// idTag matches a message's whole [id:…] tag, as the agent writes it.
+var idTag = regexp.MustCompile(`^\[id:[0-9a-z]+\]$`)
+
+// onlyTags reports whether parts are texts that are [id:…] tags, at least
+// one.
+func onlyTags(parts []sdk.ChatCompletionContentPartUnionParam) bool {
+	for _, p := range parts {
+		if p.OfText == nil || !idTag.MatchString(strings.TrimSpace(p.OfText.Text)) {
+			return false
+		}
+	}
+	return len(parts) > 0
 }

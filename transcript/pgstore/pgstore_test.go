@@ -45,6 +45,14 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestSidecarConformance runs the suite every transcript.Sidecars passes.
+func TestSidecarConformance(t *testing.T) {
+	db := open(t)
+	transcripttest.TestSidecars(t, func(t *testing.T) transcript.Store {
+		return db.Project(pgtest.Project(t))
+	})
+}
+
 func TestDuplicatesSkipped(t *testing.T) {
 	ctx := context.Background()
 	s := open(t).Project(pgtest.Project(t))

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,27 +21,13 @@ const FileHistoryPrefix = "file-history/"
 
 var _ transcript.Sidecars = (*Store)(nil)
 
-// ValidSidecarName reports an error for a name that is not a
-// slash-separated relative path without empty, "." or ".." elements.
-func ValidSidecarName(name string) error {
-	if name == "" || strings.ContainsAny(name, "\\\x00") {
-		return fmt.Errorf("invalid sidecar file name %q", name)
-	}
-	for el := range strings.SplitSeq(name, "/") {
-		if el == "" || el == "." || el == ".." {
-			return fmt.Errorf("invalid sidecar file name %q", name)
-		}
-	}
-	return nil
-}
-
 // WriteSidecar implements transcript.Sidecars: one statement, so a reader
 // sees the old or the new content.
 func (s *Store) WriteSidecar(ctx context.Context, sessionID, name string, data []byte) error {
 	if err := validID(sessionID); err != nil {
 		return err
 	}
-	if err := ValidSidecarName(name); err != nil {
+	if err := transcript.ValidSidecarName(name); err != nil {
 		return err
 	}
 	if data == nil {
@@ -61,7 +46,7 @@ func (s *Store) ReadSidecar(ctx context.Context, sessionID, name string) ([]byte
 	if err := validID(sessionID); err != nil {
 		return nil, err
 	}
-	if err := ValidSidecarName(name); err != nil {
+	if err := transcript.ValidSidecarName(name); err != nil {
 		return nil, err
 	}
 	var data []byte
