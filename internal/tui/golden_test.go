@@ -91,3 +91,22 @@ func lastToolResult(t *testing.T, srv *modeltest.Server) string {
 	t.Fatal("no tool_result in the last request")
 	return ""
 }
+
+// TestMarkdownReply: a reply's single newlines stay line breaks and its
+// table is as wide as its content, not the whole screen.
+func TestMarkdownReply(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	r.srv.Enqueue(modeltest.Text("Two files changed:\nhello.py and README.md.\n\n| file | lines |\n|---|--:|\n| hello.py | 2 |\n| README.md | 14 |\n\nAll done."))
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, r.options(s))
+	d.waitFor("to auto-compact")
+	d.typeText("what changed")
+	d.press("enter")
+	f := d.waitUntil("the finished reply", func(f string) bool {
+		return strings.Contains(f, "All done.") && !strings.Contains(f, "esc to interrupt")
+	})
+	golden(t, "markdown", f)
+}

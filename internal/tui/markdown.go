@@ -34,7 +34,10 @@ func (md *markdown) renderer(width int) *glamour.TermRenderer {
 	zero := uint(0)
 	cfg.Document.Margin = &zero
 	cfg.Document.BlockPrefix, cfg.Document.BlockSuffix = "", ""
-	r, err := glamour.NewTermRenderer(glamour.WithStyles(cfg), glamour.WithWordWrap(width))
+	// A single newline inside a paragraph stays a line break, as in
+	// Claude Code (CommonMark would join the lines); lists, code and
+	// tables keep their lines either way.
+	r, err := glamour.NewTermRenderer(glamour.WithStyles(cfg), glamour.WithWordWrap(width), glamour.WithPreservedNewLines())
 	if err != nil {
 		return nil
 	}
@@ -69,9 +72,32 @@ func uncolour(v reflect.Value) {
 }
 
 // render renders one Markdown block (or several) to lines no wider than
-// width, without the blank lines glamour puts around a document.
+// width, without the blank lines glamour puts around a document. A table
+// is as wide as its content (glamour stretches every table to the full
+// width), up to width, past which its cells wrap.
 func (md *markdown) render(text string, width int) []string {
 	width = max(width, 10)
+	var lines []string
+	for _, seg := range splitTables(text) {
+		var l []string
+		if seg.table {
+			// Rendered without a wrap width, a table takes its natural size.
+			if l = md.renderAt(seg.text, 0); maxWidth(l) > width {
+				l = md.renderAt(seg.text, width)
+			}
+		} else {
+			l = md.renderAt(seg.text, width)
+		}
+		if len(l) > 0 {
+			lines = appendBlock(lines, l)
+		}
+	}
+	return lines
+}
+
+// renderAt renders Markdown with glamour wrapping at width (0: no
+// wrapping) and trims the blank lines around it and the padding.
+func (md *markdown) renderAt(text string, width int) []string {
 	r := md.renderer(width)
 	out := text
 	if r != nil {
@@ -89,11 +115,108 @@ func (md *markdown) render(text string, width int) []string {
 	for i, l := range lines {
 		// glamour pads lines to the wrap width; the padding only costs.
 		lines[i] = strings.TrimRight(l, " ")
-		if lipgloss.Width(lines[i]) > width {
+		if width > 0 && lipgloss.Width(lines[i]) > width {
 			lines[i] = truncate(lines[i], width)
 		}
 	}
 	return lines
+}
+
+func maxWidth(lines []string) int {
+	w := 0
+	for _, l := range lines {
+		w = max(w, lipgloss.Width(l))
+	}
+	return w
+}
+
+// segment is a run of Markdown lines: a table, or anything else.
+type segment struct {
+	text  string
+	table bool
+}
+
+// splitTables cuts Markdown into tables and the text between them. A
+// table starts at a row of cells followed by a delimiter row with as many
+// cells (|---|:--:|), outside code fences and not indented (a table in a
+// list item stays in its list), and ends at a blank line, as in GFM.
+func splitTables(text string) []segment {
+	lines := strings.SplitAfter(text, "\n")
+	var segs []segment
+	start, fence := 0, ""
+	for i := 0; i < len(lines); i++ {
+		trimmed := strings.TrimSpace(lines[i])
+		switch {
+		case fence != "":
+			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+				fence = ""
+			}
+			continue
+		case strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
+			fence = trimmed[:3]
+			continue
+		}
+		if i+1 >= len(lines) || strings.HasPrefix(lines[i], "  ") || strings.HasPrefix(lines[i], "\t") {
+			continue
+		}
+		n := delimiterCells(lines[i+1])
+		if n == 0 || n != len(tableCells(lines[i])) {
+			continue
+		}
+		end := i + 2
+		for end < len(lines) && strings.TrimSpace(lines[end]) != "" {
+			end++
+		}
+		if before := strings.Join(lines[start:i], ""); strings.TrimSpace(before) != "" {
+			segs = append(segs, segment{text: before})
+		}
+		segs = append(segs, segment{text: strings.Join(lines[i:end], ""), table: true})
+		start, i = end, end-1
+	}
+	if rest := strings.Join(lines[start:], ""); strings.TrimSpace(rest) != "" || len(segs) == 0 {
+		segs = append(segs, segment{text: rest})
+	}
+	return segs
+}
+
+// tableCells splits a table row at its unescaped pipes, without the
+// optional pipes at either end.
+func tableCells(line string) []string {
+	line = strings.TrimSpace(line)
+	line = strings.TrimPrefix(line, "|")
+	if strings.HasSuffix(line, "|") && !strings.HasSuffix(line, "\\|") {
+		line = line[:len(line)-1]
+	}
+	var cells []string
+	from := 0
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '\\':
+			i++
+		case '|':
+			cells = append(cells, line[from:i])
+			from = i + 1
+		}
+	}
+	return append(cells, line[from:])
+}
+
+// delimiterCells is the number of cells of a table's delimiter row
+// (---, :--, --:, :-: between pipes), 0 if line is not one. A row
+// without a pipe is a heading's underline or a rule, not a delimiter.
+func delimiterCells(line string) int {
+	if !strings.Contains(line, "|") {
+		return 0
+	}
+	cells := tableCells(line)
+	for _, c := range cells {
+		c = strings.TrimSpace(c)
+		c = strings.TrimSuffix(strings.TrimPrefix(c, ":"), ":")
+		if c == "" || strings.Trim(c, "-") != "" {
+			return 0
+		}
+	}
+	return len(cells)
 }
 
 // splitBlocks splits Markdown at the blank lines between blocks (never
