@@ -128,7 +128,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		MCP:         func(context.Context) (string, error) { return mcpStartingText(s.mcp), nil },
 		Hooks:       func() string { return hooksText(s) },
 		Agents:      func() string { return agentsText(env, home.Dir) },
-		Doctor:      func(ctx context.Context) (string, error) { return doctor(ctx, env, s, s.mcp.Wait(ctx)), nil },
+		Doctor:      func(ctx context.Context) (string, error) { return doctor(ctx, env, s, s.mcp), nil },
 		Cost:        pricing.Cost, Spent: s.choice.cost,
 		Prompt: prompt, PickResume: pick, Starting: starting, Theme: themeOf(env, s.settings, warnTo(notices)),
 		Now: env.Now,

@@ -134,10 +134,10 @@ func mcpStartingText(st *mcp.Starting) string {
 	if st == nil {
 		return mcpText(nil)
 	}
-	if p := st.Pending(); len(p) > 0 {
-		return "Still starting: " + strings.Join(p, ", ") + " (their tools join at the first turn after all have connected or failed)"
+	if servers := st.Servers(); servers != nil {
+		return mcpText(servers)
 	}
-	return mcpText(st.Servers())
+	return "Still starting: " + strings.Join(st.Pending(), ", ") + " (their tools join at the first turn after all have connected or failed)"
 }
 
 // mcpReportOf describes the servers' state.
@@ -166,9 +166,16 @@ func mcpReportOf(servers *mcp.Servers, warnings []string) mcpReport {
 // exportText is /export: the session's whole history, across
 // compactions, as `cairn sessions export` writes it.
 func exportText(ctx context.Context, sess tui.Session) (string, error) {
-	src, err := transcript.OpenFile(sess.Path())
+	var src transcript.Source
+	var err error
+	if st, ok := sess.(interface{ Store() transcript.Store }); ok {
+		// Through the session's store, which keeps it in a file or not.
+		src, err = st.Store().OpenSource(ctx, sess.ID())
+	} else {
+		src, err = transcript.OpenFile(sess.Path())
+	}
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, transcript.ErrNotFound) {
 			return "", errors.New("nothing to export yet: the session has no message")
 		}
 		return "", err
@@ -176,7 +183,7 @@ func exportText(ctx context.Context, sess tui.Session) (string, error) {
 	defer src.Close()
 	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{History: true})
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", sess.Path(), err)
+		return "", fmt.Errorf("read session %s: %w", sess.ID(), err)
 	}
 	var b strings.Builder
 	if err := exportMarkdown(&b, conv); err != nil {
@@ -195,7 +202,7 @@ func addDir(env Env, s *setup, dir string) (string, error) {
 }
 
 // doctor is /doctor: each check on a line, ✓ or ✗ with what to do.
-func doctor(ctx context.Context, env Env, s *setup, servers *mcp.Servers) string {
+func doctor(ctx context.Context, env Env, s *setup, st *mcp.Starting) string {
 	var b strings.Builder
 	check := func(ok bool, what, detail string) {
 		mark := "✓"
@@ -235,8 +242,12 @@ func doctor(ctx context.Context, env Env, s *setup, servers *mcp.Servers) string
 	} else {
 		check(true, "Sandbox (bubblewrap)", p)
 	}
+	servers := st.Wait(ctx)
 	rep := mcpReportOf(servers, nil)
-	if len(rep.Servers) == 0 {
+	switch {
+	case servers == nil && len(st.Pending()) > 0:
+		check(false, "MCP servers", "still starting: "+strings.Join(st.Pending(), ", ")+"; run /doctor again, or raise MCP_TIMEOUT if they never come up")
+	case len(rep.Servers) == 0:
 		check(true, "MCP servers", "none configured")
 	}
 	for _, sv := range rep.Servers {

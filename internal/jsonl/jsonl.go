@@ -199,7 +199,7 @@ func (s *Backward) fill() error {
 		if s.skip {
 			s.skip = false
 		} else if end > i+1 || !s.first {
-			s.emit(start+int64(i+1), buf[i+1:end])
+			s.emit(start+int64(i+1), buf[i+1:end:end]) // capped: an append never runs into the next line
 		} else {
 			s.first = false // the file ends with a newline
 		}

@@ -229,7 +229,11 @@ func Start(ctx context.Context, configs []Config, o Options) *Starting {
 }
 
 // Pending names the servers still connecting, in the configs' order.
+// A nil Starting has none.
 func (st *Starting) Pending() []string {
+	if st == nil {
+		return nil
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return slices.Clone(st.pending)

@@ -238,8 +238,16 @@ func (c *Checker) UseSandbox(sb *sandbox.Sandbox) { c.sandbox = sb }
 // do not parse, an unknown defaultMode); none stops the checker.
 func (c *Checker) Warnings() []string { return append([]string(nil), c.warnings...) }
 
-// Rules returns the rules in force.
-func (c *Checker) Rules() Rules { return c.rules }
+// Rules returns the rules in force, with the grants (Grant) of the
+// moment among the allow rules.
+func (c *Checker) Rules() Rules {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.grants) > 0 {
+		return c.granted
+	}
+	return c.rules
+}
 
 // Mode returns the current mode.
 func (c *Checker) Mode() Mode {

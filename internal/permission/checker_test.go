@@ -224,8 +224,22 @@ func TestCheckerGrant(t *testing.T) {
 	if b := decide("make all"); b != Allow {
 		t.Errorf("second grant: %s", b)
 	}
+	hasRule := func(text string) bool {
+		for _, r := range c.Rules().Allow {
+			if r.String() == text {
+				return true
+			}
+		}
+		return false
+	}
+	if !hasRule("Bash(git commit:*)") {
+		t.Error("Rules() (what /permissions lists) leaves out a grant in force")
+	}
 	end()
 	end() // again: nothing more
+	if hasRule("Bash(git commit:*)") {
+		t.Error("Rules() still lists a grant that ended")
+	}
 	if b := decide("git commit -m x"); b == Allow {
 		t.Errorf("after the grant ended: %s", b)
 	}
