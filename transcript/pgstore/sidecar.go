@@ -135,7 +135,7 @@ func loadBase(ctx context.Context, local transcript.Sidecars, sessionID string) 
 		return b, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the sidecar sync record of session %s (delete %s to start it afresh): %w", sessionID, SyncedRecord, err)
 	}
 	// A damaged record counts as none: every file that differs on both
 	// sides is then a conflict, each side keeping its copy; nothing is lost.
@@ -181,7 +181,10 @@ func (b *syncBase) save(ctx context.Context, local transcript.Sidecars, sessionI
 	if err != nil {
 		return err
 	}
-	return local.WriteSidecar(ctx, sessionID, SyncedRecord, data)
+	if err := local.WriteSidecar(ctx, sessionID, SyncedRecord, data); err != nil {
+		return fmt.Errorf("write the sidecar sync record of session %s: %w", sessionID, err)
+	}
+	return nil
 }
 
 // SyncSidecars sends the store the session's files from local that it
