@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -109,10 +113,86 @@ type SidecarReport struct {
 	Kept   []string // names whose two copies differ; each side keeps its own
 }
 
+// SyncedRecord is the name, among a session's local sidecar files, of the
+// record of what was last synced: per file, the SHA-256 of the content
+// the two sides last agreed on (sent or fetched). It is how a file
+// rewritten whole (the session notes) tells "changed here", "changed
+// there" and "changed on both sides" apart. Its name starts with ".", so
+// sidecar listings leave it out; the syncs skip it too.
+const SyncedRecord = ".sidecars-synced.json"
+
+// syncBase is the record read at the start of a sync; set notes what the
+// sync agreed on, and save merges that into the record as it is by then.
+type syncBase struct {
+	sums    map[string]string // name → hex SHA-256
+	changed map[string]string
+}
+
+func loadBase(ctx context.Context, local transcript.Sidecars, sessionID string) (*syncBase, error) {
+	b := &syncBase{sums: map[string]string{}, changed: map[string]string{}}
+	data, err := local.ReadSidecar(ctx, sessionID, SyncedRecord)
+	if errors.Is(err, transcript.ErrNotFound) {
+		return b, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the sidecar sync record of session %s (delete %s to start it afresh): %w", sessionID, SyncedRecord, err)
+	}
+	// A damaged record counts as none: every file that differs on both
+	// sides is then a conflict, each side keeping its copy; nothing is lost.
+	if json.Unmarshal(data, &b.sums) != nil {
+		b.sums = map[string]string{}
+	}
+	return b, nil
+}
+
+// base returns the digest name was last synced at, if known.
+func (b *syncBase) base(name string) ([32]byte, bool) {
+	var sum [32]byte
+	h, ok := b.sums[name]
+	if !ok {
+		return sum, false
+	}
+	raw, err := hex.DecodeString(h)
+	if err != nil || len(raw) != len(sum) {
+		return sum, false
+	}
+	copy(sum[:], raw)
+	return sum, true
+}
+
+func (b *syncBase) set(name string, sum [32]byte) {
+	h := hex.EncodeToString(sum[:])
+	if b.sums[name] != h {
+		b.sums[name] = h
+		b.changed[name] = h
+	}
+}
+
+func (b *syncBase) save(ctx context.Context, local transcript.Sidecars, sessionID string) error {
+	if len(b.changed) == 0 {
+		return nil
+	}
+	now, err := loadBase(ctx, local, sessionID)
+	if err != nil {
+		return err
+	}
+	maps.Copy(now.sums, b.changed)
+	data, err := json.Marshal(now.sums)
+	if err != nil {
+		return err
+	}
+	if err := local.WriteSidecar(ctx, sessionID, SyncedRecord, data); err != nil {
+		return fmt.Errorf("write the sidecar sync record of session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
 // SyncSidecars sends the store the session's files from local that it
 // lacks or holds an older copy of. A file that grew (a subagent's
-// transcript) sends only what was appended; a file the store holds a
-// longer version of is left as it is; a file both sides changed
+// transcript) sends only what was appended; a file rewritten here since
+// the last sync (see SyncedRecord) replaces the store's copy if that is
+// still the one last synced; a file the store holds a longer or newer
+// version of is left for FetchSidecars; a file both sides changed
 // differently keeps the store's copy and is named in Kept.
 func SyncSidecars(ctx context.Context, local transcript.Sidecars, remote *Store, sessionID string) (SidecarReport, error) {
 	var rep SidecarReport
@@ -120,6 +200,7 @@ func SyncSidecars(ctx context.Context, local transcript.Sidecars, remote *Store,
 	if err != nil {
 		return rep, err
 	}
+	names = slices.DeleteFunc(names, func(n string) bool { return n == SyncedRecord })
 	if len(names) == 0 {
 		return rep, nil
 	}
@@ -131,6 +212,10 @@ func SyncSidecars(ctx context.Context, local transcript.Sidecars, remote *Store,
 	for _, s := range sums {
 		have[s.name] = s
 	}
+	base, err := loadBase(ctx, local, sessionID)
+	if err != nil {
+		return rep, err
+	}
 	for _, name := range names {
 		data, err := local.ReadSidecar(ctx, sessionID, name)
 		if errors.Is(err, transcript.ErrNotFound) {
@@ -139,18 +224,28 @@ func SyncSidecars(ctx context.Context, local transcript.Sidecars, remote *Store,
 		if err != nil {
 			return rep, err
 		}
+		mine := sha256.Sum256(data)
+		was, known := base.base(name)
 		theirs, ok := have[name]
 		switch {
 		case !ok:
-			err = remote.WriteSidecar(ctx, sessionID, name, data)
-		case theirs.sha == sha256.Sum256(data):
+			err = remote.insertSidecar(ctx, sessionID, name, data)
+		case theirs.sha == mine:
+			base.set(name, mine)
 			continue
 		case theirs.size < int64(len(data)) && theirs.sha == sha256.Sum256(data[:theirs.size]):
-			err = remote.appendSidecar(ctx, sessionID, name, theirs.size, data[theirs.size:])
+			err = remote.appendSidecar(ctx, sessionID, name, theirs.size, theirs.sha, data[theirs.size:])
+		case known && theirs.sha == was:
+			err = remote.replaceSidecar(ctx, sessionID, name, theirs.sha, data)
+		case known && mine == was:
+			continue // changed in the store only: FetchSidecars brings it
 		case theirs.size > int64(len(data)):
 			var prefix bool
 			if prefix, err = remote.hasPrefix(ctx, sessionID, name, data); err == nil && !prefix {
 				rep.Kept = append(rep.Kept, name)
+			}
+			if err != nil {
+				return rep, err
 			}
 			continue
 		default:
@@ -164,18 +259,50 @@ func SyncSidecars(ctx context.Context, local transcript.Sidecars, remote *Store,
 		if err != nil {
 			return rep, err
 		}
+		base.set(name, mine)
 		rep.Copied++
 	}
-	return rep, nil
+	return rep, base.save(ctx, local, sessionID)
 }
 
 var errMoved = errors.New("changed in the store meanwhile")
 
-// appendSidecar appends tail to a file the store holds size bytes of;
-// errMoved when it holds another size by now.
-func (s *Store) appendSidecar(ctx context.Context, sessionID, name string, size int64, tail []byte) error {
+// insertSidecar writes a file the store lacked when listed; errMoved
+// when another machine wrote one meanwhile (its copy stays).
+func (s *Store) insertSidecar(ctx context.Context, sessionID, name string, data []byte) error {
+	if err := transcript.ValidSidecarName(name); err != nil {
+		return err
+	}
+	tag, err := s.db.pool.Exec(ctx, `INSERT INTO cairn_sidecars (project, session_id, name, data) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (project, session_id, name) DO NOTHING`, s.project, sessionID, name, data)
+	if err != nil {
+		return fmt.Errorf("team store: write %s of session %s: %w", name, sessionID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errMoved
+	}
+	return nil
+}
+
+// appendSidecar appends tail to a file the store holds size bytes of,
+// with digest sha; errMoved when it holds other content by now.
+func (s *Store) appendSidecar(ctx context.Context, sessionID, name string, size int64, sha [32]byte, tail []byte) error {
 	tag, err := s.db.pool.Exec(ctx, `UPDATE cairn_sidecars SET data = data || $5, modified = now()
-		WHERE project = $1 AND session_id = $2 AND name = $3 AND size = $4`, s.project, sessionID, name, size, tail)
+		WHERE project = $1 AND session_id = $2 AND name = $3 AND size = $4 AND sha256 = $6`, s.project, sessionID, name, size, tail, sha[:])
+	if err != nil {
+		return fmt.Errorf("team store: write %s of session %s: %w", name, sessionID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errMoved
+	}
+	return nil
+}
+
+// replaceSidecar replaces a file the store holds the copy with digest sha
+// of; errMoved when it holds other content by now.
+func (s *Store) replaceSidecar(ctx context.Context, sessionID, name string, sha [32]byte, data []byte) error {
+	tag, err := s.db.pool.Exec(ctx, `UPDATE cairn_sidecars SET data = $4, modified = now()
+		WHERE project = $1 AND session_id = $2 AND name = $3 AND sha256 = $5`, s.project, sessionID, name, data, sha[:])
 	if err != nil {
 		return fmt.Errorf("team store: write %s of session %s: %w", name, sessionID, err)
 	}
@@ -200,24 +327,40 @@ func (s *Store) hasPrefix(ctx context.Context, sessionID, name string, data []by
 	return ok, nil
 }
 
-// FetchSidecars brings down the session's files that local lacks or
-// holds an older copy of (a prefix of the store's: a subagent's
-// transcript that went on on another machine). A local file that differs
-// otherwise is never overwritten; it is named in Kept.
+// FetchSidecars brings down the session's files that local lacks, holds
+// an older copy of (a prefix of the store's: a subagent's transcript that
+// went on on another machine), or has not changed since the last sync
+// while the store's changed (notes rewritten on another machine; see
+// SyncedRecord). A local file changed here is never overwritten: when the
+// store's copy changed too it is a conflict, named in Kept.
 func FetchSidecars(ctx context.Context, remote *Store, local transcript.Sidecars, sessionID string) (SidecarReport, error) {
 	var rep SidecarReport
 	sums, err := remote.sidecarSums(ctx, sessionID)
 	if err != nil || len(sums) == 0 {
 		return rep, err
 	}
+	base, err := loadBase(ctx, local, sessionID)
+	if err != nil {
+		return rep, err
+	}
 	for _, theirs := range sums {
+		if theirs.name == SyncedRecord {
+			continue
+		}
 		mine, err := local.ReadSidecar(ctx, sessionID, theirs.name)
+		missing := errors.Is(err, transcript.ErrNotFound)
+		was, known := base.base(theirs.name)
+		unchanged := known && !missing && sha256.Sum256(mine) == was
 		switch {
-		case errors.Is(err, transcript.ErrNotFound):
+		case missing:
 		case err != nil:
 			return rep, err
 		case sha256.Sum256(mine) == theirs.sha:
+			base.set(theirs.name, theirs.sha)
 			continue
+		case unchanged:
+		case known && theirs.sha == was:
+			continue // changed here only: SyncSidecars sends it
 		case int64(len(mine)) >= theirs.size:
 			rep.Kept = append(rep.Kept, theirs.name)
 			continue
@@ -226,14 +369,15 @@ func FetchSidecars(ctx context.Context, remote *Store, local transcript.Sidecars
 		if err != nil {
 			return rep, err
 		}
-		if mine != nil && !bytes.HasPrefix(data, mine) {
+		if !missing && !unchanged && !bytes.HasPrefix(data, mine) {
 			rep.Kept = append(rep.Kept, theirs.name)
 			continue
 		}
 		if err := local.WriteSidecar(ctx, sessionID, theirs.name, data); err != nil {
 			return rep, err
 		}
+		base.set(theirs.name, sha256.Sum256(data))
 		rep.Copied++
 	}
-	return rep, nil
+	return rep, base.save(ctx, local, sessionID)
 }

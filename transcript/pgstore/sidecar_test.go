@@ -64,7 +64,9 @@ func (m *mapSidecars) snapshot() map[string]string {
 	defer m.mu.Unlock()
 	out := map[string]string{}
 	for k, v := range m.files {
-		out[k] = string(v)
+		if !strings.HasSuffix(k, "/"+pgstore.SyncedRecord) {
+			out[k] = string(v)
+		}
 	}
 	return out
 }
@@ -162,6 +164,10 @@ func TestSidecarSync(t *testing.T) {
 		t.Errorf("A's fetch: %+v, %v", rep, err)
 	}
 	// Both change one file differently: each keeps its own, and says so.
+	b.WriteSidecar(ctx, "s1", "tool-results/t1.txt", []byte("result two"))
+	if rep, err := pgstore.SyncSidecars(ctx, b, remote, "s1"); err != nil || rep.Copied != 1 {
+		t.Fatalf("B's rewrite: %+v, %v", rep, err)
+	}
 	a.WriteSidecar(ctx, "s1", "tool-results/t1.txt", []byte("result ONE"))
 	if rep, err := pgstore.SyncSidecars(ctx, a, remote, "s1"); err != nil || !slices.Equal(rep.Kept, []string{"tool-results/t1.txt"}) {
 		t.Errorf("a conflicting sync: %+v, %v", rep, err)
@@ -172,10 +178,138 @@ func TestSidecarSync(t *testing.T) {
 	if got, _ := a.ReadSidecar(ctx, "s1", "tool-results/t1.txt"); string(got) != "result ONE" {
 		t.Errorf("A's own copy was overwritten: %q", got)
 	}
-	if got, _ := remote.ReadSidecar(ctx, "s1", "tool-results/t1.txt"); string(got) != "result one" {
+	if got, _ := remote.ReadSidecar(ctx, "s1", "tool-results/t1.txt"); string(got) != "result two" {
 		t.Errorf("the store's copy was overwritten: %q", got)
 	}
 	if names, _ := remote.ListSidecars(ctx, "s2"); len(names) != 0 {
 		t.Errorf("another session's files went too: %q", names)
 	}
+}
+
+// TestSidecarSyncRewrite: a file rewritten whole (the session notes)
+// after a first sync reaches the other machine, over and over, and
+// shorter as well as longer; a machine that did not change it takes the
+// new copy on fetch.
+func TestSidecarSyncRewrite(t *testing.T) {
+	ctx := context.Background()
+	remote := open(t).Project(pgtest.Project(t))
+	const notes = "session-memory/summary.md"
+	a := newMapSidecars(map[string]string{"s1/" + notes: "# notes v1\nfirst draft\n"})
+	b := newMapSidecars(nil)
+	if rep, err := pgstore.SyncSidecars(ctx, a, remote, "s1"); err != nil || rep.Copied != 1 {
+		t.Fatalf("first sync: %+v, %v", rep, err)
+	}
+	if rep, err := pgstore.FetchSidecars(ctx, remote, b, "s1"); err != nil || rep.Copied != 1 {
+		t.Fatalf("first fetch: %+v, %v", rep, err)
+	}
+	for i, text := range []string{"# notes v2\nrewritten, longer than before\n", "# v3\n", "# v4\nthe same size\n", "# v5\nthe same size\n"} {
+		a.WriteSidecar(ctx, "s1", notes, []byte(text))
+		if rep, err := pgstore.SyncSidecars(ctx, a, remote, "s1"); err != nil || rep.Copied != 1 || len(rep.Kept) != 0 {
+			t.Fatalf("rewrite %d: sync = %+v, %v; want 1 copied", i, rep, err)
+		}
+		if rep, err := pgstore.FetchSidecars(ctx, remote, b, "s1"); err != nil || rep.Copied != 1 || len(rep.Kept) != 0 {
+			t.Fatalf("rewrite %d: fetch = %+v, %v; want 1 copied", i, rep, err)
+		}
+		if got, _ := b.ReadSidecar(ctx, "s1", notes); string(got) != text {
+			t.Fatalf("rewrite %d: B has %q, want %q", i, got, text)
+		}
+	}
+	// B's sync after the fetch has nothing to send, and the notes go the
+	// other way too.
+	if rep, err := pgstore.SyncSidecars(ctx, b, remote, "s1"); err != nil || rep.Copied != 0 || len(rep.Kept) != 0 {
+		t.Errorf("B's sync after the fetch: %+v, %v", rep, err)
+	}
+	b.WriteSidecar(ctx, "s1", notes, []byte("# from B\n"))
+	pgstore.SyncSidecars(ctx, b, remote, "s1")
+	// A has not synced yet: its sync leaves the store's newer copy alone.
+	if rep, err := pgstore.SyncSidecars(ctx, a, remote, "s1"); err != nil || rep.Copied != 0 || len(rep.Kept) != 0 {
+		t.Errorf("A's sync of an unchanged copy: %+v, %v", rep, err)
+	}
+	if rep, err := pgstore.FetchSidecars(ctx, remote, a, "s1"); err != nil || rep.Copied != 1 {
+		t.Errorf("A's fetch: %+v, %v", rep, err)
+	}
+	if got, _ := a.ReadSidecar(ctx, "s1", notes); string(got) != "# from B\n" {
+		t.Errorf("A has %q", got)
+	}
+	// The record stays out of the store.
+	if names, _ := remote.ListSidecars(ctx, "s1"); !slices.Equal(names, []string{notes}) {
+		t.Errorf("the store lists %q", names)
+	}
+}
+
+// TestSidecarSyncConflict: a file rewritten on both sides is named, and
+// neither copy is lost, however often one syncs and fetches.
+func TestSidecarSyncConflict(t *testing.T) {
+	ctx := context.Background()
+	remote := open(t).Project(pgtest.Project(t))
+	const notes = "session-memory/summary.md"
+	a := newMapSidecars(map[string]string{"s1/" + notes: "base"})
+	b := newMapSidecars(nil)
+	pgstore.SyncSidecars(ctx, a, remote, "s1")
+	pgstore.FetchSidecars(ctx, remote, b, "s1")
+	a.WriteSidecar(ctx, "s1", notes, []byte("A's notes"))
+	b.WriteSidecar(ctx, "s1", notes, []byte("B's notes, longer"))
+	if rep, err := pgstore.SyncSidecars(ctx, b, remote, "s1"); err != nil || rep.Copied != 1 {
+		t.Fatalf("B's sync: %+v, %v", rep, err)
+	}
+	want := []string{notes}
+	for range 2 {
+		if rep, err := pgstore.SyncSidecars(ctx, a, remote, "s1"); err != nil || !slices.Equal(rep.Kept, want) || rep.Copied != 0 {
+			t.Errorf("A's sync: %+v, %v; want %q kept", rep, err, want)
+		}
+		if rep, err := pgstore.FetchSidecars(ctx, remote, a, "s1"); err != nil || !slices.Equal(rep.Kept, want) || rep.Copied != 0 {
+			t.Errorf("A's fetch: %+v, %v; want %q kept", rep, err, want)
+		}
+	}
+	if got, _ := a.ReadSidecar(ctx, "s1", notes); string(got) != "A's notes" {
+		t.Errorf("A's copy: %q", got)
+	}
+	if got, _ := remote.ReadSidecar(ctx, "s1", notes); string(got) != "B's notes, longer" {
+		t.Errorf("the store's copy: %q", got)
+	}
+}
+
+// TestSidecarSyncRace: what another machine writes between a sync's
+// listing and its write is never overwritten nor appended to: a rewrite
+// of the same length, and a first copy of a file.
+func TestSidecarSyncRace(t *testing.T) {
+	ctx := context.Background()
+	remote := open(t).Project(pgtest.Project(t))
+	const name = "subagents/agent.jsonl"
+	// The store holds "line 1\n" when A lists it; B rewrites it to the
+	// same length before A appends.
+	a := newMapSidecars(map[string]string{"s1/" + name: "line 1\nline 2\n", "s1/tool-results/new.txt": "A's"})
+	remote.WriteSidecar(ctx, "s1", name, []byte("line 1\n"))
+	racer := &racingStore{mapSidecars: a, onList: func() {
+		remote.WriteSidecar(ctx, "s1", name, []byte("LINE 1\n"))
+		remote.WriteSidecar(ctx, "s1", "tool-results/new.txt", []byte("B's"))
+	}}
+	rep, err := pgstore.SyncSidecars(ctx, racer, remote, "s1")
+	if err != nil || rep.Copied != 0 {
+		t.Fatalf("sync = %+v, %v; want nothing copied", rep, err)
+	}
+	if d := cmp.Diff([]string{name, "tool-results/new.txt"}, rep.Kept); d != "" {
+		t.Errorf("kept (-want +got):\n%s", d)
+	}
+	for n, want := range map[string]string{name: "LINE 1\n", "tool-results/new.txt": "B's"} {
+		if got, _ := remote.ReadSidecar(ctx, "s1", n); string(got) != want {
+			t.Errorf("the store's %s: %q, want %q", n, got, want)
+		}
+	}
+}
+
+// racingStore runs onList once, right after the sync has listed the
+// store: ListSidecars on the local side comes first, so the hook runs at
+// the first ReadSidecar.
+type racingStore struct {
+	*mapSidecars
+	onList func()
+	once   sync.Once
+}
+
+func (r *racingStore) ReadSidecar(ctx context.Context, id, name string) ([]byte, error) {
+	if name != pgstore.SyncedRecord {
+		r.once.Do(r.onList)
+	}
+	return r.mapSidecars.ReadSidecar(ctx, id, name)
 }
