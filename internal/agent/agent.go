@@ -478,6 +478,12 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	a.onClose(func() error { a.sc.close(); return nil })
 	if conv != nil {
 		a.title = conv.CustomTitle
+		if a.title != "" && (a.opts.Fork || a.fromKey != a.id) {
+			// A transcript of its own (a fork's) carries the name too.
+			if err := a.writer.Append(a.titleEntry()); err != nil {
+				return fmt.Errorf("write the session's name: %w", err)
+			}
+		}
 	}
 	a.ext = newExtensions(a.opts, conv)
 	reg, err := a.buildTools(conv)
@@ -887,7 +893,15 @@ func (t transcriptOf) NewEntry(typ, parent string) transcript.Entry {
 	return t.a.recorder.NewEntry(typ, parent)
 }
 func (t transcriptOf) Append(ctx context.Context, entries ...transcript.Entry) error {
-	return t.a.recorder.Append(ctx, entries...)
+	if err := t.a.recorder.Append(ctx, entries...); err != nil {
+		return err
+	}
+	// A resume reads the transcript back only to its last compact
+	// boundary: the session's name is written again after each one.
+	if t.a.title != "" && slices.ContainsFunc(entries, func(e transcript.Entry) bool { return e.IsCompactBoundary() }) {
+		return t.a.writer.Append(t.a.titleEntry())
+	}
+	return nil
 }
 func (t transcriptOf) Path() string { return t.a.path }
 func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
