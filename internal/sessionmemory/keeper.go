@@ -257,9 +257,9 @@ func (k *Keeper) claim(ctx context.Context) (chan struct{}, context.Context) {
 // finish records the end of an update, which the caller marks ended
 // (end) after its warning; it reports whether err is the first failure
 // after a success (or the first of all), the one to tell the user of. A
-// failed
-// update leaves what the notes cover as it was; a batch (Thresholds.At)
-// is tried again once the context grew by a quarter of At.
+// failed update leaves what the notes cover as it was; a batch
+// (Thresholds.At) is tried again once the context grew by a quarter of
+// At.
 func (k *Keeper) finish(p Prefix, err error) (firstFailure bool) {
 	k.mu.Lock()
 	k.cancel()
