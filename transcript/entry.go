@@ -341,7 +341,7 @@ var knownFields = map[string]bool{
 	"toolUseResult": true, "sourceToolAssistantUUID": true,
 	"attachment": true, "content": true, "level": true,
 	"compactMetadata": true, "snipMetadata": true, "leafUuid": true,
-	"lastPrompt": true,
+	"lastPrompt": true, "customTitle": true,
 }
 
 // DecodeEntry decodes one transcript line. The line must be a JSON object;

@@ -54,7 +54,8 @@ type Conversation struct {
 	// LastPrompt is the newest last-prompt record's text, if any.
 	LastPrompt string
 	// CustomTitle is the newest name the session was given (/rename) of
-	// the lines read, if any.
+	// the lines read (not those read only to fill the cache), if any.
+	// cairn writes the name again after each compact boundary.
 	CustomTitle string
 	// Warnings name each line that was skipped or repaired, and why.
 	Warnings []string
@@ -484,7 +485,7 @@ func (l *loader) index(e *Entry) {
 		}
 		return
 	case e.Type == TypeCustomTitle:
-		if l.conv.CustomTitle == "" {
+		if l.conv.CustomTitle == "" && !l.mute {
 			l.conv.CustomTitle = e.CustomTitle
 		}
 		return

@@ -240,6 +240,10 @@ type Agent struct {
 	Warnings []string
 	// discarded is set when Close removed the empty transcript.
 	discarded bool
+	// created is set when this start made the session's transcript (a
+	// new session's, a fork's, a resume's under another id); startFailed
+	// when the start failed, which then removes it whatever it holds.
+	created, startFailed bool
 	// title is the name the session was given (/rename).
 	title string
 	// lines holds the lines of the session's transcript decoded so far,
@@ -333,6 +337,7 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		a.path = fs.Path(a.id)
 	}
 	if err := a.start(ctx, conv); err != nil {
+		a.startFailed = true
 		a.closeAll() // what the start opened, newest first
 		a.release()
 		return nil, err
@@ -478,6 +483,12 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	a.onClose(func() error { a.sc.close(); return nil })
 	if conv != nil {
 		a.title = conv.CustomTitle
+		if a.title != "" && (a.opts.Fork || a.fromKey != a.id) {
+			// A transcript of its own (a fork's) carries the name too.
+			if err := a.writer.Append(a.titleEntry()); err != nil {
+				return fmt.Errorf("write the session's name: %w", err)
+			}
+		}
 	}
 	a.ext = newExtensions(a.opts, conv)
 	reg, err := a.buildTools(conv)
@@ -517,8 +528,15 @@ func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversatio
 	app, err := a.held, error(nil)
 	if app != nil && a.fromKey == a.id {
 		a.held = nil // the writer takes over the lock taken before reading
-	} else if app, err = a.store.OpenAppender(ctx, a.id); err != nil {
-		return nil, unsaveable(err)
+	} else {
+		if src, err := a.store.OpenSource(ctx, a.id); err == nil {
+			src.Close()
+		} else {
+			a.created = errors.Is(err, transcript.ErrNotFound)
+		}
+		if app, err = a.store.OpenAppender(ctx, a.id); err != nil {
+			return nil, unsaveable(err)
+		}
 	}
 	if err := a.openDir(ctx); err != nil {
 		app.Close()
@@ -887,7 +905,15 @@ func (t transcriptOf) NewEntry(typ, parent string) transcript.Entry {
 	return t.a.recorder.NewEntry(typ, parent)
 }
 func (t transcriptOf) Append(ctx context.Context, entries ...transcript.Entry) error {
-	return t.a.recorder.Append(ctx, entries...)
+	if err := t.a.recorder.Append(ctx, entries...); err != nil {
+		return err
+	}
+	// A resume reads the transcript back only to its last compact
+	// boundary: the session's name is written again after each one.
+	if t.a.title != "" && slices.ContainsFunc(entries, func(e transcript.Entry) bool { return e.IsCompactBoundary() }) {
+		return t.a.writer.Append(t.a.titleEntry())
+	}
+	return nil
 }
 func (t transcriptOf) Path() string { return t.a.path }
 func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
@@ -926,10 +952,18 @@ func (a *Agent) Close() error {
 }
 
 // closeWriter waits for the transcript to be written, and removes it when
-// the new session never wrote anything.
+// this start made it and the session never wrote anything, or the start
+// failed (a fork's copied lines are no session of their own).
 func (a *Agent) closeWriter() error {
 	err := a.writer.Close()
-	if err == nil && !a.resumed {
+	switch {
+	case err != nil || !a.created:
+	case a.startFailed:
+		if a.store.Remove(context.Background(), a.id) == nil {
+			a.discarded = true
+		}
+		_ = os.Remove(a.opts.Home.FileHistory(a.id)) // only if empty
+	default:
 		a.discardEmpty()
 	}
 	return err

@@ -45,27 +45,29 @@ func TestFailedStartClosesWhatItOpened(t *testing.T) {
 				}
 				return o
 			}
-			folder := transcript.SidecarDir(store, id)
-			if folder == "" {
-				folder = filepath.Join(os.TempDir(), fmt.Sprintf("cairn-%d-sessions", os.Getuid()), id)
-			}
-			left := func(when string) {
+			left := func(when, id string) {
 				t.Helper()
 				if src, err := store.OpenSource(ctx, id); !errors.Is(err, transcript.ErrNotFound) {
 					if src != nil {
 						src.Close()
 					}
-					t.Errorf("%s: the empty transcript is still there (%v)", when, err)
+					t.Errorf("%s: the transcript is still there (%v)", when, err)
 				}
-				if _, err := os.Stat(folder); !os.IsNotExist(err) {
-					t.Errorf("%s: the session's folder %s is still there (%v)", when, folder, err)
+				folders := []string{transcript.SidecarDir(store, id)}
+				if folders[0] == "" { // the working copy, <store tag>-<id>
+					folders, _ = filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("cairn-%d-sessions", os.Getuid()), "*-"+id))
+				}
+				for _, folder := range folders {
+					if _, err := os.Stat(folder); !os.IsNotExist(err) {
+						t.Errorf("%s: the session's folder %s is still there (%v)", when, folder, err)
+					}
 				}
 			}
 
 			if _, err := openOnErr(srv, opts(dup, "")); err == nil {
 				t.Fatal("a session with two tools of one name started")
 			}
-			left("after a failed start")
+			left("after a failed start", id)
 			a, err := openOnErr(srv, opts(tools.Core(), ""))
 			if err != nil {
 				t.Fatalf("the session could not start after a failed start: %v", err)
@@ -79,6 +81,13 @@ func TestFailedStartClosesWhatItOpened(t *testing.T) {
 			if _, err := openOnErr(srv, opts(dup, id)); err == nil {
 				t.Fatal("a resume with two tools of one name started")
 			}
+			// A failed fork leaves no transcript of its own.
+			forkOpts := opts(dup, id)
+			forkOpts.Fork, forkOpts.NewUUID = true, func() string { return "00000000-0000-4000-8000-00000000f0c1" }
+			if _, err := openOnErr(srv, forkOpts); err == nil {
+				t.Fatal("a fork with two tools of one name started")
+			}
+			left("after a failed fork", "00000000-0000-4000-8000-00000000f0c1")
 			a, err = openOnErr(srv, opts(tools.Core(), id))
 			if err != nil {
 				t.Fatalf("the session could not be resumed after a failed resume: %v", err)

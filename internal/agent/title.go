@@ -35,10 +35,16 @@ func (a *Agent) Rename(ctx context.Context, title string) error {
 	if title == "" {
 		return errors.New("give the session a name: /rename NAME")
 	}
-	e := transcript.Entry{Type: transcript.TypeCustomTitle, CustomTitle: title, SessionID: a.id}
-	if err := a.writer.AppendDurable(ctx, e); err != nil {
+	prev := a.title
+	a.title = title
+	if err := a.writer.AppendDurable(ctx, a.titleEntry()); err != nil {
+		a.title = prev
 		return fmt.Errorf("record the name: %w", err)
 	}
-	a.title = title
 	return nil
+}
+
+// titleEntry is the custom-title line naming the session a.title.
+func (a *Agent) titleEntry() transcript.Entry {
+	return transcript.Entry{Type: transcript.TypeCustomTitle, CustomTitle: a.title, SessionID: a.id}
 }

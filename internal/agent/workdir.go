@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -20,7 +22,8 @@ import (
 // keeps those files in the session's folder <project>/<sessionId>, and
 // the session works in it. A store that keeps them elsewhere (in memory,
 // in a database) gets a working copy instead: a private folder
-// ($TMPDIR/cairn-<uid>-sessions/<id>/<id>) filled at start with what the
+// ($TMPDIR/cairn-<uid>-sessions/<store>-<id>/<id>, <store> a short hash
+// naming the store, see storeTag) filled at start with what the
 // store holds for the session, written through to the store (results,
 // notes) and removed at Close. The store stays the record; the working
 // copy is only where tools find the files.
@@ -40,7 +43,9 @@ func (a *Agent) openDir(ctx context.Context) error {
 	// transcript names (a spilled result's) lead to the files again after
 	// a resume. A run holds the session's lock, so only one uses it; what
 	// a crashed run left is replaced by what the store holds.
-	a.scratch = filepath.Join(root, a.id)
+	// The store's tag keeps apart the same id in two stores (two
+	// projects, or two processes' memory stores).
+	a.scratch = filepath.Join(root, storeTag(a.store)+"-"+a.id)
 	a.dir = filepath.Join(a.scratch, a.id)
 	if err := os.RemoveAll(a.scratch); err != nil {
 		return fmt.Errorf("clear the session's working folder: %w", err)
@@ -59,6 +64,9 @@ func (a *Agent) openDir(ctx context.Context) error {
 		if strings.HasPrefix(name, SubagentsDir+"/") {
 			continue // read through the store, never by path
 		}
+		if strings.HasPrefix(name, fileHistoryPrefix) {
+			continue // the home's file backups, not the session folder's
+		}
 		b, err := a.sidecars.ReadSidecar(ctx, a.id, name)
 		if errors.Is(err, transcript.ErrNotFound) {
 			continue
@@ -72,6 +80,24 @@ func (a *Agent) openDir(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// fileHistoryPrefix starts the names under which a store keeps the
+// session's file-history backups (pgstore.FileHistoryPrefix): they belong
+// to the home, not to the session's folder.
+const fileHistoryPrefix = "file-history/"
+
+// storeTag is a short hash naming store: the same on every run for a
+// store that names its project (the team store), so a resumed session's
+// paths lead to its files again; otherwise unique to this process and
+// store value (a memory store lives no longer than the process).
+func storeTag(store transcript.Store) string {
+	key := fmt.Sprintf("%T\x00%d\x00%p", store, os.Getpid(), store)
+	if p, ok := store.(interface{ Project() string }); ok {
+		key = fmt.Sprintf("%T\x00%s", store, p.Project())
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:6])
 }
 
 // workRoot is the user's folder of working copies,

@@ -220,7 +220,7 @@ func (k *Keeper) AfterResponse(ctx context.Context, req *model.Request, resp *mo
 		if k.finish(p, err) && !errors.Is(err, context.Canceled) {
 			k.cfg.Warn(fmt.Sprintf("session notes: the background update failed (%v); the conversation goes on, compacting with a summary if it must, and a later update will try again", err))
 		}
-		close(done) // after the warning: a waiter sees the update whole
+		k.end(done) // after the warning: a waiter sees the update whole
 	}()
 }
 
@@ -254,15 +254,15 @@ func (k *Keeper) claim(ctx context.Context) (chan struct{}, context.Context) {
 	return done, ctx
 }
 
-// finish records the end of an update, whose end signal the caller
-// closes next; it reports whether err is the first failure after a
-// success (or the first of all), the one to tell the user of. A failed
-// update leaves what the notes cover as it was; a batch (Thresholds.At)
-// is tried again once the context grew by a quarter of At.
+// finish records the end of an update, which the caller marks ended
+// (end) after its warning; it reports whether err is the first failure
+// after a success (or the first of all), the one to tell the user of. A
+// failed update leaves what the notes cover as it was; a batch
+// (Thresholds.At) is tried again once the context grew by a quarter of
+// At.
 func (k *Keeper) finish(p Prefix, err error) (firstFailure bool) {
 	k.mu.Lock()
 	k.cancel()
-	k.running, k.cancel = nil, nil
 	if err == nil {
 		k.covered = p.Covered
 		k.stats.Updates++
@@ -274,6 +274,17 @@ func (k *Keeper) finish(p Prefix, err error) (firstFailure bool) {
 	}
 	k.mu.Unlock()
 	return firstFailure
+}
+
+// end marks the update whose end signal is done as no longer running and
+// closes done.
+func (k *Keeper) end(done chan struct{}) {
+	k.mu.Lock()
+	if k.running == done {
+		k.running, k.cancel = nil, nil
+	}
+	k.mu.Unlock()
+	close(done)
 }
 
 // Extract updates the notes now, whatever the thresholds (SPEC SM5,
@@ -316,14 +327,21 @@ func (k *Keeper) Extract(ctx context.Context, fallback func(context.Context) (Pr
 	}
 	k.saved(uctx, err)
 	k.finish(p, err)
-	close(done)
+	k.end(done)
 	return err
 }
 
-// saved tells Config.Saved of an update that succeeded.
+// saveTimeout bounds Config.Saved: a store that does not answer (a
+// database out of reach) must not hold up Close.
+const saveTimeout = 10 * time.Second
+
+// saved tells Config.Saved of an update that succeeded, with a deadline
+// of its own (the update's may be spent); Saved warns of a failed write.
 func (k *Keeper) saved(ctx context.Context, err error) {
 	if err == nil && k.cfg.Saved != nil {
-		k.cfg.Saved(context.WithoutCancel(ctx), k.cfg.Path)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+		defer cancel()
+		k.cfg.Saved(sctx, k.cfg.Path)
 	}
 }
 
