@@ -54,6 +54,9 @@ type Info struct {
 	// LastPrompt is the newest last-prompt record near the end of the file,
 	// else the last typed prompt there.
 	LastPrompt string `json:"lastPrompt"`
+	// Title is the session's name given with /rename (the newest
+	// custom-title record near the end of the file), "" when none.
+	Title string `json:"title,omitempty"`
 }
 
 // ListOptions select the sessions List returns.
@@ -350,12 +353,12 @@ func (l *lister) describeFile(r io.ReaderAt, f sessionFile, w *listWorker) (desc
 	if h.sidechain {
 		return described{sidechain: true}, nil
 	}
-	last, ok := parseTail(lt)
+	last, title, ok := parseTail(lt)
 	if !ok {
 		if err := full(); err != nil {
 			return described{}, err
 		}
-		last, _ = parseTail(lt)
+		last, title, _ = parseTail(lt)
 	}
 	d := described{key: l.home.cacheKey(f.path), info: Info{
 		SessionID:   f.id(),
@@ -366,6 +369,7 @@ func (l *lister) describeFile(r io.ReaderAt, f sessionFile, w *listWorker) (desc
 		Bytes:       lt.size,
 		FirstPrompt: h.firstPrompt,
 		LastPrompt:  last,
+		Title:       title,
 	}}
 	if d.info.Project == "" {
 		d.info.Project = filepath.Base(f.dir)
@@ -475,6 +479,7 @@ type liteLine struct {
 	Timestamp        string `json:"timestamp"`
 	CWD              string `json:"cwd"`
 	LastPrompt       string `json:"lastPrompt"`
+	CustomTitle      string `json:"customTitle"`
 	Message          *struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
@@ -488,6 +493,7 @@ var (
 	patUser       = []byte(`"type":"user"`)
 	patToolResult = []byte(`"type":"tool_result"`)
 	patLastPrompt = []byte(`"lastPrompt"`)
+	patTitle      = []byte(`"customTitle"`)
 	patSidechain  = []byte(`"isSidechain"`)
 )
 
@@ -538,15 +544,25 @@ func parseHead(lt lite) headInfo {
 }
 
 // parseTail returns the newest non-empty last-prompt record in the tail,
-// else the last typed prompt there; ok reports a last-prompt record found.
-func parseTail(lt lite) (prompt string, ok bool) {
+// else the last typed prompt there, and the newest custom title there; ok
+// reports a last-prompt record found.
+func parseTail(lt lite) (prompt, title string, ok bool) {
 	var fallback string
 	lines(lt.tail, lt.tailCut, false, true, func(line []byte) bool {
+		if title == "" && bytes.Contains(line, patTitle) {
+			var ll liteLine
+			if json.Unmarshal(line, &ll) == nil && ll.Type == "custom-title" {
+				title = oneLine(ll.CustomTitle)
+			}
+		}
+		if ok {
+			return title == ""
+		}
 		if bytes.Contains(line, patLastPrompt) {
 			var ll liteLine
 			if json.Unmarshal(line, &ll) == nil && ll.Type == "last-prompt" && ll.LastPrompt != "" {
 				prompt, ok = oneLine(ll.LastPrompt), true
-				return false
+				return title == "" // on, for a title further back
 			}
 		}
 		if fallback == "" && isPromptCandidate(line) {
@@ -558,9 +574,9 @@ func parseTail(lt lite) (prompt string, ok bool) {
 		return true
 	})
 	if ok {
-		return prompt, true
+		return prompt, title, true
 	}
-	return fallback, false
+	return fallback, title, false
 }
 
 func isPromptCandidate(line []byte) bool {

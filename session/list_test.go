@@ -697,3 +697,41 @@ func TestListLeavesOutSubagents(t *testing.T) {
 		t.Errorf("Search found %+v, %v in a subagent's transcript", got, err)
 	}
 }
+
+// TestListTitle: a name given with /rename (a custom-title record) is
+// listed, the newest one winning, also when a last-prompt record comes
+// after it.
+func TestListTitle(t *testing.T) {
+	home := Home{Dir: t.TempDir()}
+	cwd := "/home/user/proj"
+	dir := home.ProjectDir(cwd)
+	a := newFixture(sidA, cwd, t0)
+	a.turn("fix the greeting")
+	title := func(name string) {
+		var o jsonw.Object
+		o.Str("type", "custom-title")
+		o.Str("customTitle", name)
+		o.Str("sessionId", a.sid)
+		a.line(&o)
+	}
+	title("first name")
+	a.turn("now write CHANGES.md")
+	title("greeting fix")
+	a.turn("and the docs")
+	a.write(t, filepath.Join(dir, sidA+".jsonl"), t0.Add(time.Hour))
+	b := newFixture(sidB, cwd, t0)
+	b.turn("untitled work")
+	b.write(t, filepath.Join(dir, sidB+".jsonl"), t0.Add(2*time.Hour))
+
+	infos, err := List(context.Background(), home, ListOptions{Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, in := range infos {
+		got[in.SessionID] = in.Title
+	}
+	if diff := cmp.Diff(map[string]string{sidA: "greeting fix", sidB: ""}, got); diff != "" {
+		t.Errorf("titles (-want +got):\n%s", diff)
+	}
+}

@@ -77,6 +77,11 @@ func printSessions(w io.Writer, infos []session.Info, withProject bool, now time
 		if prompt == "" {
 			prompt = "(no prompt)"
 		}
+		if in.Title != "" {
+			// A name given with /rename comes first, as Claude Code's
+			// picker shows it.
+			prompt = in.Title + " · " + prompt
+		}
 		fmt.Fprintln(tw, row+clip(prompt, 60, false))
 	}
 	tw.Flush()
