@@ -9,9 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -44,6 +46,38 @@ func (h Hosts) Allows(name string) bool {
 		}
 	}
 	return false
+}
+
+// checkAddr refuses a connection to an address of this machine or of a
+// private network (loopback, link-local, private, unspecified,
+// multicast) unless the list names it: the address itself, or
+// "localhost" for a loopback address. The names are judged before they
+// are resolved; this judges what they resolved to, so an allowed name (a
+// wildcard's, most likely) that resolves to such an address — DNS
+// rebinding — cannot reach the services outside the sandbox's network.
+func (h Hosts) checkAddr(address string) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		host = address
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("cairn's sandbox proxy: %q is not an address", address)
+	}
+	ip = ip.Unmap()
+	if !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast()) {
+		return nil
+	}
+	for _, e := range h {
+		e = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(e)), ".")
+		if e == "localhost" && ip.IsLoopback() {
+			return nil
+		}
+		if a, err := netip.ParseAddr(strings.Trim(e, "[]")); err == nil && a.Unmap() == ip {
+			return nil
+		}
+	}
+	return fmt.Errorf("cairn's sandbox proxy refused %s: a local or private address; list it in sandbox.network.allowedDomains to reach it", ip)
 }
 
 // hostName is name as compared: lower case, without a final dot or the
@@ -100,7 +134,10 @@ const maxDenied = 256
 // dial (nil: a net.Dialer) makes the connections to the allowed hosts.
 func startProxy(sock string, hosts Hosts, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*proxy, error) {
 	if dial == nil {
-		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second,
+			Control: func(network, address string, _ syscall.RawConn) error {
+				return hosts.checkAddr(address)
+			}}
 		dial = d.DialContext
 	}
 	l, err := net.Listen("unix", sock)

@@ -161,3 +161,36 @@ func TestProxy(t *testing.T) {
 	default:
 	}
 }
+
+// TestCheckAddr: what an allowed name resolves to is judged too — an
+// address of this machine or of a private network is refused unless the
+// list names it (DNS rebinding cannot reach the host's services).
+func TestCheckAddr(t *testing.T) {
+	for _, tc := range []struct {
+		hosts Hosts
+		addr  string
+		ok    bool
+	}{
+		{Hosts{"*.example.com"}, "93.184.215.14:443", true},
+		{Hosts{"*.example.com"}, "127.0.0.1:8080", false},
+		{Hosts{"*.example.com"}, "[::1]:8080", false},
+		{Hosts{"*.example.com"}, "10.1.2.3:80", false},
+		{Hosts{"*.example.com"}, "192.168.0.10:80", false},
+		{Hosts{"*.example.com"}, "169.254.169.254:80", false}, // cloud metadata
+		{Hosts{"*.example.com"}, "0.0.0.0:80", false},
+		{Hosts{"*.example.com"}, "[::ffff:127.0.0.1]:80", false},
+		{Hosts{"localhost"}, "127.0.0.1:8080", true},
+		{Hosts{"localhost"}, "[::1]:8080", true},
+		{Hosts{"localhost"}, "10.0.0.1:80", false},
+		{Hosts{"10.0.0.1"}, "10.0.0.1:80", true},
+		{Hosts{"[::1]"}, "[::1]:80", true},
+	} {
+		err := tc.hosts.checkAddr(tc.addr)
+		if (err == nil) != tc.ok {
+			t.Errorf("%q.checkAddr(%s) = %v, want allowed %v", tc.hosts, tc.addr, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "sandbox.network.allowedDomains") {
+			t.Errorf("the refusal does not say what to change: %v", err)
+		}
+	}
+}
