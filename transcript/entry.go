@@ -181,13 +181,9 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	}
 	var id, role, mdl, content, stop, usage []byte
 	err = members(e.Message, func(key []byte, f jsonscan.Flags, val []byte) error {
-		k := key[1 : len(key)-1]
-		if f != 0 {
-			s, err := jsonscan.Unquote(key, f)
-			if err != nil {
-				return err
-			}
-			k = []byte(s)
+		k, err := jsonscan.KeyText(key, f)
+		if err != nil {
+			return err
 		}
 		switch {
 		case foldIs(k, "id"):
@@ -258,13 +254,9 @@ func (e *Entry) ResultHasKey(name string) bool {
 		if found {
 			return nil
 		}
-		k := key[1 : len(key)-1]
-		if f != 0 {
-			s, err := jsonscan.Unquote(key, f)
-			if err != nil {
-				return err
-			}
-			k = []byte(s)
+		k, err := jsonscan.KeyText(key, f)
+		if err != nil {
+			return err
 		}
 		found = foldIs(k, strings.ToLower(name))
 		return nil

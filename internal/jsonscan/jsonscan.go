@@ -607,14 +607,17 @@ func asciiOnly(s []byte) bool {
 	return true
 }
 
-// KeyIs reports whether the raw key literal (quotes included, flags f)
-// is exactly name.
-func KeyIs(key []byte, f Flags, name string) bool {
-	if f&Escaped == 0 {
-		return len(key) == len(name)+2 && string(key[1:len(key)-1]) == name
+// KeyText returns the text of the raw key literal (quotes included,
+// flags f): a slice of key when it needs no unquoting, else a new copy.
+func KeyText(key []byte, f Flags) ([]byte, error) {
+	if f == 0 {
+		return key[1 : len(key)-1], nil
 	}
-	k, err := Unquote(key, f)
-	return err == nil && k == name
+	s, err := Unquote(key, f)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
 }
 
 // IsNull reports whether the raw value is the literal null.
@@ -629,13 +632,9 @@ func HasKeyFold(b []byte, name string) bool {
 		if found {
 			return nil
 		}
-		k := key[1 : len(key)-1]
-		if f != 0 {
-			s, err := Unquote(key, f)
-			if err != nil {
-				return err
-			}
-			k = []byte(s)
+		k, err := KeyText(key, f)
+		if err != nil {
+			return err
 		}
 		found = strings.EqualFold(string(k), name)
 		return nil
