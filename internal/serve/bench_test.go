@@ -2,9 +2,12 @@ package serve_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairn-dev/cairn/bench/gen"
 	"github.com/cairn-dev/cairn/internal/serve"
@@ -38,6 +41,24 @@ func BenchmarkHistory100MB(b *testing.B) {
 			}
 		}
 	})
+	// As the viewer pages back: each page from the one before it, the
+	// first 30 pages (3,000 events) from the newest, per page.
+	b.Run("paging-back", func(b *testing.B) {
+		var c serve.Cursors
+		pages := 0
+		for b.Loop() {
+			before := ""
+			for range 30 {
+				p, err := c.History(ctx, src, "s", before, 100)
+				if err != nil || len(p.Events) != 100 {
+					b.Fatal(len(p.Events), err)
+				}
+				before = p.FirstID
+				pages++
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(pages), "ms/page")
+	})
 	before := st.Resume[len(st.Resume)*2/3]
 	b.Run("before-a-third-back", func(b *testing.B) {
 		for b.Loop() {
@@ -46,4 +67,80 @@ func BenchmarkHistory100MB(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestCursorsPageAsHistory: paging back with Cursors gives the very pages
+// History gives, to the first event; a transcript replaced under the same
+// name (a repair) is read afresh, not from a remembered offset.
+func TestCursorsPageAsHistory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	write := func(seed uint64) {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gen.Generate(f, gen.Options{Size: 600 << 10, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	write(1)
+	ctx := context.Background()
+	var c serve.Cursors
+	page := func(src transcript.Source, before string, cursors bool) serve.Page {
+		t.Helper()
+		var p serve.Page
+		var err error
+		if cursors {
+			p, err = c.History(ctx, src, "s", before, 50)
+		} else {
+			p, err = serve.History(ctx, src, before, 50)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	src, err := transcript.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, before := 0, ""
+	for {
+		want, got := page(src, before, false), page(src, before, true)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("page %d before %q (-History +Cursors):\n%s", pages, before, diff)
+		}
+		pages++
+		if !got.HasMore {
+			break
+		}
+		before = got.FirstID
+	}
+	src.Close()
+	if pages < 3 {
+		t.Fatalf("only %d pages: the test needs a longer session", pages)
+	}
+	// Another file in its place: remembered offsets name other lines.
+	first := page(mustOpen(t, path), "", true)
+	write(2)
+	src2 := mustOpen(t, path)
+	want, err := serve.History(ctx, src2, first.FirstID, 50)
+	got, err2 := c.History(ctx, src2, "s", first.FirstID, 50)
+	if (err == nil) != (err2 == nil) || (err != nil && !errors.Is(err2, serve.ErrUnknownBefore)) {
+		t.Fatalf("after a replacement: History %v, Cursors %v", err, err2)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after a replacement (-History +Cursors):\n%s", diff)
+	}
+}
+
+func mustOpen(t *testing.T, path string) transcript.Source {
+	t.Helper()
+	src, err := transcript.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src
 }

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/jsonl"
@@ -105,7 +106,10 @@ func Handler(o Options) http.Handler {
 	return mux
 }
 
-type server struct{ o Options }
+type server struct {
+	o       Options
+	cursors Cursors
+}
 
 const cookieName = "cairn_token"
 
@@ -234,6 +238,84 @@ var ErrUnknownBefore = errors.New("no event with that id in this session")
 // events, oldest first. It reads the transcript backwards and decodes only
 // the lines it returns, so a page of a huge session costs a page.
 func History(ctx context.Context, src transcript.Source, before string, limit int) (Page, error) {
+	page, _, err := history(ctx, src, before, limit, nil)
+	return page, err
+}
+
+// Cursors remembers where the pages it served begin — the byte span of
+// each page's first event, by session and event id — so that the page
+// before one it served reads back from there, not from the end: paging
+// back through a big session costs a page at each step, not the distance
+// from the end. A remembered span is checked against the line it names
+// before use (a transcript replaced by a repair falls back to the scan).
+// A zero Cursors is ready; it is safe for concurrent use.
+type Cursors struct {
+	mu    sync.Mutex
+	spans map[cursorKey]span
+	order []cursorKey // oldest first, for eviction
+}
+
+type cursorKey struct{ session, id string }
+
+// span is a line's byte offset and length (newline excluded).
+type span struct{ off, n int64 }
+
+// maxCursors bounds what Cursors remembers.
+const maxCursors = 4096
+
+// History is History of the package, with the start of the page read
+// from what c remembers of session, and the new page's start remembered.
+func (c *Cursors) History(ctx context.Context, src transcript.Source, session, before string, limit int) (Page, error) {
+	var from *span
+	if before != "" {
+		c.mu.Lock()
+		if sp, ok := c.spans[cursorKey{session, before}]; ok {
+			from = &sp
+		}
+		c.mu.Unlock()
+		if from != nil && !lineIs(src, *from, before) {
+			from = nil
+		}
+	}
+	page, first, err := history(ctx, src, before, limit, from)
+	if err != nil || page.FirstID == "" {
+		return page, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.spans == nil {
+		c.spans = map[cursorKey]span{}
+	}
+	k := cursorKey{session, page.FirstID}
+	if _, ok := c.spans[k]; !ok {
+		c.order = append(c.order, k)
+		if len(c.order) > maxCursors {
+			delete(c.spans, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	c.spans[k] = first
+	return page, nil
+}
+
+// lineIs reports whether the line at sp is the event id.
+func lineIs(src transcript.Source, sp span, id string) bool {
+	if sp.off < 0 || sp.n <= 0 || sp.off+sp.n > src.Size() {
+		return false
+	}
+	b := make([]byte, sp.n)
+	if _, err := src.ReadAt(b, sp.off); err != nil {
+		return false
+	}
+	got, ok := chainID(b)
+	return ok && got == id
+}
+
+// history reads the page before the event before (the newest page when
+// before is ""); from, when known, is the span of before's line, and the
+// read starts just before it. It returns the span of the page's first
+// event too.
+func history(ctx context.Context, src transcript.Source, before string, limit int, from *span) (Page, span, error) {
 	if limit <= 0 || limit > PageSize {
 		limit = PageSize
 	}
@@ -242,17 +324,22 @@ func History(ctx context.Context, src transcript.Source, before string, limit in
 		pat = []byte(`"uuid":"` + before + `"`)
 	}
 	found := before == ""
+	end := src.Size()
+	if from != nil {
+		found, end = true, from.off
+	}
 	var rev []json.RawMessage
 	var firstID string
+	var first span
 	page := Page{}
-	back := jsonl.NewBackward(src, src.Size(), jsonl.DefaultBlock, jsonl.MaxLineBytes, nil)
+	back := jsonl.NewBackward(src, end, jsonl.DefaultBlock, jsonl.MaxLineBytes, nil)
 	for {
 		if err := ctx.Err(); err != nil {
-			return Page{}, err
+			return Page{}, span{}, err
 		}
 		line, ok, err := back.Next()
 		if err != nil {
-			return Page{}, err
+			return Page{}, span{}, err
 		}
 		if !ok {
 			break
@@ -280,17 +367,17 @@ func History(ctx context.Context, src transcript.Source, before string, limit in
 			break
 		}
 		rev = append(rev, json.RawMessage(bytes.Clone(line.Bytes)))
-		firstID = id
+		firstID, first = id, span{line.Offset, int64(len(line.Bytes))}
 	}
 	if !found {
-		return Page{}, ErrUnknownBefore
+		return Page{}, span{}, ErrUnknownBefore
 	}
 	page.Events = make([]json.RawMessage, 0, len(rev))
 	for i := len(rev) - 1; i >= 0; i-- {
 		page.Events = append(page.Events, rev[i])
 	}
 	page.FirstID = firstID
-	return page, nil
+	return page, first, nil
 }
 
 // chainID decodes the uuid of a conversation line.
@@ -309,7 +396,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer src.Close()
-	page, err := History(r.Context(), src, r.URL.Query().Get("before"), limitOf(r))
+	page, err := s.cursors.History(r.Context(), src, r.PathValue("id"), r.URL.Query().Get("before"), limitOf(r))
 	if errors.Is(err, ErrUnknownBefore) {
 		httpError(w, http.StatusBadRequest, "before names no event of this session")
 		return
