@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cairn-dev/cairn/internal/proctest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
@@ -359,9 +360,7 @@ func TestSessionEndHookAndHooksList(t *testing.T) {
 // skill typed as /name reach the model expanded; the session's end runs
 // SessionEnd with reason prompt_input_exit.
 func TestExtensionsInTerminalUI(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	proctest.Command(t, "tmux", "apt-get install tmux")
 	p := newProject(t)
 	ended := filepath.Join(p.dir, "ended.json")
 	put(t, filepath.Join(p.dir, ".claude/commands/review.md"), "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $ARGUMENTS now.\n")

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/proctest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
@@ -78,9 +79,7 @@ func TestSandboxedNetworkThroughProxy(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap (bwrap) is not installed, so the sandbox cannot be tested here: apt-get install bubblewrap")
 	}
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed: apt-get install curl")
-	}
+	proctest.Command(t, "curl", "apt-get install curl")
 	var hits atomic.Int32
 	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)

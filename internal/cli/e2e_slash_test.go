@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/proctest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/model/openai/openaitest"
@@ -22,9 +23,7 @@ var slashTerms atomic.Int64
 // 100×30 and waits for the welcome line.
 func (p *project) openUI(t *testing.T, args ...string) tmux {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	proctest.Command(t, "tmux", "apt-get install tmux")
 	x := tmux{t: t, name: fmt.Sprintf("cairn-slash-%d-%d", os.Getpid(), slashTerms.Add(1))}
 	env := append([]string{"CAIRN_HOME=" + p.home, "ANTHROPIC_BASE_URL=" + p.srv.URL, "ANTHROPIC_API_KEY=test-key", "HOME=" + p.home, "TERM=xterm-256color"}, p.env...)
 	script := fmt.Sprintf("cd %q && env -i PATH=%q %s %q %s; echo cairn-exited-$?; sleep 60", p.dir, os.Getenv("PATH"), strings.Join(quoteAll(env), " "), binary, strings.Join(quoteAll(args), " "))

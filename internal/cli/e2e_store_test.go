@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/cli"
 	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/internal/proctest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/transcript/pgstore"
@@ -52,9 +53,7 @@ func sessionIDOf(t *testing.T, out string) string {
 }
 
 func TestTeamStoreAcrossMachines(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	proctest.Command(t, "git", "apt-get install git")
 	url := pgtest.URL(t)
 	srv := modeltest.Start(t, modeltest.Config{})
 	remote := "git@example.com:team/" + pgtest.Project(t) + ".git"
@@ -256,9 +255,7 @@ func must[T any](v T, err error) T {
 // sent to the team store: the list, a history page, the resume view, and
 // the live tail of the session as A goes on with it.
 func TestServeStore(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	proctest.Command(t, "git", "apt-get install git")
 	url := pgtest.URL(t)
 	srv := modeltest.Start(t, modeltest.Config{})
 	a := machine(t, srv, "git@example.com:team/"+pgtest.Project(t)+".git", url)
@@ -351,9 +348,7 @@ func TestServeStore(t *testing.T) {
 // copy works on locally, says aloud why the store does not get its lines,
 // and a sync once the other is done sends them, once.
 func TestTeamStoreTwoWritersAtOnce(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	proctest.Command(t, "git", "apt-get install git")
 	url := pgtest.URL(t)
 	srv := modeltest.Start(t, modeltest.Config{})
 	a := machine(t, srv, "git@example.com:team/"+pgtest.Project(t)+".git", url)

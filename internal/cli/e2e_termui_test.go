@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/proctest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
@@ -21,9 +22,7 @@ var uiCount atomic.Int64
 // test. extraEnv is more of cairn's environment.
 func (p *project) startUI(t *testing.T, width, height int, extraEnv []string, args ...string) tmux {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	proctest.Command(t, "tmux", "apt-get install tmux")
 	name := fmt.Sprintf("cairn-%s-%d-%d", regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "-"), os.Getpid(), uiCount.Add(1))
 	x := tmux{t: t, name: name}
 	env := append(append([]string{"CAIRN_HOME=" + p.home, "ANTHROPIC_BASE_URL=" + p.srv.URL, "ANTHROPIC_API_KEY=test-key", "HOME=" + p.home, "TERM=xterm-256color"}, p.env...), extraEnv...)

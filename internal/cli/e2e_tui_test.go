@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/proctest"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
@@ -65,9 +66,7 @@ func (x tmux) waitFor(want string) string {
 // the model run a command the person must allow, answers, and exits
 // with Ctrl+C twice.
 func TestTerminalUISmoke(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	proctest.Command(t, "tmux", "apt-get install tmux")
 	p := newProject(t)
 	p.srv.Enqueue(
 		modeltest.Reply{Content: []model.Block{model.TextBlock("Let me check."), modeltest.ToolUse("toolu_1", "Bash", `{"command":"echo tmux-ok > out.txt"}`)}},

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/proctest"
 	"github.com/cairn-dev/cairn/session"
 )
 
@@ -57,9 +58,7 @@ func TestEmptySessions(t *testing.T) {
 // TestUIOpenQuitLeavesNoSession opens the terminal UI and quits without
 // typing anything: no session file, and no "Resume this session" line.
 func TestUIOpenQuitLeavesNoSession(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	proctest.Command(t, "tmux", "apt-get install tmux")
 	p := newProject(t)
 	x := tmux{t: t, name: fmt.Sprintf("cairn-empty-%d", os.Getpid())}
 	env := []string{"CAIRN_HOME=" + p.home, "ANTHROPIC_BASE_URL=" + p.srv.URL, "ANTHROPIC_API_KEY=test-key", "HOME=" + p.home, "TERM=xterm-256color"}

@@ -5,6 +5,8 @@ package proctest
 
 import (
 	"errors"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,4 +57,21 @@ func WaitGone(t testing.TB, pid int, after string) {
 		}
 		return
 	}
+}
+
+// Command returns the path of the program name, which a test needs. When
+// it is missing the test is skipped with why (what to install), except
+// under CI (the environment variable CI set), where .ci/run installs it
+// and a missing one is a failure, never a silent skip.
+func Command(t testing.TB, name, why string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		msg := name + " is not installed: " + why
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg + " (.ci/run installs it)")
+		}
+		t.Skip(msg)
+	}
+	return p
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/permission"
+	"github.com/cairn-dev/cairn/internal/proctest"
 	"github.com/cairn-dev/cairn/internal/sandbox"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/tool"
@@ -217,9 +218,7 @@ func (f *fakeHosts) dial(ctx context.Context, network, addr string) (net.Conn, e
 // address of an allowed name, and for a wildcard's own domain; a
 // connection that skips the proxy fails at the operating-system level.
 func TestSandboxNetworkFiltered(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed: apt-get install curl")
-	}
+	proctest.Command(t, "curl", "apt-get install curl")
 	f := newFakeHosts(t)
 	var cfg sandbox.Config
 	cfg.Network.AllowedDomains = []string{"allowed.test", "*.wild.test", "secure.test", "localhost"}
