@@ -16,6 +16,11 @@ func WrapSystemReminder(s string) string {
 	return "<system-reminder>\n" + s + "\n</system-reminder>"
 }
 
+// SkillListingIntro begins the reminder a skill_listing attachment of
+// Claude Code's is rendered as when its transcript line has no rendered
+// text.
+const SkillListingIntro = "The following skills are available for use with the Skill tool:"
+
 // renderAttachment returns the text blocks an attachment entry was sent as.
 // Newer transcripts record them (rendered); for older ones they are rebuilt
 // from the attachment the way Claude Code renders each type. Types that
@@ -90,7 +95,7 @@ func (a *attachment) render() []string {
 		return a.renderFile()
 	case "skill_listing":
 		if c := a.contentString(); c != "" {
-			return []string{"The following skills are available for use with the Skill tool:\n\n" + c}
+			return []string{SkillListingIntro + "\n\n" + c}
 		}
 	case "agent_listing_delta":
 		var parts []string

@@ -603,14 +603,14 @@ func (a *Agent) buildTools(conv *transcript.Conversation) (*tool.Registry, error
 	po := prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
 		Memory: a.sc.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
-		Skills: a.ext.listing(), SystemPrompt: o.SystemPrompt,
+		SystemPrompt: o.SystemPrompt,
 	}
 	if st := o.OutputStyle; st != nil && st.Text != "" {
 		po.OutputStyle, po.DropCodingRules = st.Text, !st.KeepCodingInstructions
 	}
 	a.prompts = prompt.NewBuilder(prompt.Cairn(po)...)
 	tools := slices.Clone(o.Tools)
-	if po.Skills != "" && !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Spec().Name == "Skill" }) {
+	if len(a.ext.current()) > 0 && !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Spec().Name == "Skill" }) {
 		tools = append(tools, coretools.Skill{})
 	}
 	a.pins = pinsOf(conv)
@@ -802,6 +802,9 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	a.joinLate()
 	if !a.resumed && len(a.engine.History()) == 0 {
 		in.Attachments = append(in.Attachments, a.environment())
+	}
+	if l, ok := a.ext.listingDue(); ok {
+		in.Attachments = append(in.Attachments, l)
 	}
 	in.Attachments = append(in.Attachments, a.sc.beforeTurn(ctx, text)...)
 	if r, ok := a.planReminder(); ok {

@@ -44,6 +44,8 @@ type extensions struct {
 
 	mu     sync.Mutex
 	loaded []string // skill names, oldest first, each once
+	// listed are the listing lines the model was given, by name.
+	listed map[string]string
 	// granted end the grants of the turn under way.
 	granted []func()
 }
@@ -51,6 +53,7 @@ type extensions struct {
 func newExtensions(o Options, conv *transcript.Conversation) *extensions {
 	x := &extensions{set: o.Extensions, dir: o.Cwd, allow: o.AllowShell, read: o.AllowRead, grant: o.Grant, warn: o.Warn}
 	if conv != nil {
+		x.listed = listedIn(conv.Entries)
 		for _, name := range loadedSkills(conv.Entries) {
 			if x.set.Skill(name) != nil {
 				x.remember(name)
@@ -145,26 +148,151 @@ func (x *extensions) report(ws []string) {
 	}
 }
 
-// listing is the system prompt section naming the skills (and the
-// commands the model may run) with their descriptions: fixed for the
-// session, so it never breaks the prompt cache.
-func (x *extensions) listing() string {
-	if x.set == nil {
-		return ""
+// SkillListingAttachment is the type of the attachment that lists the
+// skills (and the commands the model may run) to the model, as Claude
+// Code names it: the whole list with a new session's first prompt and
+// after each compaction (isInitial), then only what was added or changed
+// since, with the next prompt of a session resumed after the change. The
+// list rides in the conversation, not in the system prompt, and is
+// recorded with it: a resume sends the same first message, so the cached
+// prefix holds.
+const SkillListingAttachment = "skill_listing"
+
+// The introductions of the listing's reminder: the whole list, and the
+// lines added or changed since it.
+const (
+	listingIntro = "Skills you can load with the Skill tool when a task matches what its line says (name: when to use it):"
+	listingMore  = "More skills you can load with the Skill tool, new or changed since the list you were given (name: when to use it):"
+)
+
+// IsSkillListing reports whether text is a reminder listing the skills:
+// cairn's own, or the one Claude Code's transcripts render. Context
+// accounting counts such reminders as skills.
+func IsSkillListing(text string) bool {
+	for _, intro := range []string{listingIntro, listingMore, transcript.SkillListingIntro} {
+		if strings.HasPrefix(text, "<system-reminder>\n"+intro) {
+			return true
+		}
 	}
-	var lines []string
+	return false
+}
+
+// listingLine is one line of the listing: a skill or command by name.
+type listingLine struct{ name, line string }
+
+// current is the listing of the session's skills, then the commands the
+// model may run, each "- name: description".
+func (x *extensions) current() []listingLine {
+	if x.set == nil {
+		return nil
+	}
+	var lines []listingLine
 	for _, k := range x.set.Skills {
-		lines = append(lines, "- "+k.Name+": "+oneLine(k.Description))
+		lines = append(lines, listingLine{k.Name, "- " + k.Name + ": " + oneLine(k.Description)})
 	}
 	for _, c := range x.set.Commands {
 		if !c.DisableModelInvocation && c.Description != "" {
-			lines = append(lines, "- "+c.Name+": "+oneLine(c.Description))
+			lines = append(lines, listingLine{c.Name, "- " + c.Name + ": " + oneLine(c.Description)})
 		}
 	}
-	if len(lines) == 0 {
-		return ""
+	return lines
+}
+
+// SkillListing is the reminder a new session's first prompt carries to
+// list set's skills and model-run commands; "" when there are none.
+// `cairn context` and /context count a session that has not sent its
+// first prompt with it.
+func SkillListing(set *extension.Set) string {
+	x := &extensions{set: set}
+	if a, ok := x.listingOf(x.current(), true); ok {
+		return a.Rendered[0].Text
 	}
-	return "# Skills\nLoad one with the Skill tool when a task matches what its line says (name: when to use it):\n\n" + strings.Join(lines, "\n")
+	return ""
+}
+
+// listingOf is the attachment listing lines; initial for the whole list.
+func (x *extensions) listingOf(lines []listingLine, initial bool) (engine.Attachment, bool) {
+	if len(lines) == 0 {
+		return engine.Attachment{}, false
+	}
+	intro := listingIntro
+	if !initial {
+		intro = listingMore
+	}
+	names, texts := make([]any, len(lines)), make([]string, len(lines))
+	for i, l := range lines {
+		names[i], texts[i] = l.name, l.line
+	}
+	content := strings.Join(texts, "\n")
+	return engine.Attachment{
+		Type:     SkillListingAttachment,
+		Data:     map[string]any{"content": content, "skillCount": len(lines), "isInitial": initial, "names": names},
+		Rendered: []model.Block{model.TextBlock(transcript.WrapSystemReminder(intro + "\n\n" + content))},
+	}, true
+}
+
+// listingDue is the listing the next prompt carries: the whole list when
+// none was sent since the session (or its last compaction) began, else
+// the lines new or changed since; ok is false when nothing is due. What
+// it returns counts as listed.
+func (x *extensions) listingDue() (engine.Attachment, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	cur := x.current()
+	initial := len(x.listed) == 0
+	var due []listingLine
+	for _, l := range cur {
+		if x.listed[l.name] != l.line {
+			due = append(due, l)
+		}
+	}
+	if len(due) == 0 {
+		return engine.Attachment{}, false
+	}
+	if initial {
+		due = cur
+	}
+	x.markListed(due, initial)
+	return x.listingOf(due, initial)
+}
+
+// markListed records lines as listed; initial starts the record afresh.
+// The caller holds x.mu.
+func (x *extensions) markListed(lines []listingLine, initial bool) {
+	if initial || x.listed == nil {
+		x.listed = map[string]string{}
+	}
+	for _, l := range lines {
+		x.listed[l.name] = l.line
+	}
+}
+
+// listedIn reads what the skill listings of a transcript listed (since
+// its last compaction): each "- name: …" line by name.
+func listedIn(entries []transcript.Entry) map[string]string {
+	listed := map[string]string{}
+	for _, e := range entries {
+		if e.Type != transcript.TypeAttachment {
+			continue
+		}
+		var a struct {
+			Type      string `json:"type"`
+			Content   string `json:"content"`
+			IsInitial bool   `json:"isInitial"`
+		}
+		if json.Unmarshal(e.Attachment, &a) != nil || a.Type != SkillListingAttachment {
+			continue
+		}
+		if a.IsInitial {
+			clear(listed)
+		}
+		for _, line := range strings.Split(a.Content, "\n") {
+			if name, _, ok := strings.Cut(strings.TrimPrefix(line, "- "), ": "); ok && strings.HasPrefix(line, "- ") {
+				listed[name] = line
+			}
+		}
+	}
+	return listed
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -246,12 +374,19 @@ func fileAttachment(f extension.File) engine.Attachment {
 	}
 }
 
-// survivors carries the skills loaded so far through a compaction, the
-// newest first within the budgets.
+// survivors carries the skills through a compaction: the whole listing
+// first (the compaction drops the messages that carried it), then the
+// skills loaded so far, the newest first within the budgets.
 func (x *extensions) survivors(context.Context) []engine.Attachment {
 	x.mu.Lock()
 	names := slices.Clone(x.loaded)
+	cur := x.current()
+	x.markListed(cur, true)
 	x.mu.Unlock()
+	var out []engine.Attachment
+	if a, ok := x.listingOf(cur, true); ok {
+		out = append(out, a)
+	}
 	var parts []string
 	var kept []map[string]any
 	var total int64
@@ -273,14 +408,14 @@ func (x *extensions) survivors(context.Context) []engine.Attachment {
 		kept = append(kept, map[string]any{"name": k.Name, "path": k.Path})
 	}
 	if len(parts) == 0 {
-		return nil
+		return out
 	}
 	text := "The following skills were loaded earlier in this session and still apply; keep following them:\n\n" + strings.Join(parts, "\n\n---\n\n")
-	return []engine.Attachment{{
+	return append(out, engine.Attachment{
 		Type:     InvokedSkillsAttachment,
 		Data:     map[string]any{"skills": kept},
 		Rendered: []model.Block{model.TextBlock(transcript.WrapSystemReminder(text))},
-	}}
+	})
 }
 
 // cutTokens shortens text to about n tokens, at a line end.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/compact"
+	"github.com/cairn-dev/cairn/internal/extension"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/instructions"
 	"github.com/cairn-dev/cairn/internal/memory"
@@ -45,8 +46,11 @@ type contextReport struct {
 		Tools        int64 `json:"tools"`
 		Instructions int64 `json:"instructions"`
 		Memory       int64 `json:"memory"`
-		Messages     int64 `json:"messages"`
-		ToolResults  int64 `json:"toolResults"`
+		// Skills is the listing of the skills (and the commands the model
+		// may run) the conversation carries, or the first prompt will.
+		Skills      int64 `json:"skills"`
+		Messages    int64 `json:"messages"`
+		ToolResults int64 `json:"toolResults"`
 	} `json:"breakdown"`
 	// Layers is what each compaction layer freed since the last
 	// compaction, and what that compaction did.
@@ -134,7 +138,8 @@ func liveOf(ctx context.Context, a *agent.Agent) (*liveSession, error) {
 // Every number shared with /memory and the meter comes from one
 // function: the tools from tokens.EstimateTools, the instructions from
 // instructionTokens (or the reminders sent), the memory from
-// memoryTokens, the percentage from Window.PercentUsed.
+// memoryTokens, the skills from skillTokens (or the listings sent), the
+// percentage from Window.PercentUsed.
 func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversation, modelName string, live *liveSession) (*contextReport, error) {
 	rep := &contextReport{SessionID: conv.SessionID}
 	cwd := env.Cwd
@@ -199,6 +204,8 @@ func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversat
 				rep.Breakdown.ToolResults += n
 			case b.Type == model.BlockText && strings.HasPrefix(b.Text, "<system-reminder>") && strings.Contains(b.Text, "Contents of "):
 				rep.Breakdown.Instructions += n
+			case b.Type == model.BlockText && agent.IsSkillListing(b.Text):
+				rep.Breakdown.Skills += n
 			default:
 				rep.Breakdown.Messages += n
 			}
@@ -208,9 +215,10 @@ func buildContextReport(ctx context.Context, env Env, conv *transcript.Conversat
 		at := env
 		at.Cwd = cwd
 		rep.Breakdown.Instructions = instructionTokens(instructions.Load(instructionOptions(at, home, userHomeOf(env))).Files)
+		rep.Breakdown.Skills = skillTokens(home, cwd)
 	}
 	bd := rep.Breakdown
-	estimate := bd.System + bd.Tools + bd.Instructions + bd.Memory + bd.Messages + bd.ToolResults
+	estimate := bd.System + bd.Tools + bd.Instructions + bd.Memory + bd.Skills + bd.Messages + bd.ToolResults
 	rep.Used, rep.Source = estimate, "estimate"
 	switch {
 	case live != nil:
@@ -236,6 +244,17 @@ func instructionTokens(files []instructions.File) int64 {
 		return 0
 	}
 	return tokens.EstimateBlock(model.TextBlock(agent.StartContext(files, "2006-01-02")))
+}
+
+// skillTokens is what the listing of the skills and commands of the
+// project in cwd weighs in a new session's context: the reminder its
+// first prompt carries (agent.SkillListing), 0 without any.
+func skillTokens(home session.Home, cwd string) int64 {
+	listing := agent.SkillListing(extension.Load(extension.Options{ProjectDir: cwd, CairnHome: home.Dir}))
+	if listing == "" {
+		return 0
+	}
+	return tokens.EstimateBlock(model.TextBlock(listing))
 }
 
 // memoryTokens is what long-term memory weighs in a session's context:
@@ -299,7 +318,7 @@ func printContext(w io.Writer, r *contextReport) {
 		n    int64
 	}{
 		{"System prompt", r.Breakdown.System}, {"Tools", r.Breakdown.Tools}, {"Instructions", r.Breakdown.Instructions},
-		{"Memory", r.Breakdown.Memory}, {"Messages", r.Breakdown.Messages}, {"Tool results", r.Breakdown.ToolResults},
+		{"Memory", r.Breakdown.Memory}, {"Skills", r.Breakdown.Skills}, {"Messages", r.Breakdown.Messages}, {"Tool results", r.Breakdown.ToolResults},
 	}
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-14s %10s\n", row.name, tokens.Thousands(row.n))

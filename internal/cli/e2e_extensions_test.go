@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairn-dev/cairn/internal/proctest"
+	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
@@ -112,8 +113,8 @@ func TestCustomCommandHeadless(t *testing.T) {
 		t.Errorf("the @src/main.go include is not sent as a Read of it:\n%s", strings.Join(texts, "\n---\n"))
 	}
 	// The model is offered the command by its description.
-	if sys := systemText(p.srv.Last()); !strings.Contains(sys, "- review: Review a file for bugs") {
-		t.Errorf("system prompt does not list the command:\n%s", sys)
+	if _, listed := listingsOf(p.srv.Last()); len(listed) != 1 || !strings.Contains(listed[0], "- review: Review a file for bugs") {
+		t.Errorf("the command is not listed: %q", listed)
 	}
 }
 
@@ -172,11 +173,11 @@ func TestSkills(t *testing.T) {
 	}
 	reqs := p.srv.Requests()
 	first, second := reqs[0], reqs[1]
-	if sys := systemText(first); !strings.Contains(sys, "- deploy-check: Checks that a deploy is safe. Use before deploying.") || strings.Contains(sys, "Run the checks") {
-		t.Errorf("first system prompt should list the skill, not its body:\n%s", sys)
+	if _, listed := listingsOf(first); len(listed) != 1 || !strings.Contains(listed[0], "- deploy-check: Checks that a deploy is safe. Use before deploying.") || strings.Contains(listed[0], "Run the checks") {
+		t.Errorf("the first request should list the skill, not its body: %q", listed)
 	}
 	if systemText(first) != systemText(second) {
-		t.Error("the system prompt changed between requests: the skill listing broke the cache")
+		t.Error("the system prompt changed between requests: the cache breaks")
 	}
 	if !slicesContain(first.Params.ToolNames(), "Skill") {
 		t.Errorf("tools %v have no Skill", first.Params.ToolNames())
@@ -623,13 +624,14 @@ func TestExtensionBadInput(t *testing.T) {
 	if strings.Contains(body, "outside-secret") {
 		t.Error("the file outside the project was sent")
 	}
-	sys := systemText(last)
+	_, listed := listingsOf(last)
+	listing := strings.Join(listed, "\n")
 	for _, want := range []string{"- nameless: Has no name", "- clash: The skill that wins"} {
-		if !strings.Contains(sys, want) {
-			t.Errorf("system prompt lacks %q", want)
+		if !strings.Contains(listing, want) {
+			t.Errorf("the listing lacks %q: %q", want, listed)
 		}
 	}
-	if strings.Contains(sys, "huge") || strings.Contains(body, "xxxxxxxxxx") {
+	if strings.Contains(listing, "huge") || strings.Contains(body, "xxxxxxxxxx") {
 		t.Error("the 10 MB skill was offered or sent")
 	}
 	p.srv.Enqueue(modeltest.Text("ok"))
@@ -638,5 +640,124 @@ func TestExtensionBadInput(t *testing.T) {
 	}
 	if got := nonReminders(userTexts(p.srv.Last())); len(got) != 2 || !strings.Contains(got[1], "Skill body.") {
 		t.Errorf("/clash sent %q, want the skill's body", got)
+	}
+}
+
+// listingsOf are the text blocks of the request's messages that lists the
+// skills (reminders in user messages), with the index of each message.
+// The system prompt must not list them.
+func listingsOf(r *modeltest.Request) (at []int, texts []string) {
+	for i, m := range r.Params.Messages {
+		for _, b := range m.Content {
+			if m.Role == model.RoleUser && b.Type == model.BlockText && strings.HasPrefix(b.Text, "<system-reminder>") && strings.Contains(b.Text, "the Skill tool") {
+				at, texts = append(at, i), append(texts, b.Text)
+			}
+		}
+	}
+	return at, texts
+}
+
+func textsOf(m model.Message) []string {
+	var out []string
+	for _, b := range m.Content {
+		if b.Type == model.BlockText {
+			out = append(out, b.Text)
+		}
+	}
+	return out
+}
+
+// TestSkillListing: the skills (and the commands the model may run) are
+// listed as Claude Code lists them, in a reminder of the session's first
+// user message, never in the system prompt; a resume sends the same first
+// message (the cached prefix holds), a skill added or changed since is
+// listed on the next prompt alone, a compaction lists them all again
+// after its summary, and `cairn context` counts the listing as skills.
+func TestSkillListing(t *testing.T) {
+	p := newProject(t)
+	p.srv = modeltest.Start(t, modeltest.Config{Respond: summarizer})
+	put(t, filepath.Join(p.dir, ".claude/skills/deploy-check/SKILL.md"), "---\nname: deploy-check\ndescription: Checks that a deploy is safe.\n---\nRun the checks.\n")
+	put(t, filepath.Join(p.dir, ".claude/commands/review.md"), "---\ndescription: Review a file\n---\nReview $ARGUMENTS.\n")
+	// run runs cairn and returns the request of the turn: the first whose
+	// last message holds the prompt (session notes may follow it).
+	run := func(args ...string) *modeltest.Request {
+		t.Helper()
+		before := len(p.srv.Requests())
+		if code, _, errOut := p.cairn(t, args...); code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut)
+		}
+		for _, r := range p.srv.Requests()[before:] {
+			if msgs := r.Params.Messages; len(msgs) > 0 && hasText(textsOf(msgs[len(msgs)-1]), args[len(args)-1]) {
+				return r
+			}
+		}
+		t.Fatalf("%q: no request sent the prompt", args)
+		return nil
+	}
+
+	first := run("-p", "first question")
+	at, listings := listingsOf(first)
+	if len(at) != 1 || at[0] != 0 || !strings.Contains(listings[0], "- deploy-check: Checks that a deploy is safe.") || !strings.Contains(listings[0], "- review: Review a file") {
+		t.Fatalf("want one listing of both in the first message, got %v %q", at, listings)
+	}
+	if sys := systemText(first); strings.Contains(sys, "deploy-check") {
+		t.Errorf("the system prompt lists the skills too:\n%s", sys)
+	}
+	if !slicesContain(first.Params.ToolNames(), "Skill") {
+		t.Errorf("tools %v have no Skill", first.Params.ToolNames())
+	}
+
+	// A resume with nothing changed: the same first message, no new listing.
+	again := run("-c", "-p", "second question")
+	// The first message's texts: its cache breakpoint moves on.
+	firstMsg := func(r *modeltest.Request) string { return strings.Join(textsOf(r.Params.Messages[0]), "\n--\n") }
+	if firstMsg(again) != firstMsg(first) {
+		t.Errorf("the resumed first message differs, the cache breaks:\n%s\n%s", firstMsg(first), firstMsg(again))
+	}
+	if at, _ := listingsOf(again); len(at) != 1 {
+		t.Errorf("listings in messages %v after a resume; want the first one only", at)
+	}
+
+	// A skill added and a description changed: listed on the next prompt.
+	put(t, filepath.Join(p.dir, ".claude/skills/lint/SKILL.md"), "---\nname: lint\ndescription: Lints the code.\n---\nLint.\n")
+	put(t, filepath.Join(p.dir, ".claude/commands/review.md"), "---\ndescription: Review a file closely\n---\nReview $ARGUMENTS.\n")
+	delta := run("-c", "-p", "third question")
+	at, listings = listingsOf(delta)
+	last := len(delta.Params.Messages) - 1
+	if len(at) != 2 || at[1] != last || !strings.Contains(listings[1], "- lint: Lints the code.") || !strings.Contains(listings[1], "- review: Review a file closely") || strings.Contains(listings[1], "deploy-check") {
+		t.Fatalf("want the new and changed ones listed in the last message (%d), got %v %q", last, at, listings)
+	}
+	if firstMsg(delta) != firstMsg(first) {
+		t.Error("the first message changed with the delta")
+	}
+
+	// A compaction lists them all again, after the summary.
+	if code, _, errOut := p.cairn(t, "-c", "-p", "/compact"); code != 0 {
+		t.Fatalf("/compact: exit %d: %s", code, errOut)
+	}
+	after := run("-c", "-p", "fourth question")
+	at, listings = listingsOf(after)
+	if len(at) != 1 || !strings.Contains(after.Params.Messages[0].Content[0].Text, "THE-SUMMARY") {
+		t.Fatalf("after the compaction: listings %v; first message %q", at, after.Params.Messages[0].Content[0].Text)
+	}
+	for _, s := range []string{"- deploy-check: Checks that a deploy is safe.", "- lint: Lints the code.", "- review: Review a file closely"} {
+		if !strings.Contains(listings[0], s) {
+			t.Errorf("the listing after the compaction lacks %q:\n%s", s, listings[0])
+		}
+	}
+
+	// cairn context counts the listing as skills, not as messages.
+	code, out, errOut := p.cairn(t, "context", "--json")
+	if code != 0 {
+		t.Fatalf("context: exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Breakdown struct{ Skills int64 }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if want := tokens.EstimateBlock(model.TextBlock(listings[0])); rep.Breakdown.Skills != want {
+		t.Errorf("context counts %d tokens of skills, want the listing's %d", rep.Breakdown.Skills, want)
 	}
 }

@@ -291,6 +291,7 @@ const (
 	whyPlan         = "it holds the plan"
 	whyInstructions = "it carries the instruction files and the session's context"
 	whyPermission   = "it records a permission decision"
+	whySkills       = "it lists the skills the model may load"
 	whyLatest       = "it is the user's latest request"
 	whyTurn         = "it belongs to the current turn"
 	whyFirst        = "the conversation starts with it"
@@ -317,6 +318,7 @@ var attachmentReasons = map[string]string{
 	"nested_memory":       whyInstructions,
 	"claude_md":           whyInstructions,
 	"cairn_context":       whyInstructions,
+	"skill_listing":       whySkills,
 }
 
 // reason says why view[j] may not be snipped, "" when it may.

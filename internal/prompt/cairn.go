@@ -44,9 +44,6 @@ type Options struct {
 	// MCPInstructions is the section of the MCP servers' instructions
 	// (SPEC G5), fixed for the session; "" leaves it out.
 	MCPInstructions string
-	// Skills is the section listing the session's skills (fixed for the
-	// session); "" leaves it out.
-	Skills string
 	// OutputStyle is the text of the output style in force ("" for the
 	// default); DropCodingRules leaves cairn's working rules out, for a
 	// style that replaces them.
@@ -54,7 +51,7 @@ type Options struct {
 	DropCodingRules bool
 	// SystemPrompt, when set, replaces cairn's own identity, working
 	// rules and output style (--system-prompt); the facts of the session
-	// (environment, memory, MCP servers, skills) stay.
+	// (environment, memory, MCP servers) stay.
 	SystemPrompt string
 }
 
@@ -76,7 +73,6 @@ func Cairn(o Options) []Section {
 		MemorySection(o.Memory),
 		TokenBudgetSection(o.TokenBudgets),
 		Fixed(MCPKey, false, o.MCPInstructions),
-		Fixed("skills", false, o.Skills),
 		Fixed("append", false, o.AppendText),
 	}
 }

@@ -37,7 +37,7 @@ var skillSchema = json.RawMessage(`{"type":"object","properties":{` +
 
 const skillDescription = `Load a skill: instructions (and files beside them) that the user or the project has prepared for a kind of task, such as a deploy procedure or a review checklist.
 
-The skills available in this session are listed in the system prompt with a line on when each applies. When the task in front of you is one a skill covers, call this tool before starting: the skill's instructions arrive as the result, and you follow them instead of your usual approach. The result names the skill's folder, so you can read the other files it mentions.
+The skills available in this session are listed in a reminder at the start of the conversation (skills that appear later, in a reminder of their own), with a line on when each applies. When the task in front of you is one a skill covers, call this tool before starting: the skill's instructions arrive as the result, and you follow them instead of your usual approach. The result names the skill's folder, so you can read the other files it mentions.
 
 - skill: a name from the list, without the slash. Do not invent names.
 - args: optional arguments, as the user would type them after /<name>.
