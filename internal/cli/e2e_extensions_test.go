@@ -761,3 +761,58 @@ func TestSkillListing(t *testing.T) {
 		t.Errorf("context counts %d tokens of skills, want the listing's %d", rep.Breakdown.Skills, want)
 	}
 }
+
+// TestCustomCommandAllowedToolsInTerminalUI: typed in the terminal UI as
+// /name args, a command with allowed-tools and model frontmatter runs the
+// call its allowed-tools cover without a permission prompt, and its
+// turn's requests name its model; the next turn, typed as a plain
+// prompt, asks before the same kind of call and goes with the session's
+// model.
+func TestCustomCommandAllowedToolsInTerminalUI(t *testing.T) {
+	p := newProject(t)
+	put(t, filepath.Join(p.dir, ".claude/commands/mk.md"), "---\ndescription: Make a marker file\nargument-hint: <name>\nallowed-tools: Bash(touch:*)\nmodel: claude-haiku-4-5\n---\nCreate the marker $ARGUMENTS.\n")
+	bash := func(id, command string) model.Block {
+		in, _ := json.Marshal(map[string]string{"command": command, "description": "step"})
+		return modeltest.ToolUse(id, "Bash", string(in))
+	}
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{bash("toolu_1", "touch granted.txt")}},
+		modeltest.Text("Marker made."),
+		modeltest.Reply{Content: []model.Block{bash("toolu_2", "touch after.txt")}},
+		modeltest.Text("NOT-SENT: the refused call ends the turn."),
+	)
+	x := p.openUI(t, "--model", "claude-sonnet-4-5")
+
+	x.send("/mk granted.txt")
+	// A permission prompt would wait for the person: the answer shows only
+	// if the call ran without one.
+	s := x.waitFor("Marker made.")
+	if strings.Contains(s, "Do you want to proceed?") {
+		t.Errorf("the command's allowed call asked:\n%s", s)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "granted.txt")); err != nil {
+		t.Errorf("the call the command's allowed-tools cover did not run: %v", err)
+	}
+	if got := nonReminders(userTexts(p.srv.Requests()[0])); len(got) != 2 || got[1] != "Create the marker granted.txt.\n" {
+		t.Errorf("/mk sent %q", got)
+	}
+
+	x.send("make one more")
+	x.waitFor("Do you want to proceed?")
+	x.keys("Escape")
+	x.waitFor("took the control back")
+	if _, err := os.Stat(filepath.Join(p.dir, "after.txt")); err == nil {
+		t.Error("the call after the command's turn ran without asking")
+	}
+
+	var models []string
+	for _, r := range p.srv.Requests() {
+		if r.Path == "/v1/messages" {
+			models = append(models, r.Params.Model)
+		}
+	}
+	want := []string{"claude-haiku-4-5", "claude-haiku-4-5", "claude-sonnet-4-5"}
+	if diff := cmp.Diff(want, models); diff != "" {
+		t.Errorf("request models (-want +got):\n%s", diff)
+	}
+}
