@@ -803,14 +803,15 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	if !a.resumed && len(a.engine.History()) == 0 {
 		in.Attachments = append(in.Attachments, a.environment())
 	}
-	if l, ok := a.ext.listingDue(); ok {
-		in.Attachments = append(in.Attachments, l)
+	listed := func(events iter.Seq2[engine.Event, error]) iter.Seq2[engine.Event, error] { return events }
+	if l, sent, ok := a.ext.listingDue(); ok {
+		in.Attachments, listed = append(in.Attachments, l), sent
 	}
 	in.Attachments = append(in.Attachments, a.sc.beforeTurn(ctx, text)...)
 	if r, ok := a.planReminder(); ok {
 		in.Attachments = append(in.Attachments, r)
 	}
-	return a.ext.duringTurn(a.sc.afterTurn(ctx, len(a.engine.History()), a.engine.Run(ctx, in)))
+	return a.ext.duringTurn(a.sc.afterTurn(ctx, len(a.engine.History()), listed(a.engine.Run(ctx, in))))
 }
 
 // joinLate adds the tools Options.Late brings, once they are ready.

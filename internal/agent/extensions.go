@@ -233,9 +233,11 @@ func (x *extensions) listingOf(lines []listingLine, initial bool) (engine.Attach
 
 // listingDue is the listing the next prompt carries: the whole list when
 // none was sent since the session (or its last compaction) began, else
-// the lines new or changed since; ok is false when nothing is due. What
-// it returns counts as listed.
-func (x *extensions) listingDue() (engine.Attachment, bool) {
+// the lines new or changed since; ok is false when nothing is due. The
+// lines count as listed once sent, when the turn's events pass through
+// the returned wrapper and the prompt is recorded (a prompt a hook
+// refuses lists nothing).
+func (x *extensions) listingDue() (a engine.Attachment, sent func(iter.Seq2[engine.Event, error]) iter.Seq2[engine.Event, error], ok bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	cur := x.current()
@@ -247,13 +249,35 @@ func (x *extensions) listingDue() (engine.Attachment, bool) {
 		}
 	}
 	if len(due) == 0 {
-		return engine.Attachment{}, false
+		return engine.Attachment{}, nil, false
 	}
 	if initial {
 		due = cur
 	}
-	x.markListed(due, initial)
-	return x.listingOf(due, initial)
+	sent = func(events iter.Seq2[engine.Event, error]) iter.Seq2[engine.Event, error] {
+		return func(yield func(engine.Event, error) bool) {
+			for ev, err := range events {
+				if err == nil && ev.Type == engine.EventUser {
+					x.mu.Lock()
+					x.markListed(due, initial)
+					x.mu.Unlock()
+				}
+				if !yield(ev, err) {
+					return
+				}
+			}
+		}
+	}
+	a, _ = x.listingOf(due, initial)
+	return a, sent, true
+}
+
+// relist goes on from what the chain entries (a rewound conversation's)
+// listed.
+func (x *extensions) relist(entries []transcript.Entry) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.listed = listedIn(entries)
 }
 
 // markListed records lines as listed; initial starts the record afresh.

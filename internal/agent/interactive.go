@@ -94,5 +94,6 @@ func (a *Agent) Rewind(ctx context.Context, messageID string, code, conversation
 		}
 	}
 	a.compact.Restore(conv)
+	a.ext.relist(conv.Entries)
 	return plan, nil
 }

@@ -816,3 +816,27 @@ func TestCustomCommandAllowedToolsInTerminalUI(t *testing.T) {
 		t.Errorf("request models (-want +got):\n%s", diff)
 	}
 }
+
+// A first prompt a UserPromptSubmit hook refuses is not sent, and neither
+// is its listing: the next prompt, the first the model sees, lists the
+// skills.
+func TestSkillListingAfterRefusedPrompt(t *testing.T) {
+	p := newProject(t)
+	p.withHooks(t, `{"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "$H/gate.sh"}]}]}`,
+		map[string]string{"gate.sh": `if grep -q REFUSE; then echo 'not this one' >&2; exit 2; fi`})
+	put(t, filepath.Join(p.dir, ".claude/skills/deploy-check/SKILL.md"), "---\nname: deploy-check\ndescription: Checks that a deploy is safe.\n---\nRun the checks.\n")
+	p.srv.Enqueue(modeltest.Text("ok"))
+	stdin := `{"type":"user","message":{"role":"user","content":"REFUSE this"}}` + "\n" +
+		`{"type":"user","message":{"role":"user","content":"hello"}}` + "\n"
+	code, out, errOut := p.cairnIn(t, stdin, "-p", "--input-format", "stream-json", "--output-format", "stream-json")
+	if code != 0 && !strings.Contains(out, `"result":"ok"`) {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	reqs := p.srv.Requests()
+	if len(reqs) == 0 {
+		t.Fatalf("no request: %s\n%s", errOut, out)
+	}
+	if at, listed := listingsOf(reqs[0]); len(at) != 1 || at[0] != 0 || !strings.Contains(listed[0], "- deploy-check: Checks that a deploy is safe.") {
+		t.Errorf("the first request sent lists %q in messages %v; want the skill in the first", listed, at)
+	}
+}
