@@ -232,8 +232,8 @@ func (x *extensions) listingOf(lines []listingLine, initial bool) (engine.Attach
 }
 
 // listingDue is the listing the next prompt carries: the whole list when
-// none was sent since the session (or its last compaction) began, else
-// the lines new or changed since; ok is false when nothing is due. The
+// the conversation (since its last compaction, which lists them all in
+// its survivors) holds none, else the lines new or changed since; ok is false when nothing is due. The
 // lines count as listed once sent, when the turn's events pass through
 // the returned wrapper and the prompt is recorded (a prompt a hook
 // refuses lists nothing).
@@ -404,11 +404,12 @@ func fileAttachment(f extension.File) engine.Attachment {
 func (x *extensions) survivors(context.Context) []engine.Attachment {
 	x.mu.Lock()
 	names := slices.Clone(x.loaded)
-	cur := x.current()
-	x.markListed(cur, true)
 	x.mu.Unlock()
+	// What the session listed is what the set holds (it loads once a
+	// session, and each prompt lists what is due), so the record of what
+	// was listed stands, whether the compaction goes through or not.
 	var out []engine.Attachment
-	if a, ok := x.listingOf(cur, true); ok {
+	if a, ok := x.listingOf(x.current(), true); ok {
 		out = append(out, a)
 	}
 	var parts []string
