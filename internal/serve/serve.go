@@ -83,6 +83,10 @@ type Options struct {
 	// Poll is how often a live tail looks for new lines when Sessions is
 	// not a Tailer (default 500 ms).
 	Poll time.Duration
+	// Index is where the offsets of big sessions' events are kept (a new
+	// one when nil): built in the background the first time a session is
+	// opened or listed, then used by every link into its history.
+	Index *Index
 }
 
 //go:embed web
@@ -92,6 +96,9 @@ var web embed.FS
 func Handler(o Options) http.Handler {
 	if o.Poll == 0 {
 		o.Poll = 500 * time.Millisecond
+	}
+	if o.Index == nil {
+		o.Index = &Index{}
 	}
 	s := &server{o: o}
 	mux := http.NewServeMux()
@@ -206,6 +213,14 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	if page == nil {
 		page = []Info{}
 	}
+	// The newest big sessions listed are the likeliest to be opened.
+	warmed := 0
+	for _, in := range page {
+		if warmed < listWarm && in.Bytes >= s.o.Index.min() {
+			s.warm(in.SessionID)
+			warmed++
+		}
+	}
 	var nextp *string
 	if next != "" {
 		nextp = &next
@@ -215,6 +230,10 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 		Next     *string `json:"next"`
 	}{page, nextp})
 }
+
+// listWarm is how many big sessions of a listed page have their index
+// built (or extended) in the background.
+const listWarm = 4
 
 // badRequest marks a Sessions error caused by the request (a bad cursor).
 type badRequest struct{ error }
@@ -266,6 +285,13 @@ const maxCursors = 4096
 // History is History of the package, with the start of the page read
 // from what c remembers of session, and the new page's start remembered.
 func (c *Cursors) History(ctx context.Context, src transcript.Source, session, before string, limit int) (Page, error) {
+	return c.page(ctx, src, session, before, limit, nil)
+}
+
+// page is History, asking locate (when not nil) for the line of before
+// when c does not remember it: its span (checked before use; nil when
+// unknown), or ErrUnknownBefore for an id src is known not to hold.
+func (c *Cursors) page(ctx context.Context, src transcript.Source, session, before string, limit int, locate func() (*span, error)) (Page, error) {
 	var from *span
 	if before != "" {
 		c.mu.Lock()
@@ -275,6 +301,15 @@ func (c *Cursors) History(ctx context.Context, src transcript.Source, session, b
 		c.mu.Unlock()
 		if from != nil && !lineIs(src, *from, before) {
 			from = nil
+		}
+		if from == nil && locate != nil {
+			sp, err := locate()
+			if err != nil {
+				return Page{}, err
+			}
+			if sp != nil && lineIs(src, *sp, before) {
+				from = sp
+			}
 		}
 	}
 	page, first, err := history(ctx, src, before, limit, from)
@@ -396,7 +431,15 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer src.Close()
-	page, err := s.cursors.History(r.Context(), src, r.PathValue("id"), r.URL.Query().Get("before"), limitOf(r))
+	id, before := r.PathValue("id"), r.URL.Query().Get("before")
+	if before == "" && s.o.Index.wants(src) {
+		// The newest page: the person may page back or share a link
+		// into the history next; have the index ready (or extended).
+		if _, _, ok := s.o.Index.lookup(r.Context(), src, id, ""); !ok {
+			s.warm(id)
+		}
+	}
+	page, err := s.cursors.page(r.Context(), src, id, before, limitOf(r), func() (*span, error) { return s.locate(r.Context(), src, id, before) })
 	if errors.Is(err, ErrUnknownBefore) {
 		httpError(w, http.StatusBadRequest, "before names no event of this session")
 		return
@@ -406,6 +449,28 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, page)
+}
+
+// locate finds the line of event before in the index of a big session;
+// a session with no index yet has one built in the background.
+func (s *server) locate(ctx context.Context, src transcript.Source, id, before string) (*span, error) {
+	if !s.o.Index.wants(src) {
+		return nil, nil
+	}
+	sp, found, ok := s.o.Index.lookup(ctx, src, id, before)
+	switch {
+	case !ok:
+		s.warm(id)
+		return nil, nil
+	case !found:
+		return nil, ErrUnknownBefore
+	}
+	return &sp, nil
+}
+
+// warm builds the index of session id in the background.
+func (s *server) warm(id string) {
+	s.o.Index.warm(id, func(ctx context.Context) (transcript.Source, error) { return s.o.Sessions.Source(ctx, id) })
 }
 
 func (s *server) view(w http.ResponseWriter, r *http.Request) {

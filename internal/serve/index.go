@@ -1,0 +1,345 @@
+package serve
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"hash/maphash"
+	"io"
+	"sync"
+
+	"github.com/cairn-dev/cairn/internal/jsonl"
+	"github.com/cairn-dev/cairn/internal/jsonscan"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// Index keeps, for the big sessions it has read, where the line of each
+// event begins (by a hash of the event id), so that a link to any page of
+// a session — one the server never served, shared a third of the way
+// back — reads the page and not the distance from the end. An index
+// describes one file: its identity (device and inode, see
+// transcript.Identified) and the bytes it has read from the start. It is
+// extended over lines appended since, and dropped, never used, when the
+// file is another or shorter or the last line it read is no longer there.
+// A span it gives is checked against the line it names before use, so a
+// stale one costs a scan, never a wrong page. Memory is bounded by
+// MaxBytes over all sessions, the least recently used dropped first.
+// A zero Index is ready; it is safe for concurrent use.
+type Index struct {
+	// MaxBytes bounds the memory the indexes hold (DefaultIndexBytes
+	// when 0).
+	MaxBytes int64
+	// MinBytes is the smallest session indexed (MinIndexBytes when 0).
+	MinBytes int64
+
+	mu       sync.Mutex
+	m        map[string]*list.Element // of *fileIndex, by session
+	lru      list.List                // most recently used first
+	used     int64
+	building map[string]bool
+	wg       sync.WaitGroup
+}
+
+// DefaultIndexBytes is an Index's default memory bound: the indexes of
+// some thirty 100 MB sessions.
+const DefaultIndexBytes = 64 << 20
+
+// MinIndexBytes is the smallest session an Index indexes by default:
+// below it, the scan back from the end costs a few milliseconds at most.
+const MinIndexBytes = 4 << 20
+
+// entryBytes is what one indexed line costs in memory, map overhead
+// included (measured by TestIndexMemory).
+const entryBytes = 48
+
+var seed = maphash.MakeSeed()
+
+func idHash(id []byte) uint64 { return maphash.Bytes(seed, id) }
+
+type fileIndex struct {
+	session string
+	id      string // the file's identity
+
+	mu    sync.Mutex
+	end   int64    // the lines wholly before end are indexed
+	last  lastLine // the last line read, ending just before end
+	spans map[uint64]span
+	cost  int64 // what it was charged, in bytes
+}
+
+// lastLine is where the last line read lies and a hash of its bytes.
+type lastLine struct {
+	off, n int64
+	hash   uint64
+}
+
+// lookup returns the span of the line of event id in src, if the index of
+// session describes src and holds it; ok is false when the index should
+// be built (it is missing or was dropped as stale).
+func (x *Index) lookup(ctx context.Context, src transcript.Source, session, id string) (sp span, found, ok bool) {
+	fi := x.get(session)
+	if fi == nil || !fi.matches(src) {
+		if fi != nil {
+			x.drop(session, fi)
+		}
+		return span{}, false, false
+	}
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	if src.Size() > fi.end {
+		if err := fi.read(ctx, src); err != nil {
+			return span{}, false, true
+		}
+		x.charge(fi, len(fi.spans))
+	}
+	sp, found = fi.spans[idHash([]byte(id))]
+	return sp, found, true
+}
+
+// matches reports whether fi still describes src: the same file, at least
+// as long, its last read line still in place.
+func (fi *fileIndex) matches(src transcript.Source) bool {
+	id := identityOf(src)
+	if id == "" || id != fi.id {
+		return false
+	}
+	fi.mu.Lock()
+	end, last := fi.end, fi.last
+	fi.mu.Unlock()
+	if src.Size() < end {
+		return false
+	}
+	if last.n == 0 {
+		return true
+	}
+	// The line and its newline, byte for byte where it was.
+	b := make([]byte, last.n+1)
+	if n, err := src.ReadAt(b, last.off); n != len(b) && err != nil {
+		return false
+	}
+	return b[last.n] == '\n' && maphash.Bytes(seed, b[:last.n]) == last.hash
+}
+
+// read indexes the whole lines of src after fi.end; fi.mu is held.
+func (fi *fileIndex) read(ctx context.Context, src transcript.Source) error {
+	start := fi.end
+	return jsonl.Forward(io.NewSectionReader(src, start, src.Size()-start), jsonl.MaxLineBytes, func(string) {}, func(l jsonl.Line) error {
+		if l.No%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if l.Torn {
+			return jsonl.ErrStop // being written: read again next time
+		}
+		off := start + l.Offset
+		if id := topUUID(l.Bytes); id != nil {
+			fi.spans[idHash(id)] = span{off: off, n: int64(len(l.Bytes))}
+		}
+		fi.end = off + int64(len(l.Bytes)) + 1
+		fi.last = lastLine{off: off, n: int64(len(l.Bytes)), hash: maphash.Bytes(seed, l.Bytes)}
+		return nil
+	})
+}
+
+// topUUID returns the top-level uuid of a line (the last, as a decoder
+// keeps), nil when it has none.
+func topUUID(line []byte) []byte {
+	if !bytes.Contains(line, []byte(`"uuid":`)) || !jsonscan.Valid(line) {
+		return nil
+	}
+	var out []byte
+	jsonscan.TrustedMembers(line, func(key []byte, f jsonscan.Flags, val []byte) error {
+		if string(key) == `"uuid"` && len(val) > 2 && val[0] == '"' {
+			if jsonscan.StringFlags(val) == 0 {
+				out = val[1 : len(val)-1]
+			} else if s, err := jsonscan.Unquote(val, jsonscan.StringFlags(val)); err == nil {
+				out = []byte(s)
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// Build indexes session from src, or extends its index over the lines
+// appended since; a session smaller than MinBytes or a source that
+// cannot name its file is left alone.
+func (x *Index) Build(ctx context.Context, src transcript.Source, session string) error {
+	if !x.wants(src) {
+		return nil
+	}
+	fi := x.get(session)
+	if fi != nil && !fi.matches(src) {
+		x.drop(session, fi)
+		fi = nil
+	}
+	if fi == nil {
+		fi = &fileIndex{session: session, id: identityOf(src), spans: map[uint64]span{}}
+	}
+	fi.mu.Lock()
+	err := fi.read(ctx, src)
+	n := len(fi.spans)
+	fi.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	x.put(fi, n)
+	return nil
+}
+
+// warm builds the index of session in the background, once at a time,
+// from the source open gives (and closes after).
+func (x *Index) warm(session string, open func(context.Context) (transcript.Source, error)) {
+	x.mu.Lock()
+	if x.building[session] {
+		x.mu.Unlock()
+		return
+	}
+	if x.building == nil {
+		x.building = map[string]bool{}
+	}
+	x.building[session] = true
+	x.wg.Add(1)
+	x.mu.Unlock()
+	go func() {
+		defer x.wg.Done()
+		defer func() {
+			x.mu.Lock()
+			delete(x.building, session)
+			x.mu.Unlock()
+		}()
+		ctx := context.Background()
+		src, err := open(ctx)
+		if err != nil {
+			return
+		}
+		defer src.Close()
+		x.Build(ctx, src, session) // a failure leaves the scan, as before
+	}()
+}
+
+// wants reports whether src is worth an index.
+func (x *Index) wants(src transcript.Source) bool {
+	return src.Size() >= x.min() && identityOf(src) != ""
+}
+
+func (x *Index) min() int64 {
+	if x.MinBytes > 0 {
+		return x.MinBytes
+	}
+	return MinIndexBytes
+}
+
+// Indexed returns how many bytes of session's file its index has read,
+// 0 when it has none.
+func (x *Index) Indexed(session string) int64 {
+	x.mu.Lock()
+	e, ok := x.m[session]
+	x.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	fi := e.Value.(*fileIndex)
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	return fi.end
+}
+
+// Bytes returns the memory the indexes are charged, over all sessions.
+func (x *Index) Bytes() int64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.used
+}
+
+// Wait waits for the indexes being built in the background.
+func (x *Index) Wait() { x.wg.Wait() }
+
+func (x *Index) get(session string) *fileIndex {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e, ok := x.m[session]
+	if !ok {
+		return nil
+	}
+	x.lru.MoveToFront(e)
+	return e.Value.(*fileIndex)
+}
+
+func (x *Index) drop(session string, fi *fileIndex) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if e, ok := x.m[session]; ok && e.Value.(*fileIndex) == fi {
+		x.remove(e)
+	}
+}
+
+// remove forgets e; x.mu is held.
+func (x *Index) remove(e *list.Element) {
+	fi := e.Value.(*fileIndex)
+	x.lru.Remove(e)
+	delete(x.m, fi.session)
+	x.used -= fi.cost
+}
+
+func (x *Index) max() int64 {
+	if x.MaxBytes > 0 {
+		return x.MaxBytes
+	}
+	return DefaultIndexBytes
+}
+
+// put installs fi as its session's index, dropping the least recently
+// used ones beyond the bound.
+func (x *Index) put(fi *fileIndex, entries int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.m == nil {
+		x.m = map[string]*list.Element{}
+	}
+	if e, ok := x.m[fi.session]; ok {
+		if e.Value.(*fileIndex) != fi {
+			x.remove(e)
+		}
+	}
+	if _, ok := x.m[fi.session]; !ok {
+		x.m[fi.session] = x.lru.PushFront(fi)
+	}
+	x.rechargeLocked(fi, entries)
+}
+
+// charge accounts for an index grown by lines appended.
+func (x *Index) charge(fi *fileIndex, entries int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if e, ok := x.m[fi.session]; ok && e.Value.(*fileIndex) == fi {
+		x.rechargeLocked(fi, entries)
+	}
+}
+
+// rechargeLocked sets fi's cost from its number of entries and evicts
+// beyond the bound (fi too, last, when it alone is over); x.mu is held.
+func (x *Index) rechargeLocked(fi *fileIndex, entries int) {
+	cost := int64(entries)*entryBytes + 256
+	x.used += cost - fi.cost
+	fi.cost = cost
+	for e := x.lru.Back(); e != nil && x.used > x.max(); {
+		prev := e.Prev()
+		if e.Value.(*fileIndex) != fi {
+			x.remove(e)
+		}
+		e = prev
+	}
+	if e, ok := x.m[fi.session]; ok && e.Value.(*fileIndex) == fi && x.used > x.max() {
+		x.remove(e) // too big alone: its session is scanned
+	}
+}
+
+// identityOf returns src's file identity, "" when it cannot name one.
+func identityOf(src transcript.Source) string {
+	if s, ok := src.(transcript.Identified); ok {
+		return s.Identity()
+	}
+	return ""
+}
