@@ -88,7 +88,7 @@ func (x *Index) lookup(ctx context.Context, src transcript.Source, session, id s
 	defer fi.mu.Unlock()
 	if src.Size() > fi.end {
 		if err := fi.read(ctx, src); err != nil {
-			return span{}, false, true
+			return span{}, false, false // Build reads the rest
 		}
 		x.charge(fi, len(fi.spans))
 	}
@@ -123,7 +123,8 @@ func (fi *fileIndex) matches(src transcript.Source) bool {
 // read indexes the whole lines of src after fi.end; fi.mu is held.
 func (fi *fileIndex) read(ctx context.Context, src transcript.Source) error {
 	start := fi.end
-	return jsonl.Forward(io.NewSectionReader(src, start, src.Size()-start), jsonl.MaxLineBytes, func(string) {}, func(l jsonl.Line) error {
+	var last lastLine
+	err := jsonl.Forward(io.NewSectionReader(src, start, src.Size()-start), jsonl.MaxLineBytes, func(string) {}, func(l jsonl.Line) error {
 		if l.No%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -137,29 +138,86 @@ func (fi *fileIndex) read(ctx context.Context, src transcript.Source) error {
 			fi.spans[idHash(id)] = span{off: off, n: int64(len(l.Bytes))}
 		}
 		fi.end = off + int64(len(l.Bytes)) + 1
-		fi.last = lastLine{off: off, n: int64(len(l.Bytes)), hash: maphash.Bytes(seed, l.Bytes)}
+		last = lastLine{off: off, n: int64(len(l.Bytes))}
 		return nil
 	})
+	if last.n > 0 {
+		// Hashed once, at the end: the bytes the next use checks.
+		b := make([]byte, last.n)
+		if n, rerr := src.ReadAt(b, last.off); n != len(b) && rerr != nil {
+			fi.end, fi.last = 0, lastLine{} // read afresh next time
+			clear(fi.spans)
+			return rerr
+		}
+		last.hash = maphash.Bytes(seed, b)
+		fi.last = last
+	}
+	return err
 }
 
 // topUUID returns the top-level uuid of a line (the last, as a decoder
-// keeps), nil when it has none.
+// keeps), nil when it has none. It reads the line once, skipping strings
+// by their quotes, without checking it: a line that is not JSON is
+// refused where a span is used (a conversation event must decode).
 func topUUID(line []byte) []byte {
-	if !bytes.Contains(line, []byte(`"uuid":`)) || !jsonscan.Valid(line) {
+	if !bytes.Contains(line, []byte(`"uuid"`)) {
 		return nil
 	}
 	var out []byte
-	jsonscan.TrustedMembers(line, func(key []byte, f jsonscan.Flags, val []byte) error {
-		if string(key) == `"uuid"` && len(val) > 2 && val[0] == '"' {
-			if jsonscan.StringFlags(val) == 0 {
-				out = val[1 : len(val)-1]
-			} else if s, err := jsonscan.Unquote(val, jsonscan.StringFlags(val)); err == nil {
-				out = []byte(s)
+	depth := 0
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '"':
+			end := stringEnd(line, i)
+			if depth == 1 && string(line[i:end]) == `"uuid"` {
+				j := jsonscan.SkipSpace(line, end)
+				if j < len(line) && line[j] == ':' {
+					if j = jsonscan.SkipSpace(line, j+1); j < len(line) && line[j] == '"' {
+						vend := stringEnd(line, j)
+						out = nil
+						if vend-j >= 2 && line[vend-1] == '"' {
+							out = line[j+1 : vend-1]
+						}
+						if f := jsonscan.StringFlags(line[j:vend]); f != 0 {
+							s, err := jsonscan.Unquote(line[j:vend], f)
+							out = []byte(s)
+							if err != nil {
+								out = nil
+							}
+						}
+						end = vend
+					}
+				}
 			}
+			i = end - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
 		}
-		return nil
-	})
+	}
 	return out
+}
+
+// stringEnd returns the index just past the string literal at b[i] (its
+// closing quote), len(b) when it has none.
+func stringEnd(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
 }
 
 // Build indexes session from src, or extends its index over the lines
