@@ -179,6 +179,33 @@ func (s storeSessions) Source(ctx context.Context, id string) (transcript.Source
 	return s.db.Project(project).OpenSource(ctx, id)
 }
 
+// History implements serve.Pager: the store's indexes find the line of
+// before and read back from it, a page at a time.
+func (s storeSessions) History(ctx context.Context, id, before string, limit int) (serve.Page, error) {
+	project, err := s.db.ProjectOf(ctx, id)
+	if err != nil {
+		return serve.Page{}, err
+	}
+	return storeHistory(ctx, s.db.Project(project), id, before, limit)
+}
+
+// storeHistory is the page of a session of st ending just before the
+// event before (the newest when "").
+func storeHistory(ctx context.Context, st *pgstore.Store, id, before string, limit int) (serve.Page, error) {
+	from := int64(-1)
+	if before != "" {
+		seq, line, err := st.LineSeq(ctx, id, before)
+		if errors.Is(err, transcript.ErrNotFound) || err == nil && !serve.IsEvent(line, before) {
+			return serve.Page{}, serve.ErrUnknownBefore
+		}
+		if err != nil {
+			return serve.Page{}, err
+		}
+		from = seq
+	}
+	return serve.PageOf(limit, func(yield func([]byte) bool) error { return st.LinesBackward(ctx, id, from, yield) })
+}
+
 // Tail implements serve.Tailer: the file, reading only what is appended.
 func (l localSessions) Tail(ctx context.Context, id string, start func(), line func([]byte) error) error {
 	if strings.ContainsAny(id, `/\`) || id == "" {

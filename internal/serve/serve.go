@@ -75,6 +75,16 @@ type Tailer interface {
 	Tail(ctx context.Context, sessionID string, start func(), line func([]byte) error) error
 }
 
+// Pager is a Sessions that reads history pages by an index of its own
+// (the team store's, on (session, uuid) and (session, seq)) instead of
+// from the whole transcript: a page costs a page wherever it is.
+type Pager interface {
+	// History is the package's History of the session: an error wrapping
+	// ErrNotFound for a session it does not have, ErrUnknownBefore for a
+	// before the session does not hold as an event.
+	History(ctx context.Context, sessionID, before string, limit int) (Page, error)
+}
+
 // Options configure a server.
 type Options struct {
 	Sessions Sessions
@@ -415,6 +425,48 @@ func history(ctx context.Context, src transcript.Source, before string, limit in
 	return page, first, nil
 }
 
+// PageOf is the page History makes of lines given newest first, each
+// whole, from just before the page's end: lines calls yield with each
+// until yield returns false. Only the lines it keeps are decoded.
+func PageOf(limit int, lines func(yield func(line []byte) bool) error) (Page, error) {
+	if limit <= 0 || limit > PageSize {
+		limit = PageSize
+	}
+	var rev []json.RawMessage
+	page := Page{}
+	err := lines(func(line []byte) bool {
+		if !bytes.Contains(line, []byte(`"uuid"`)) {
+			return true
+		}
+		id, ok := chainID(line)
+		if !ok {
+			return true
+		}
+		if len(rev) == limit {
+			page.HasMore = true
+			return false
+		}
+		rev = append(rev, json.RawMessage(bytes.Clone(line)))
+		page.FirstID = id
+		return true
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	page.Events = make([]json.RawMessage, 0, len(rev))
+	for i := len(rev) - 1; i >= 0; i-- {
+		page.Events = append(page.Events, rev[i])
+	}
+	return page, nil
+}
+
+// IsEvent reports whether line is the conversation event id: what a
+// before must name.
+func IsEvent(line []byte, id string) bool {
+	got, ok := chainID(line)
+	return ok && got == id
+}
+
 // chainID decodes the uuid of a conversation line.
 func chainID(line []byte) (string, bool) {
 	e, err := transcript.DecodeEntry(line)
@@ -425,6 +477,11 @@ func chainID(line []byte) (string, bool) {
 }
 
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	if p, ok := s.o.Sessions.(Pager); ok {
+		page, err := p.History(r.Context(), r.PathValue("id"), r.URL.Query().Get("before"), limitOf(r))
+		s.sendPage(w, page, err)
+		return
+	}
 	src, err := s.o.Sessions.Source(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, err)
@@ -458,6 +515,11 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	if warm {
 		defer s.warm(id)
 	}
+	s.sendPage(w, page, err)
+}
+
+// sendPage answers with a page, or with what err says.
+func (s *server) sendPage(w http.ResponseWriter, page Page, err error) {
 	if errors.Is(err, ErrUnknownBefore) {
 		httpError(w, http.StatusBadRequest, "before names no event of this session")
 		return
