@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +55,14 @@ func newServeCmd(env Env) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w (another cairn serve there? pick another with --addr)", addr, err)
 			}
-			srv := &http.Server{Handler: serve.Handler(serve.Options{Sessions: sessions, Token: token}), ReadHeaderTimeout: 10 * time.Second}
+			// The offsets of big local sessions' events are kept between
+			// runs, so a link into one's history costs a page from the
+			// first request on (the store has indexes of its own).
+			index := &serve.Index{}
+			if storeFlag == "" {
+				index.Dir = filepath.Join(home.Dir, "cache", "serve-index")
+			}
+			srv := &http.Server{Handler: serve.Handler(serve.Options{Sessions: sessions, Token: token, Index: index}), ReadHeaderTimeout: 10 * time.Second}
 			fmt.Fprintf(env.Stdout, "cairn serve: the sessions of %s at http://%s/?token=%s\n", where, ln.Addr(), token)
 			go func() {
 				<-ctx.Done()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"container/list"
 	"context"
-	"hash/maphash"
 	"io"
 	"sync"
 
@@ -23,7 +22,9 @@ import (
 // file is another or shorter or the last line it read is no longer there.
 // A span it gives is checked against the line it names before use, so a
 // stale one costs a scan, never a wrong page. Memory is bounded by
-// MaxBytes over all sessions, the least recently used dropped first.
+// MaxBytes over all sessions, the least recently used dropped first. With
+// Dir set, indexes outlive the process: a session's is read back (checked
+// the same way) instead of built again.
 // A zero Index is ready; it is safe for concurrent use.
 type Index struct {
 	// MaxBytes bounds the memory the indexes hold (DefaultIndexBytes
@@ -31,6 +32,10 @@ type Index struct {
 	MaxBytes int64
 	// MinBytes is the smallest session indexed (MinIndexBytes when 0).
 	MinBytes int64
+	// Dir, when set, is where indexes are kept between runs (a file a
+	// session, written once built): a server started afresh reads the
+	// index of a session instead of building it, checked as above.
+	Dir string
 
 	mu       sync.Mutex
 	m        map[string]*list.Element // of *fileIndex, by session
@@ -52,9 +57,15 @@ const MinIndexBytes = 4 << 20
 // included (measured by TestIndexMemory).
 const entryBytes = 48
 
-var seed = maphash.MakeSeed()
-
-func idHash(id []byte) uint64 { return maphash.Bytes(seed, id) }
+// idHash is FNV-1a: stable across runs, so an index can be kept on disk.
+func idHash(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
 
 type fileIndex struct {
 	session string
@@ -65,6 +76,7 @@ type fileIndex struct {
 	last  lastLine // the last line read, ending just before end
 	spans map[uint64]span
 	cost  int64 // what it was charged, in bytes
+	saved int64 // end when it was last written to Dir
 }
 
 // lastLine is where the last line read lies and a hash of its bytes.
@@ -78,11 +90,16 @@ type lastLine struct {
 // be built (it is missing or was dropped as stale).
 func (x *Index) lookup(ctx context.Context, src transcript.Source, session, id string) (sp span, found, ok bool) {
 	fi := x.get(session)
-	if fi == nil || !fi.matches(src) {
-		if fi != nil {
-			x.drop(session, fi)
+	if fi != nil && !fi.matches(src) {
+		x.drop(session, fi)
+		fi = nil
+	}
+	if fi == nil {
+		// Kept by an earlier run?
+		if fi = x.load(session); fi == nil || !fi.matches(src) {
+			return span{}, false, false
 		}
-		return span{}, false, false
+		x.put(fi, len(fi.spans))
 	}
 	fi.mu.Lock()
 	defer fi.mu.Unlock()
@@ -117,7 +134,7 @@ func (fi *fileIndex) matches(src transcript.Source) bool {
 	if n, err := src.ReadAt(b, last.off); n != len(b) && err != nil {
 		return false
 	}
-	return b[last.n] == '\n' && maphash.Bytes(seed, b[:last.n]) == last.hash
+	return b[last.n] == '\n' && idHash(b[:last.n]) == last.hash
 }
 
 // read indexes the whole lines of src after fi.end; fi.mu is held.
@@ -149,7 +166,7 @@ func (fi *fileIndex) read(ctx context.Context, src transcript.Source) error {
 			clear(fi.spans)
 			return rerr
 		}
-		last.hash = maphash.Bytes(seed, b)
+		last.hash = idHash(b)
 		fi.last = last
 	}
 	return err
@@ -233,17 +250,24 @@ func (x *Index) Build(ctx context.Context, src transcript.Source, session string
 		fi = nil
 	}
 	if fi == nil {
+		if fi = x.load(session); fi != nil && !fi.matches(src) {
+			fi = nil
+		}
+	}
+	if fi == nil {
 		fi = &fileIndex{session: session, id: identityOf(src), spans: map[uint64]span{}}
 	}
 	fi.mu.Lock()
 	err := fi.read(ctx, src)
 	n := len(fi.spans)
-	fi.mu.Unlock()
-	if err != nil {
-		return err
+	if err == nil && fi.end != fi.saved {
+		if err = x.save(fi); err == nil {
+			fi.saved = fi.end
+		}
 	}
+	fi.mu.Unlock()
 	x.put(fi, n)
-	return nil
+	return err
 }
 
 // warm builds the index of session in the background, once at a time,
@@ -309,6 +333,28 @@ func (x *Index) Bytes() int64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.used
+}
+
+// saveEvery is how far an index kept in Dir may fall behind the one in
+// memory before it is written again.
+const saveEvery = 8 << 20
+
+// behind reports whether the index of session kept in Dir is saveEvery
+// behind the one in memory.
+func (x *Index) behind(session string) bool {
+	if x.Dir == "" {
+		return false
+	}
+	x.mu.Lock()
+	e, ok := x.m[session]
+	x.mu.Unlock()
+	if !ok {
+		return false
+	}
+	fi := e.Value.(*fileIndex)
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	return fi.end-fi.saved >= saveEvery
 }
 
 // Wait waits for the indexes being built in the background.

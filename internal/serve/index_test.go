@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -200,5 +201,106 @@ func TestIndexBound(t *testing.T) {
 	build("b")
 	if idx.Indexed("b") != 0 || idx.Bytes() > idx.MaxBytes {
 		t.Errorf("an index bigger than the bound was kept: %d bytes of %d", idx.Bytes(), idx.MaxBytes)
+	}
+}
+
+// countingSessions counts the sources opened.
+type countingSessions struct {
+	fileSessions
+	opened *atomic.Int64
+}
+
+func (c countingSessions) Source(ctx context.Context, id string) (transcript.Source, error) {
+	c.opened.Add(1)
+	return c.fileSessions.Source(ctx, id)
+}
+
+// TestIndexKeptOnDisk: a server started afresh reads the index an
+// earlier one kept in Dir instead of building it — extended over lines
+// appended since — and never one kept for another file (replaced by a
+// rename) or one that is not whole.
+func TestIndexKeptOnDisk(t *testing.T) {
+	dir, keep := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	data := generated(t, 600<<10, 1)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := (&serve.Index{MinBytes: 1, Dir: keep}).Build(ctx, mustOpen(t, path), "s"); err != nil {
+		t.Fatal(err)
+	}
+	// fresh serves a link to a fresh server, checks the page against
+	// History and returns how many sources the server opened (1: the
+	// request's own; 2: it built the index in the background).
+	fresh := func(step, before string) int64 {
+		t.Helper()
+		var opened atomic.Int64
+		idx := &serve.Index{MinBytes: 1, Dir: keep}
+		srv := httptest.NewServer(serve.Handler(serve.Options{Sessions: countingSessions{fileSessions{dir}, &opened}, Token: token, Index: idx}))
+		defer srv.Close()
+		want, err := serve.History(ctx, mustOpen(t, path), before, 50)
+		code, body := get(t, srv, "/api/sessions/s/events?limit=50&before="+before, token)
+		idx.Wait()
+		if errors.Is(err, serve.ErrUnknownBefore) {
+			if code != http.StatusBadRequest {
+				t.Errorf("%s: before %s, not in the file: %d %s, want 400", step, before, code, body)
+			}
+			return opened.Load()
+		}
+		var got serve.Page
+		if code != http.StatusOK || json.Unmarshal(body, &got) != nil {
+			t.Fatalf("%s: %d %s", step, code, body)
+		}
+		if diff := cmp.Diff(uuidsOfPage(t, want), uuidsOfPage(t, got)); diff != "" {
+			t.Errorf("%s (-History +served):\n%s", step, diff)
+		}
+		if n := idx.Indexed("s"); n != int64(len(data)) {
+			t.Errorf("%s: the index has read %d bytes of %d", step, n, len(data))
+		}
+		return opened.Load()
+	}
+	ids := chainIDs(t, data)
+	if n := fresh("kept", ids[len(ids)/3]); n != 1 {
+		t.Errorf("kept: %d sources opened: the kept index was not used", n)
+	}
+
+	more := generated(t, 60<<10, 3)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(more)
+	f.Close()
+	data = append(data, more...)
+	added := chainIDs(t, more)
+	if n := fresh("appended since", added[len(added)/2]); n != 1 {
+		t.Errorf("appended since: %d sources opened: the kept index was not used", n)
+	}
+
+	// Another file renamed into place: what was kept is for the old one.
+	data = generated(t, 600<<10, 2)
+	if err := os.WriteFile(path+".new", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	ids = chainIDs(t, data)
+	fresh("replaced, a new id", ids[len(ids)/3])
+	fresh("replaced, an old id", added[0])
+	if n := fresh("replaced, rebuilt", ids[len(ids)/4]); n != 1 {
+		t.Errorf("replaced: %d sources opened: the rebuilt index was not kept", n)
+	}
+
+	// A kept index that is not whole is ignored, and built again.
+	b, err := os.ReadFile(filepath.Join(keep, "s.idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(filepath.Join(keep, "s.idx"), b, 0o600)
+	if n := fresh("damaged", ids[len(ids)/2]); n != 2 {
+		t.Errorf("damaged: %d sources opened, want 2 (built again)", n)
 	}
 }

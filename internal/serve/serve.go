@@ -512,7 +512,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		return &sp, nil
 	}
 	page, err := s.cursors.page(r.Context(), src, id, before, limitOf(r), locate)
-	if warm {
+	if warm || s.o.Index.behind(id) {
 		defer s.warm(id)
 	}
 	s.sendPage(w, page, err)
