@@ -63,6 +63,9 @@ func newServeCmd(env Env) *cobra.Command {
 				index.Dir = filepath.Join(home.Dir, "cache", "serve-index")
 			}
 			srv := &http.Server{Handler: serve.Handler(serve.Options{Sessions: sessions, Token: token, Index: index}), ReadHeaderTimeout: 10 * time.Second}
+			// The local sessions' kept indexes are brought up to date in
+			// the background (only the first run builds them all).
+			go index.WarmAll(ctx, sessions)
 			fmt.Fprintf(env.Stdout, "cairn serve: the sessions of %s at http://%s/?token=%s\n", where, ln.Addr(), token)
 			go func() {
 				<-ctx.Done()

@@ -37,12 +37,14 @@ type Index struct {
 	// index of a session instead of building it, checked as above.
 	Dir string
 
-	mu       sync.Mutex
-	m        map[string]*list.Element // of *fileIndex, by session
-	lru      list.List                // most recently used first
-	used     int64
-	building map[string]bool
-	wg       sync.WaitGroup
+	mu      sync.Mutex
+	m       map[string]*list.Element // of *fileIndex, by session
+	lru     list.List                // most recently used first
+	used    int64
+	queue   []warmJob       // the indexes to build in the background
+	queued  map[string]bool // the sessions in queue or being built
+	working bool            // a goroutine builds what is queued
+	wg      sync.WaitGroup
 }
 
 // DefaultIndexBytes is an Index's default memory bound: the indexes of
@@ -241,7 +243,14 @@ func stringEnd(b []byte, i int) int {
 // appended since; a session smaller than MinBytes or a source that
 // cannot name its file is left alone.
 func (x *Index) Build(ctx context.Context, src transcript.Source, session string) error {
-	if !x.wants(src) {
+	return x.build(ctx, src, session, false)
+}
+
+// build is Build; with keepOnly (and Dir set) it brings the index kept in
+// Dir up to date and leaves memory as it was, unless the session's index
+// was there already.
+func (x *Index) build(ctx context.Context, src transcript.Source, session string, keepOnly bool) error {
+	if !x.wants(src) || keepOnly && x.Dir == "" {
 		return nil
 	}
 	fi := x.get(session)
@@ -249,6 +258,7 @@ func (x *Index) Build(ctx context.Context, src transcript.Source, session string
 		x.drop(session, fi)
 		fi = nil
 	}
+	inMemory := fi != nil
 	if fi == nil {
 		if fi = x.load(session); fi != nil && !fi.matches(src) {
 			fi = nil
@@ -266,39 +276,108 @@ func (x *Index) Build(ctx context.Context, src transcript.Source, session string
 		}
 	}
 	fi.mu.Unlock()
-	x.put(fi, n)
+	if inMemory || !keepOnly {
+		x.put(fi, n)
+	}
 	return err
 }
 
-// warm builds the index of session in the background, once at a time,
-// from the source open gives (and closes after).
-func (x *Index) warm(session string, open func(context.Context) (transcript.Source, error)) {
+// warmJob is an index to build in the background.
+type warmJob struct {
+	session  string
+	open     func(context.Context) (transcript.Source, error)
+	keepOnly bool
+}
+
+// warm queues the index of session for a build in the background, from
+// the source open gives (closed after): first in line for a session
+// someone is looking at, last with keepOnly (see build). One is built at
+// a time.
+func (x *Index) warm(session string, open func(context.Context) (transcript.Source, error), keepOnly bool) {
 	x.mu.Lock()
-	if x.building[session] {
-		x.mu.Unlock()
-		return
-	}
-	if x.building == nil {
-		x.building = map[string]bool{}
-	}
-	x.building[session] = true
-	x.wg.Add(1)
-	x.mu.Unlock()
-	go func() {
-		defer x.wg.Done()
-		defer func() {
-			x.mu.Lock()
-			delete(x.building, session)
-			x.mu.Unlock()
-		}()
-		ctx := context.Background()
-		src, err := open(ctx)
-		if err != nil {
+	defer x.mu.Unlock()
+	j := warmJob{session, open, keepOnly}
+	if x.queued[session] {
+		if keepOnly {
 			return
 		}
-		defer src.Close()
-		x.Build(ctx, src, session) // a failure leaves the scan, as before
-	}()
+		// Someone is looking at it now: to the front, if still waiting.
+		for i, q := range x.queue {
+			if q.session == session {
+				x.queue = append(x.queue[:i], x.queue[i+1:]...)
+				x.queue = append([]warmJob{j}, x.queue...)
+				break
+			}
+		}
+		return
+	}
+	if x.queued == nil {
+		x.queued = map[string]bool{}
+	}
+	x.queued[session] = true
+	if keepOnly {
+		x.queue = append(x.queue, j)
+	} else {
+		x.queue = append([]warmJob{j}, x.queue...)
+	}
+	if !x.working {
+		x.working = true
+		x.wg.Add(1)
+		go x.work()
+	}
+}
+
+// work builds the queued indexes, one after the other, until none is left.
+func (x *Index) work() {
+	defer x.wg.Done()
+	ctx := context.Background()
+	for {
+		x.mu.Lock()
+		if len(x.queue) == 0 {
+			x.working = false
+			x.mu.Unlock()
+			return
+		}
+		j := x.queue[0]
+		x.queue = x.queue[1:]
+		x.mu.Unlock()
+		if src, err := j.open(ctx); err == nil {
+			x.build(ctx, src, j.session, j.keepOnly) // a failure leaves the scan, as before
+			src.Close()
+		}
+		x.mu.Lock()
+		delete(x.queued, j.session)
+		x.mu.Unlock()
+	}
+}
+
+// WarmAll queues for a build in the background the index of each session
+// sessions lists that is big enough for one, newest first, so that the
+// indexes kept in Dir are up to date (without Dir it does nothing) and
+// the first link into a session's history, even to a server started
+// afresh, costs a page, not a scan. It returns once the sessions are
+// listed; what it queued is built after what people look at.
+func (x *Index) WarmAll(ctx context.Context, sessions Sessions) error {
+	if x.Dir == "" {
+		return nil
+	}
+	q := ListQuery{Limit: PageSize}
+	for {
+		page, next, err := sessions.List(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, in := range page {
+			if in.Bytes >= x.min() {
+				id := in.SessionID
+				x.warm(id, func(ctx context.Context) (transcript.Source, error) { return sessions.Source(ctx, id) }, true)
+			}
+		}
+		if next == "" || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		q.Cursor = next
+	}
 }
 
 // wants reports whether src is worth an index.

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -24,7 +25,18 @@ import (
 type fileSessions struct{ dir string }
 
 func (f fileSessions) List(context.Context, serve.ListQuery) ([]serve.Info, string, error) {
-	return nil, "", nil
+	ents, err := os.ReadDir(f.dir)
+	var out []serve.Info
+	for _, de := range ents {
+		if id, ok := strings.CutSuffix(de.Name(), ".jsonl"); ok {
+			fi, err := de.Info()
+			if err != nil {
+				return nil, "", err
+			}
+			out = append(out, serve.Info{SessionID: id, Bytes: fi.Size(), Modified: fi.ModTime()})
+		}
+	}
+	return out, "", err
 }
 
 func (f fileSessions) Source(_ context.Context, id string) (transcript.Source, error) {
@@ -302,5 +314,49 @@ func TestIndexKeptOnDisk(t *testing.T) {
 	os.WriteFile(filepath.Join(keep, "s.idx"), b, 0o600)
 	if n := fresh("damaged", ids[len(ids)/2]); n != 2 {
 		t.Errorf("damaged: %d sources opened, want 2 (built again)", n)
+	}
+}
+
+// TestWarmAll: at start, the indexes of the big sessions listed are built
+// and kept in Dir (not held in memory), the small ones' not at all; a
+// fresh server then reads the kept index for its first link.
+func TestWarmAll(t *testing.T) {
+	dir, keep := t.TempDir(), t.TempDir()
+	big := generated(t, 600<<10, 1)
+	os.WriteFile(filepath.Join(dir, "big.jsonl"), big, 0o600)
+	small := generated(t, 50<<10, 2)
+	os.WriteFile(filepath.Join(dir, "small.jsonl"), small, 0o600)
+	min := int64(len(big) / 2)
+	if int64(len(small)) >= min {
+		t.Fatalf("the small session has %d bytes, the big %d", len(small), len(big))
+	}
+	ctx := context.Background()
+	idx := &serve.Index{MinBytes: min, Dir: keep}
+	if err := idx.WarmAll(ctx, fileSessions{dir}); err != nil {
+		t.Fatal(err)
+	}
+	idx.Wait()
+	var kept []string
+	ents, _ := os.ReadDir(keep)
+	for _, de := range ents {
+		kept = append(kept, de.Name())
+	}
+	if diff := cmp.Diff([]string{"big.idx"}, kept); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	if idx.Indexed("big") != 0 || idx.Bytes() != 0 {
+		t.Errorf("warming at start filled memory: %d bytes", idx.Bytes())
+	}
+	var opened atomic.Int64
+	fresh := &serve.Index{MinBytes: min, Dir: keep}
+	srv := httptest.NewServer(serve.Handler(serve.Options{Sessions: countingSessions{fileSessions{dir}, &opened}, Token: token, Index: fresh}))
+	defer srv.Close()
+	ids := chainIDs(t, big)
+	if code, body := get(t, srv, "/api/sessions/big/events?before="+ids[len(ids)/3], token); code != http.StatusOK {
+		t.Fatalf("%d %s", code, body)
+	}
+	fresh.Wait()
+	if n := opened.Load(); n != 1 || fresh.Indexed("big") != int64(len(big)) {
+		t.Errorf("%d sources opened, %d bytes indexed: the kept index was not used", n, fresh.Indexed("big"))
 	}
 }

@@ -559,7 +559,7 @@ func writePage(w http.ResponseWriter, p Page) {
 
 // warm builds the index of session id in the background.
 func (s *server) warm(id string) {
-	s.o.Index.warm(id, func(ctx context.Context) (transcript.Source, error) { return s.o.Sessions.Source(ctx, id) })
+	s.o.Index.warm(id, func(ctx context.Context) (transcript.Source, error) { return s.o.Sessions.Source(ctx, id) }, false)
 }
 
 func (s *server) view(w http.ResponseWriter, r *http.Request) {
