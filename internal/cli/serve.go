@@ -214,7 +214,11 @@ func storeHistory(ctx context.Context, st *pgstore.Store, id, before string, lim
 		}
 		from = seq
 	}
-	return serve.PageOf(limit, func(yield func([]byte) bool) error { return st.LinesBackward(ctx, id, from, yield) })
+	if limit <= 0 || limit > serve.PageSize {
+		limit = serve.PageSize
+	}
+	// A page and the line that says there is more, most often in one query.
+	return serve.PageOf(limit, func(yield func([]byte) bool) error { return st.LinesBackward(ctx, id, from, limit+1, yield) })
 }
 
 // Tail implements serve.Tailer: the file, reading only what is appended.

@@ -31,26 +31,27 @@ func (s *Store) LineSeq(ctx context.Context, sessionID, uuid string) (int64, []b
 	return seq, line, nil
 }
 
-// backwardBatch is how many lines LinesBackward reads a query: a history
-// page and its look-ahead, most often, in one round trip.
-const backwardBatch = 128
-
 // LinesBackward calls fn with the session's lines that carry a uuid,
 // newest first, from just before the line numbered before (from the last
 // when before < 0), until fn returns false or the first line is passed.
-// It reads backwardBatch lines a query along the index on (session, seq),
-// so what it costs is what fn takes, wherever in the session it starts.
-func (s *Store) LinesBackward(ctx context.Context, sessionID string, before int64, fn func(line []byte) bool) error {
+// It reads batch lines a query (128 when batch <= 0; a history page and
+// its look-ahead, say, in one round trip) along the index on (session,
+// seq), so what it costs is what fn takes, wherever in the session it
+// starts.
+func (s *Store) LinesBackward(ctx context.Context, sessionID string, before int64, batch int, fn func(line []byte) bool) error {
 	if err := validID(sessionID); err != nil {
 		return err
 	}
 	if before < 0 {
 		before = 1<<63 - 1
 	}
+	if batch <= 0 {
+		batch = 128
+	}
 	for {
 		rows, err := s.db.pool.Query(ctx, `SELECT seq, line FROM cairn_lines
 			WHERE project = $1 AND session_id = $2 AND seq < $3 AND uuid IS NOT NULL
-			ORDER BY seq DESC LIMIT $4`, s.project, sessionID, before, backwardBatch)
+			ORDER BY seq DESC LIMIT $4`, s.project, sessionID, before, batch)
 		if err != nil {
 			return fmt.Errorf("team store: %w", err)
 		}
@@ -68,7 +69,7 @@ func (s *Store) LinesBackward(ctx context.Context, sessionID string, before int6
 		if err != nil {
 			return fmt.Errorf("team store: read session %s: %w", sessionID, err)
 		}
-		if !more || n < backwardBatch {
+		if !more || n < batch {
 			return nil
 		}
 	}
