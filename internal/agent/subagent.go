@@ -52,25 +52,19 @@ type Subagent struct {
 // is safe for concurrent use.
 type subagents struct{ a *Agent }
 
-// sessionOnly are tools that act on the session's own state (its plan,
-// its history), which a subagent must not touch, besides Task itself,
-// which would let subagents start subagents.
-var sessionOnly = []string{"Task", compact.SnipToolName, "EnterPlanMode", "ExitPlanMode"}
-
 // tools returns what a subagent of kind def may use: the session's tools
-// that def allows, but the session-only ones; TodoWrite keeps a list of
-// its own.
+// that def allows, each as the tool says a subagent gets it
+// (tool.SessionScoped): those that work on the session's own state are
+// left out or replaced by a copy with state of the subagent's own.
 func (s subagents) tools(def subagent.Definition) []tool.Tool {
 	var out []tool.Tool
 	for _, t := range s.a.tools.Tools() {
-		name := t.Spec().Name
-		if slices.Contains(sessionOnly, name) || !def.Allows(name) {
+		if !def.Allows(t.Spec().Name) {
 			continue
 		}
-		if _, ok := t.(coretools.TodoWrite); ok {
-			t = coretools.TodoWrite{List: coretools.NewTodoList(nil)}
+		if t = tool.ForSubagent(t); t != nil {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	return out
 }
