@@ -28,6 +28,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/instructions"
+	"github.com/cairn-dev/cairn/internal/middleware"
 	"github.com/cairn-dev/cairn/internal/prompt"
 	"github.com/cairn-dev/cairn/internal/sessionmemory"
 	"github.com/cairn-dev/cairn/internal/tokens"
@@ -228,8 +229,8 @@ type Agent struct {
 	todos    *coretools.TodoList
 	plan     *coretools.Plan
 	notes    *sessionmemory.Keeper
-	sc       *sessionContext // instruction files, long-term memory, token budgets
-	ext      *extensions     // custom commands and skills
+	mw       middlewares // instruction files, long-term memory, token budgets, gates
+	ext      *extensions // custom commands and skills
 	history  *filehistory.History
 	// from and fromKey are the store and name of the transcript a resumed
 	// session was read from, and fromID that session's id (another one's
@@ -479,8 +480,6 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	if err != nil {
 		return err
 	}
-	a.sc = newSessionContext(a, conv)
-	a.onClose(func() error { a.sc.close(); return nil })
 	if conv != nil {
 		a.title = conv.CustomTitle
 		if a.title != "" && (a.opts.Fork || a.fromKey != a.id) {
@@ -495,6 +494,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	if err != nil {
 		return err
 	}
+	a.buildMiddleware(conv, reg)
 	a.buildEngine(conv, reg, history)
 	return nil
 }
@@ -602,7 +602,7 @@ func (a *Agent) buildTools(conv *transcript.Conversation) (*tool.Registry, error
 	o := a.opts
 	po := prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
-		Memory: a.sc.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
+		Memory: a.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
 		Skills: a.ext.listing(), SystemPrompt: o.SystemPrompt,
 	}
 	if st := o.OutputStyle; st != nil && st.Text != "" {
@@ -629,7 +629,6 @@ func (a *Agent) buildTools(conv *transcript.Conversation) (*tool.Registry, error
 		return nil, err
 	}
 	a.tools = reg
-	a.sc.startExtractor(reg)
 	return reg, nil
 }
 
@@ -659,8 +658,8 @@ func (a *Agent) buildEngine(conv *transcript.Conversation, reg *tool.Registry, h
 	}
 	a.compact = compact.New(compact.Config{
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
-		Transcript: transcriptOf{a}, CWD: o.Cwd, Tools: reg, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors, a.ext.survivors),
-		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.sc.compactGuidance, EarlyAt: early,
+		Transcript: transcriptOf{a}, CWD: o.Cwd, Tools: reg, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.mw.context.Survivors, a.ext.survivors),
+		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.compactGuidance, EarlyAt: early,
 		Cleanup: func() { a.prompts.Forget(prompt.MemoryKey) }, // the memory index as it stands now
 	})
 	micro := microFor(o.MicroCompact, early)
@@ -681,9 +680,9 @@ func (a *Agent) buildEngine(conv *transcript.Conversation, reg *tool.Registry, h
 	a.engine = engine.New(engine.Config{
 		Model: o.Model, ModelName: o.ModelName, MaxTokens: o.MaxTokens,
 		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder, Prepare: a.compact.Prepare,
-		Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: a.sc.beforeStop(o.BeforeStop),
+		Gate: middleware.CheckFunc(a.mw.gate), AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: middleware.BeforeStopFunc(a.mw.stop),
 		MaxTurns: o.MaxTurns, Now: o.Now, AfterResponse: afterResponse,
-		ShapeResults: a.sc.shapeResults(compact.Offload(a.offloadConfig(reg))),
+		ShapeResults: a.shapeResults(compact.Offload(a.offloadConfig(reg))),
 	}, history)
 	if conv != nil {
 		a.engine.SetUsage(conv.UsageAt(history))
@@ -803,11 +802,11 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	if !a.resumed && len(a.engine.History()) == 0 {
 		in.Attachments = append(in.Attachments, a.environment())
 	}
-	in.Attachments = append(in.Attachments, a.sc.beforeTurn(ctx, text)...)
+	in.Attachments = append(in.Attachments, a.mw.provider.Prompt(ctx, text)...)
 	if r, ok := a.planReminder(); ok {
 		in.Attachments = append(in.Attachments, r)
 	}
-	return a.ext.duringTurn(a.sc.afterTurn(ctx, len(a.engine.History()), a.engine.Run(ctx, in)))
+	return a.ext.duringTurn(a.afterTurn(ctx, len(a.engine.History()), a.engine.Run(ctx, in)))
 }
 
 // joinLate adds the tools Options.Late brings, once they are ready.
@@ -837,8 +836,8 @@ func (a *Agent) joinLate() {
 func (a *Agent) environment() engine.Attachment {
 	date := a.opts.Now().Format("2006-01-02")
 	var files []instructions.File
-	if a.sc.instr != nil {
-		files = a.sc.instr.Start()
+	if a.opts.Instructions != nil {
+		files = a.opts.Instructions.Start()
 	}
 	data := map[string]any{"currentDate": date}
 	if len(files) > 0 {

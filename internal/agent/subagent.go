@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/instructions"
+	"github.com/cairn-dev/cairn/internal/middleware"
 	"github.com/cairn-dev/cairn/internal/subagent"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	coretools "github.com/cairn-dev/cairn/internal/tools"
@@ -144,7 +145,7 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 	eng := engine.New(engine.Config{
 		Model: o.Model, ModelName: name, MaxTokens: maxTokens, Tools: reg, Env: child,
 		System:   func(context.Context) ([]model.SystemBlock, error) { return system, nil },
-		Recorder: rec, Prepare: comp.Prepare, Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool,
+		Recorder: rec, Prepare: comp.Prepare, Gate: middleware.CheckFunc(a.mw.gate), AfterTool: o.AfterTool,
 		ShapeResults: compact.Offload(a.offloadConfig(reg)),
 		BeforeStop:   beforeStop, MaxTurns: o.MaxTurns, Now: o.Now,
 	}, nil)
