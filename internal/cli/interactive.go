@@ -46,7 +46,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	home, checker, opts := s.home, s.checker, s.opts
 	warnings := s.warnings
 	asker := tui.NewAsker()
-	ask := s.gov.notifying(asker.Ask) // Notification hooks hear of each question
+	ask := notifying(s.gov, asker.Ask) // Notification hooks hear of each question
 	gate := &askingGate{inner: opts.Gate, checker: checker, ask: ask, project: env.Cwd}
 	opts.Gate = gate.gate
 	opts.PlanModes = newPlanModes(checker, ask) // the person approves plans
@@ -63,7 +63,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	gov := s.gov
 	open := func(ctx context.Context, ref string) (tui.Session, error) {
 		if ref == "" { // /clear ends this session
-			gov.sessionEnd(ctx, hook.EndClear)
+			gov.SessionEnd(ctx, hook.EndClear)
 		}
 		o := opts
 		o.Continue, o.Resume, o.Fork, o.SessionID = false, ref, false, ""
@@ -71,7 +71,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		if err != nil {
 			return nil, err
 		}
-		gov.agent = a
+		gov.Attach(a)
 		return a, nil
 	}
 	var starting func() []string
@@ -133,7 +133,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		Prompt: prompt, PickResume: pick, Starting: starting, Theme: themeOf(env, s.settings, warnTo(notices)),
 		Now: env.Now,
 	})
-	gov.sessionEnd(ctx, hook.EndExit)
+	gov.SessionEnd(ctx, hook.EndExit)
 	if last != nil {
 		if err := last.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("finish writing the transcript %s: %w", last.Path(), err)
