@@ -79,22 +79,9 @@ type Options struct {
 	// and it is not asked again — so the tool list and the system prompt
 	// change once, at a turn boundary, and the prompt cache breaks once.
 	Late func() (tools []tool.Tool, instructions string, ok bool)
-	// Gate, AfterTool, BeforePrompt and BeforeStop are the engine's
-	// governance hooks (see engine.Config).
-	Gate         func(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict
-	AfterTool    func(ctx context.Context, t tool.Tool, call model.Block, res tool.Result) tool.Result
-	BeforePrompt func(ctx context.Context, in engine.Input) (engine.Input, error)
-	BeforeStop   func(ctx context.Context, res *engine.Result, again bool) string
-	// SubagentStart and SubagentStop are the hook points of the Task
-	// tool's subagents: SubagentStart runs before a subagent's first
-	// request, and what it returns goes with the subagent's task;
-	// SubagentStop is the subagent's BeforeStop. Both may be nil.
-	SubagentStart func(ctx context.Context, a Subagent) []engine.Attachment
-	SubagentStop  func(ctx context.Context, a Subagent, res *engine.Result, again bool) string
-	// PreCompact and PostCompact are the compaction's hooks (see
-	// compact.Config).
-	PreCompact  func(ctx context.Context, trigger, instructions string) (string, error)
-	PostCompact func(ctx context.Context, trigger, summary string) []engine.Attachment
+	// Middleware decide over the session and add to it, besides what
+	// the session does itself (see Middleware).
+	Middleware Middleware
 
 	// Which session: at most one of Continue and Resume; Fork copies the
 	// chosen session into a new one; SessionID names a new session.
@@ -188,6 +175,46 @@ type Options struct {
 	NewUUID func() string
 }
 
+// Middleware are the session's hook points (package middleware) that the
+// one who opens it fills: permissions and hooks (package governance), or
+// an embedder's own. The session composes them with its own middlewares
+// — the memory-write gate first among the gates, the instruction files,
+// recalled memories and token budget first among the providers, the
+// token budget after the stop handler, memory extraction first among the
+// enders — and its subagents share Gate and AfterTool. The zero value
+// adds nothing.
+type Middleware struct {
+	// Gate decides whether a tool call may run, after the memory-write
+	// gate; nil allows every call.
+	Gate middleware.Gate
+	// AfterTool may change a call's result (PostToolUse hooks); see
+	// engine.Config. May be nil.
+	AfterTool func(ctx context.Context, t tool.Tool, call model.Block, res tool.Result) tool.Result
+	// BeforePrompt may refuse the user's message or attach context to it
+	// (UserPromptSubmit hooks); see engine.Config. May be nil.
+	BeforePrompt func(ctx context.Context, in engine.Input) (engine.Input, error)
+	// Stop runs when the model ends its turn, once the transcript holds
+	// the reply (Stop hooks), before the token budget is asked. May be
+	// nil.
+	Stop middleware.StopHandler
+	// Providers add context to prompts and results after the session's
+	// own; Enders hear of each turn that ended well after memory
+	// extraction. The session closes both at Close, or when its start
+	// fails.
+	Providers []middleware.Provider
+	Enders    []middleware.Ender
+	// SubagentStart and SubagentStop are the hook points of the Task
+	// tool's subagents: SubagentStart runs before a subagent's first
+	// request, and what it returns goes with the subagent's task;
+	// SubagentStop is the subagent's Stop. Both may be nil.
+	SubagentStart func(ctx context.Context, a Subagent) []engine.Attachment
+	SubagentStop  func(ctx context.Context, a Subagent, res *engine.Result, again bool) string
+	// PreCompact and PostCompact are the compaction's hooks (see
+	// compact.Config). Both may be nil.
+	PreCompact  func(ctx context.Context, trigger, instructions string) (string, error)
+	PostCompact func(ctx context.Context, trigger, summary string) []engine.Attachment
+}
+
 // Agent is an open session, holding its transcript's lock until Close.
 type Agent struct {
 	opts Options
@@ -255,10 +282,27 @@ type Agent struct {
 	snaps <-chan loadedSnapshots
 	// lateJoined is set once Options.Late's tools have joined.
 	lateJoined bool
+	// mwClosed is set once the middlewares were closed.
+	mwClosed bool
 }
 
 // Open picks the session, loads it if it exists, and gets it ready to run.
+// It takes over o.Middleware's providers and enders: Close closes them,
+// and so does Open when it fails.
 func Open(ctx context.Context, o Options) (*Agent, error) {
+	a, err := open(ctx, o)
+	if err != nil && (a == nil || !a.mwClosed) {
+		closeGiven(o.Middleware)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// open is Open, but for the middlewares given: the *Agent it returns
+// with an error says whether it closed them.
+func open(ctx context.Context, o Options) (*Agent, error) {
 	if o.Model == nil {
 		return nil, errors.New("no model configured")
 	}
@@ -341,7 +385,7 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		a.startFailed = true
 		a.closeAll() // what the start opened, newest first
 		a.release()
-		return nil, err
+		return a, err
 	}
 	return a, nil
 }
@@ -480,6 +524,8 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	if err != nil {
 		return err
 	}
+	// A recall in flight is stopped, an extraction under way waited for.
+	a.onClose(a.closeMiddleware)
 	if conv != nil {
 		a.title = conv.CustomTitle
 		if a.title != "" && (a.opts.Fork || a.fromKey != a.id) {
@@ -659,7 +705,7 @@ func (a *Agent) buildEngine(conv *transcript.Conversation, reg *tool.Registry, h
 	a.compact = compact.New(compact.Config{
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
 		Transcript: transcriptOf{a}, CWD: o.Cwd, Tools: reg, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.mw.context.Survivors, a.ext.survivors),
-		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.compactGuidance, EarlyAt: early,
+		PreCompact: o.Middleware.PreCompact, PostCompact: o.Middleware.PostCompact, Notes: notes, Instructions: a.compactGuidance, EarlyAt: early,
 		Cleanup: func() { a.prompts.Forget(prompt.MemoryKey) }, // the memory index as it stands now
 	})
 	micro := microFor(o.MicroCompact, early)
@@ -680,7 +726,7 @@ func (a *Agent) buildEngine(conv *transcript.Conversation, reg *tool.Registry, h
 	a.engine = engine.New(engine.Config{
 		Model: o.Model, ModelName: o.ModelName, MaxTokens: o.MaxTokens,
 		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder, Prepare: a.compact.Prepare,
-		Gate: middleware.CheckFunc(a.mw.gate), AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: middleware.BeforeStopFunc(a.mw.stop),
+		Gate: middleware.CheckFunc(a.mw.gate), AfterTool: o.Middleware.AfterTool, BeforePrompt: o.Middleware.BeforePrompt, BeforeStop: middleware.BeforeStopFunc(a.mw.stop),
 		MaxTurns: o.MaxTurns, Now: o.Now, AfterResponse: afterResponse,
 		ShapeResults: a.shapeResults(compact.Offload(a.offloadConfig(reg))),
 	}, history)

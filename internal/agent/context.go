@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
+	"slices"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/budget"
@@ -44,19 +46,20 @@ type middlewares struct {
 	context  *sessionctx.Context
 	budget   *budget.Budget
 	provider middleware.Provider
-	// gate is the memory-write gate, then Options.Gate; subagents share it.
+	// gate is the memory-write gate, then Middleware.Gate; subagents
+	// share it.
 	gate middleware.Gate
-	// stop is Options.BeforeStop (after the transcript is written up to
-	// the reply), then the token budget.
+	// stop is Middleware.Stop (after the transcript is written up to the
+	// reply), then the token budget.
 	stop middleware.StopHandler
-	// enders hear of each turn that ended well (memory extraction).
+	// enders hear of each turn that ended well (memory extraction, then
+	// Middleware.Enders).
 	enders []middleware.Ender
 }
 
 // buildMiddleware composes the session's middlewares once its tools reg
 // are known (memory extraction's fork offers the same tools, so its
-// request shares the conversation's cache), and closes them with the
-// session.
+// request shares the conversation's cache); closeMiddleware closes them.
 func (a *Agent) buildMiddleware(conv *transcript.Conversation, reg *tool.Registry) {
 	o := a.opts
 	m := &a.mw
@@ -74,18 +77,15 @@ func (a *Agent) buildMiddleware(conv *transcript.Conversation, reg *tool.Registr
 		Instructions: o.Instructions, Recall: recall, RecallDone: recallDone, Tool: reg.Lookup, Now: o.Now, Warn: o.Warn,
 	}, entries)
 	m.budget = &budget.Budget{}
-	m.provider = middleware.Providers(m.context, m.budget)
+	m.provider = middleware.Providers(append([]middleware.Provider{m.context, m.budget}, o.Middleware.Providers...)...)
 	var gates []middleware.Gate
 	if o.Memory != nil {
 		gates = append(gates, memory.WriteGate{Dir: o.Memory.Dir})
 	}
-	if o.Gate != nil {
-		gates = append(gates, middleware.GateFunc(o.Gate))
-	}
-	m.gate = middleware.Gates(gates...)
+	m.gate = middleware.Gates(append(gates, o.Middleware.Gate)...)
 	var hooks middleware.StopHandler
-	if o.BeforeStop != nil {
-		hooks = a.flushedFirst(middleware.StopFunc(o.BeforeStop))
+	if o.Middleware.Stop != nil {
+		hooks = a.flushedFirst(o.Middleware.Stop)
 	}
 	m.stop = middleware.Stops(hooks, m.budget)
 	if o.Memory != nil && o.Memory.Extract {
@@ -94,14 +94,37 @@ func (a *Agent) buildMiddleware(conv *transcript.Conversation, reg *tool.Registr
 			Every: o.Memory.ExtractEvery, Now: o.Now, Warn: o.Warn,
 		}))
 	}
-	// A recall in flight is stopped, an extraction under way waited for.
-	a.onClose(func() error {
-		err := m.provider.Close()
-		for _, e := range m.enders {
-			e.Close()
+	m.enders = append(m.enders, slices.DeleteFunc(slices.Clone(o.Middleware.Enders), func(e middleware.Ender) bool { return e == nil })...)
+}
+
+// closeMiddleware closes the session's middlewares, or, when the start
+// failed before they were composed, the ones Options gave.
+func (a *Agent) closeMiddleware() error {
+	a.mwClosed = true
+	if a.mw.provider == nil {
+		return closeGiven(a.opts.Middleware)
+	}
+	errs := []error{a.mw.provider.Close()}
+	for _, e := range a.mw.enders {
+		errs = append(errs, e.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// closeGiven closes the providers and enders of m.
+func closeGiven(m Middleware) error {
+	var errs []error
+	for _, p := range m.Providers {
+		if p != nil {
+			errs = append(errs, p.Close())
 		}
-		return err
-	})
+	}
+	for _, e := range m.Enders {
+		if e != nil {
+			errs = append(errs, e.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // flushedFirst runs h once the transcript holds the reply that ends the

@@ -134,18 +134,18 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 	})
 	info := Subagent{ID: id, Type: call.Agent.Name, TranscriptPath: ct.path}
 	var beforeStop func(context.Context, *engine.Result, bool) string
-	if o.SubagentStop != nil {
+	if stop := o.Middleware.SubagentStop; stop != nil {
 		beforeStop = func(ctx context.Context, res *engine.Result, again bool) string {
 			// The hooks may read the subagent's transcript: its final
 			// reply must be in it. A failed write shows at TurnDone.
 			w.Flush(ctx)
-			return o.SubagentStop(ctx, info, res, again)
+			return stop(ctx, info, res, again)
 		}
 	}
 	eng := engine.New(engine.Config{
 		Model: o.Model, ModelName: name, MaxTokens: maxTokens, Tools: reg, Env: child,
 		System:   func(context.Context) ([]model.SystemBlock, error) { return system, nil },
-		Recorder: rec, Prepare: comp.Prepare, Gate: middleware.CheckFunc(a.mw.gate), AfterTool: o.AfterTool,
+		Recorder: rec, Prepare: comp.Prepare, Gate: middleware.CheckFunc(a.mw.gate), AfterTool: o.Middleware.AfterTool,
 		ShapeResults: compact.Offload(a.offloadConfig(reg)),
 		BeforeStop:   beforeStop, MaxTurns: o.MaxTurns, Now: o.Now,
 	}, nil)
@@ -154,8 +154,8 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 		Message:     model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(call.Prompt)}},
 		Attachments: []engine.Attachment{a.subagentContext()},
 	}
-	if o.SubagentStart != nil {
-		in.Attachments = append(in.Attachments, o.SubagentStart(ctx, info)...)
+	if start := o.Middleware.SubagentStart; start != nil {
+		in.Attachments = append(in.Attachments, start(ctx, info)...)
 	}
 	var res *engine.Result
 	prompted := false

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/mcp"
+	"github.com/cairn-dev/cairn/internal/middleware"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/pricing"
 	"github.com/cairn-dev/cairn/internal/settings"
@@ -47,8 +48,8 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	warnings := s.warnings
 	asker := tui.NewAsker()
 	ask := notifying(s.gov, asker.Ask) // Notification hooks hear of each question
-	gate := &askingGate{inner: opts.Gate, checker: checker, ask: ask, project: env.Cwd}
-	opts.Gate = gate.gate
+	gate := &askingGate{inner: middleware.CheckFunc(opts.Middleware.Gate), checker: checker, ask: ask, project: env.Cwd}
+	opts.Middleware.Gate = middleware.GateFunc(gate.gate)
 	opts.PlanModes = newPlanModes(checker, ask) // the person approves plans
 	pick := f.pick
 	ag, err := agent.Open(ctx, opts)

@@ -115,9 +115,9 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	s.opts = agent.Options{
 		Home: home, Cwd: env.Cwd,
 		Model: s.choice.Model, ModelName: s.choice.Name, MaxTokens: s.choice.MaxTokens, Window: s.choice.Window,
-		Tools:    withSandbox(tools.Core(), sb),
-		Gate:     gateWith(s.checker, s.refused),
-		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
+		Tools:      withSandbox(tools.Core(), sb),
+		Middleware: agent.Middleware{Gate: governance.PermissionGate(s.checker, s.refused)},
+		Continue:   f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
 		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
 		PermissionMode: string(s.checker.Mode()), PlanModes: newPlanModes(s.checker, nil), Entrypoint: entrypoint,
 		Mode:               func() string { return string(s.checker.Mode()) },
@@ -143,13 +143,15 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	}
 	if !s.hooks.Empty() {
 		g := s.gov
-		s.opts.Gate, s.opts.AfterTool, s.opts.BeforePrompt, s.opts.BeforeStop = g.Check, g.AfterTool, g.BeforePrompt, g.BeforeStop
-		s.opts.PreCompact, s.opts.PostCompact = g.PreCompact, g.PostCompact
-		s.opts.SubagentStart = func(ctx context.Context, a agent.Subagent) []engine.Attachment {
-			return g.SubagentStart(ctx, hookSubagent(a))
-		}
-		s.opts.SubagentStop = func(ctx context.Context, a agent.Subagent, res *engine.Result, again bool) string {
-			return g.SubagentStop(ctx, hookSubagent(a), res, again)
+		s.opts.Middleware = agent.Middleware{
+			Gate: g, AfterTool: g.AfterTool, BeforePrompt: g.BeforePrompt, Stop: g,
+			PreCompact: g.PreCompact, PostCompact: g.PostCompact,
+			SubagentStart: func(ctx context.Context, a agent.Subagent) []engine.Attachment {
+				return g.SubagentStart(ctx, hookSubagent(a))
+			},
+			SubagentStop: func(ctx context.Context, a agent.Subagent, res *engine.Result, again bool) string {
+				return g.SubagentStop(ctx, hookSubagent(a), res, again)
+			},
 		}
 	}
 	// The MCP servers come last, so no failure after them leaves them
