@@ -131,24 +131,8 @@ type Options struct {
 	Memory       *MemoryOptions
 
 	// Extensions are the session's custom commands, skills and output
-	// styles (extension.Load); nil has none. AllowShell decides whether a
-	// command's !`…` line may run (see extension.ExpandOptions.Allow);
-	// nil refuses them all. OutputStyle, when set and not "default", is
-	// the style whose text goes into the system prompt.
-	Extensions *extension.Set
-	AllowShell func(ctx context.Context, command string, allowedTools []string) error
-	// AllowRead decides whether a command's @path include may be read
-	// (extension.ExpandOptions.Read); nil allows the project's files.
-	AllowRead   func(ctx context.Context, path string) error
-	OutputStyle *extension.Style
-	// Grant, when set, lets a custom command's or skill's allowed-tools
-	// rules run without asking until end is called: the agent grants them
-	// for the turn the command starts (or, for a skill the model loads,
-	// the rest of that turn) and ends the grant with the turn, as Claude
-	// Code does. source names the file; err names rules left out (told
-	// as a warning). Nil grants nothing: the rules then hold only for the
-	// command's !`…` lines.
-	Grant func(source string, rules []string) (end func(), err error)
+	// style; the zero value has none.
+	Extensions ExtensionOptions
 
 	PermissionMode string
 	// Mode, when set, is the permission mode as it stands, recorded on
@@ -173,6 +157,31 @@ type Options struct {
 
 	Now     func() time.Time
 	NewUUID func() string
+}
+
+// ExtensionOptions are a session's custom commands, skills and output
+// style, and what their lines may do.
+type ExtensionOptions struct {
+	// Set holds the custom commands, skills and output styles
+	// (extension.Load); nil has none.
+	Set *extension.Set
+	// AllowShell decides whether a command's !`…` line may run (see
+	// extension.ExpandOptions.Allow); nil refuses them all.
+	AllowShell func(ctx context.Context, command string, allowedTools []string) error
+	// AllowRead decides whether a command's @path include may be read
+	// (extension.ExpandOptions.Read); nil allows the project's files.
+	AllowRead func(ctx context.Context, path string) error
+	// OutputStyle, when set and not "default", is the style whose text
+	// goes into the system prompt.
+	OutputStyle *extension.Style
+	// Grant, when set, lets a custom command's or skill's allowed-tools
+	// rules run without asking until end is called: the agent grants them
+	// for the turn the command starts (or, for a skill the model loads,
+	// the rest of that turn) and ends the grant with the turn, as Claude
+	// Code does. source names the file; err names rules left out (told
+	// as a warning). Nil grants nothing: the rules then hold only for the
+	// command's !`…` lines.
+	Grant func(source string, rules []string) (end func(), err error)
 }
 
 // Middleware are the session's hook points (package middleware) that the
@@ -651,7 +660,7 @@ func (a *Agent) buildTools(conv *transcript.Conversation) (*tool.Registry, error
 		Memory: a.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
 		Skills: a.ext.listing(), SystemPrompt: o.SystemPrompt,
 	}
-	if st := o.OutputStyle; st != nil && st.Text != "" {
+	if st := o.Extensions.OutputStyle; st != nil && st.Text != "" {
 		po.OutputStyle, po.DropCodingRules = st.Text, !st.KeepCodingInstructions
 	}
 	a.prompts = prompt.NewBuilder(prompt.Cairn(po)...)
