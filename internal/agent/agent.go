@@ -208,8 +208,8 @@ type Middleware struct {
 	Stop middleware.StopHandler
 	// Providers add context to prompts and results after the session's
 	// own; Enders hear of each turn that ended well after memory
-	// extraction. The session closes both at Close, or when its start
-	// fails.
+	// extraction. Open takes both over: Close closes them, and so does
+	// Open when it fails.
 	Providers []middleware.Provider
 	Enders    []middleware.Ender
 	// SubagentStart and SubagentStop are the hook points of the Task
