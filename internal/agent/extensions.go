@@ -49,7 +49,8 @@ type extensions struct {
 }
 
 func newExtensions(o Options, conv *transcript.Conversation) *extensions {
-	x := &extensions{set: o.Extensions, dir: o.Cwd, allow: o.AllowShell, read: o.AllowRead, grant: o.Grant, warn: o.Warn}
+	e := o.Extensions
+	x := &extensions{set: e.Set, dir: o.Cwd, allow: e.AllowShell, read: e.AllowRead, grant: e.Grant, warn: o.Warn}
 	if conv != nil {
 		for _, name := range loadedSkills(conv.Entries) {
 			if x.set.Skill(name) != nil {

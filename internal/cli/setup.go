@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/compact"
+	"github.com/cairn-dev/cairn/internal/governance"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/mcp"
 	"github.com/cairn-dev/cairn/internal/permission"
@@ -27,7 +29,7 @@ type setup struct {
 	choice   *modelChoice
 	checker  *permission.Checker
 	hooks    *hook.Config
-	gov      *governance
+	gov      *governance.Governance
 	refused  *denials
 	opts     agent.Options
 	// mcp are the MCP servers starting in the background (the terminal
@@ -102,8 +104,10 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	s.ctx, halt = context.WithCancelCause(ctx)
 	s.stop = func() { halt(nil); stopSweep(); removeExtra() }
 	s.refused = &denials{}
-	s.gov = &governance{checker: s.checker, refused: s.refused, stderr: out, halt: halt, cwd: env.Cwd}
-	s.gov.hooks = hook.NewRunner(s.hooks, hook.Options{ProjectDir: env.Cwd, Session: s.gov.session})
+	s.gov = governance.New(governance.Options{
+		Hooks: s.hooks, ProjectDir: env.Cwd, Cwd: env.Cwd, Checker: s.checker, Refused: s.refused, Messages: out,
+		Halt: halt,
+	})
 	entrypoint := "cli"
 	if headless {
 		entrypoint = "sdk-cli"
@@ -111,9 +115,9 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	s.opts = agent.Options{
 		Home: home, Cwd: env.Cwd,
 		Model: s.choice.Model, ModelName: s.choice.Name, MaxTokens: s.choice.MaxTokens, Window: s.choice.Window,
-		Tools:    withSandbox(tools.Core(), sb),
-		Gate:     gateWith(s.checker, s.refused),
-		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
+		Tools:      withSandbox(tools.Core(), sb),
+		Middleware: agent.Middleware{Gate: governance.PermissionGate(s.checker, s.refused)},
+		Continue:   f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
 		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
 		PermissionMode: string(s.checker.Mode()), PlanModes: newPlanModes(s.checker, nil), Entrypoint: entrypoint,
 		Mode:               func() string { return string(s.checker.Mode()) },
@@ -138,9 +142,17 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		return nil, err
 	}
 	if !s.hooks.Empty() {
-		s.opts.Gate, s.opts.AfterTool, s.opts.BeforePrompt, s.opts.BeforeStop = s.gov.gate, s.gov.afterTool, s.gov.beforePrompt, s.gov.beforeStop
-		s.opts.PreCompact, s.opts.PostCompact = s.gov.preCompact, s.gov.postCompact
-		s.opts.SubagentStart, s.opts.SubagentStop = s.gov.subagentStart, s.gov.subagentStop
+		g := s.gov
+		s.opts.Middleware = agent.Middleware{
+			Gate: g, AfterTool: g.AfterTool, BeforePrompt: g.BeforePrompt, Stop: g,
+			PreCompact: g.PreCompact, PostCompact: g.PostCompact,
+			SubagentStart: func(ctx context.Context, a agent.Subagent) []engine.Attachment {
+				return g.SubagentStart(ctx, hookSubagent(a))
+			},
+			SubagentStop: func(ctx context.Context, a agent.Subagent, res *engine.Result, again bool) string {
+				return g.SubagentStop(ctx, hookSubagent(a), res, again)
+			},
+		}
 	}
 	// The MCP servers come last, so no failure after them leaves them
 	// running: they close with the session.
@@ -215,10 +227,14 @@ func sessionReadRules(home session.Home, cwd string) []string {
 
 // sessionStart runs the SessionStart hooks for the opened session.
 func (s *setup) sessionStart(ctx context.Context, f *agentFlags, ag *agent.Agent) error {
-	s.gov.cwd, s.gov.agent = s.opts.Cwd, ag
+	s.gov.Attach(ag)
 	source := hook.SourceStartup
 	if f.cont || f.resume != "" {
 		source = hook.SourceResume
 	}
-	return s.gov.sessionStart(ctx, source, s.choice.Name)
+	return s.gov.SessionStart(ctx, source, s.choice.Name)
+}
+
+func hookSubagent(a agent.Subagent) hook.Subagent {
+	return hook.Subagent{ID: a.ID, Type: a.Type, TranscriptPath: a.TranscriptPath}
 }
