@@ -78,6 +78,11 @@ type Options struct {
 	// and it is not asked again — so the tool list and the system prompt
 	// change once, at a turn boundary, and the prompt cache breaks once.
 	Late func() (tools []tool.Tool, instructions string, ok bool)
+	// LateEachRequest asks Late before every model request, not only at
+	// the start of a turn: a headless run, which may have a single turn,
+	// takes the tools at its next request once they are ready. The tool
+	// list still changes once.
+	LateEachRequest bool
 	// Gate, AfterTool, BeforePrompt and BeforeStop are the engine's
 	// governance hooks (see engine.Config).
 	Gate         func(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict
@@ -680,7 +685,7 @@ func (a *Agent) buildEngine(conv *transcript.Conversation, reg *tool.Registry, h
 	}
 	a.engine = engine.New(engine.Config{
 		Model: o.Model, ModelName: o.ModelName, MaxTokens: o.MaxTokens,
-		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder, Prepare: a.compact.Prepare,
+		Tools: reg, Env: env, System: a.system, Recorder: a.recorder, Prepare: a.compact.Prepare,
 		Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: a.sc.beforeStop(o.BeforeStop),
 		MaxTurns: o.MaxTurns, Now: o.Now, AfterResponse: afterResponse,
 		ShapeResults: a.sc.shapeResults(compact.Offload(a.offloadConfig(reg))),
@@ -808,6 +813,16 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 		in.Attachments = append(in.Attachments, r)
 	}
 	return a.ext.duringTurn(a.sc.afterTurn(ctx, len(a.engine.History()), a.engine.Run(ctx, in)))
+}
+
+// system is the system prompt of the next request; with
+// Options.LateEachRequest it first adds the late tools if they are ready,
+// so the request that follows carries them.
+func (a *Agent) system(ctx context.Context) ([]model.SystemBlock, error) {
+	if a.opts.LateEachRequest {
+		a.joinLate()
+	}
+	return a.prompts.Build(ctx)
 }
 
 // joinLate adds the tools Options.Late brings, once they are ready.
