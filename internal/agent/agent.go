@@ -490,7 +490,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		a.title = conv.CustomTitle
 		if a.title != "" && (a.opts.Fork || a.fromKey != a.id) {
 			// A transcript of its own (a fork's) carries the name too.
-			if err := a.writer.Append(a.titleEntry()); err != nil {
+			if err := a.writer.Append(a.titleEntries()...); err != nil {
 				return fmt.Errorf("write the session's name: %w", err)
 			}
 		}
@@ -926,7 +926,7 @@ func (t transcriptOf) Append(ctx context.Context, entries ...transcript.Entry) e
 	// A resume reads the transcript back only to its last compact
 	// boundary: the session's name is written again after each one.
 	if t.a.title != "" && slices.ContainsFunc(entries, func(e transcript.Entry) bool { return e.IsCompactBoundary() }) {
-		return t.a.writer.Append(t.a.titleEntry())
+		return t.a.writer.Append(t.a.titleEntries()...)
 	}
 	return nil
 }
