@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/mcp"
 	"github.com/cairn-dev/cairn/internal/permission"
+	"github.com/cairn-dev/cairn/internal/sandbox"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/session"
@@ -32,6 +33,8 @@ type setup struct {
 	gov      *governance
 	refused  *denials
 	opts     agent.Options
+	// sandbox runs Bash commands; nil when the settings do not enable it.
+	sandbox *sandbox.Sandbox
 	// mcp are the MCP servers, started in the background; mcpConfigs
 	// configure them.
 	mcp        *mcp.Starting
@@ -101,6 +104,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	if err != nil {
 		return nil, err
 	}
+	s.sandbox = sb
 	s.warnings = append(s.warnings, sw...)
 	var hw []string
 	s.hooks, hw = hook.Load(st.Files)
