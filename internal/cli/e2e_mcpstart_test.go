@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
 
@@ -100,7 +101,7 @@ func TestMCPHeadlessDoesNotWait(t *testing.T) {
 	if code != 0 || out != "Answered.\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if n := strings.Count(errOut, "MCP servers still starting:"); n != 1 || !strings.Contains(errOut, "stuck; the first request goes without their tools") {
+	if n := strings.Count(errOut, "MCP servers still starting:"); n != 1 || !strings.Contains(errOut, "stuck; the run does not wait for them") {
 		t.Errorf("want one line naming the servers still starting; stderr:\n%s", errOut)
 	}
 	if strings.Contains(errOut, "no answer within") || strings.Contains(errOut, "waiting for") {
@@ -146,5 +147,19 @@ func TestMCPHeadlessNeeds(t *testing.T) {
 		if tc.why != "" && (!waited || !strings.Contains(errOut, "("+tc.why+";")) {
 			t.Errorf("%q should wait because %s; stderr:\n%s", tc.args, tc.why, errOut)
 		}
+	}
+
+	// A session that called MCP tools waits for them when continued.
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "mcp__notes__echo", `{"text":"hi"}`)}},
+		modeltest.Text("Echoed."),
+	)
+	if code, _, errOut := p.cairn(t, "-p", "echo with notes", "--allowedTools", "mcp__notes"); code != 0 {
+		t.Fatalf("the run calling an MCP tool: exit %d: %s", code, errOut)
+	}
+	p.srv.Enqueue(modeltest.Text("ok"))
+	code, _, errOut := p.cairn(t, "-p", "-c", "and again")
+	if code != 0 || !strings.Contains(errOut, "(the session called MCP tools before;") {
+		t.Errorf("-c of a session that called MCP tools does not wait for them: exit %d, stderr:\n%s", code, errOut)
 	}
 }

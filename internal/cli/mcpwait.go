@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/extension"
 	"github.com/cairn-dev/cairn/internal/mcp"
+	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
 )
 
@@ -22,6 +24,7 @@ import (
 //   - the prompt is a command or skill (/name) whose allowed-tools name
 //     MCP tools;
 //   - --allowedTools names MCP tools;
+//   - the session continued (-c, -r) has called MCP tools;
 //   - the prompts come on stdin (--input-format stream-json), so none is
 //     known before the first request.
 //
@@ -38,19 +41,22 @@ const mcpWaitSaid = 300 * time.Millisecond
 
 // awaitMCP is called before a headless run's first request: it waits for
 // the servers if prompt needs them, and tells errOut what it does.
-func (s *setup) awaitMCP(ctx context.Context, f *agentFlags, prompt string, set *extension.Set, errOut io.Writer) {
+func (s *setup) awaitMCP(ctx context.Context, f *agentFlags, prompt string, ag *agent.Agent, errOut io.Writer) {
 	s.sayMCP(s.mcp.Early(), errOut)
 	pending := s.mcp.Pending()
 	if len(pending) == 0 {
 		s.sayMCPDone(errOut)
 		return
 	}
-	why := needsMCP(prompt, s.mcpConfigs, f.allowed, set)
-	if f.ext.streamInput() {
+	why := needsMCP(prompt, s.mcpConfigs, f.allowed, ag.Extensions())
+	switch {
+	case f.ext.streamInput():
 		why = "the prompts come on stdin"
+	case why == "" && calledMCP(ag.History()):
+		why = "the session called MCP tools before"
 	}
 	if why == "" {
-		fmt.Fprintf(errOut, "cairn: MCP servers still starting: %s; the first request goes without their tools, which join the next request once every server is ready (name a server or one of its tools in the prompt to wait for them)\n", strings.Join(pending, ", "))
+		fmt.Fprintf(errOut, "cairn: MCP servers still starting: %s; the run does not wait for them: their tools join its first request made once every server is ready (name a server or one of its tools in the prompt to wait for them)\n", strings.Join(pending, ", "))
 		return
 	}
 	select {
@@ -133,6 +139,18 @@ func needsMCP(prompt string, configs []mcp.Config, allowed []string, set *extens
 		return "--allowedTools names MCP tools"
 	}
 	return ""
+}
+
+// calledMCP reports whether history holds a call of an MCP tool.
+func calledMCP(history []model.Message) bool {
+	for _, m := range history {
+		for _, b := range m.Content {
+			if b.Type == "tool_use" && strings.HasPrefix(b.Name, "mcp__") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // namesMCP reports whether a permission rule of rules is about MCP tools.
