@@ -26,6 +26,7 @@ const (
 	TypeLastPrompt          = "last-prompt"
 	TypeQueueOp             = "queue-operation"
 	TypeCustomTitle         = "custom-title"
+	TypeAgentName           = "agent-name"
 	TypeFileHistorySnapshot = "file-history-snapshot"
 )
 

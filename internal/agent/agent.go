@@ -79,6 +79,11 @@ type Options struct {
 	// and it is not asked again — so the tool list and the system prompt
 	// change once, at a turn boundary, and the prompt cache breaks once.
 	Late func() (tools []tool.Tool, instructions string, ok bool)
+	// LateEachRequest asks Late before every model request, not only at
+	// the start of a turn: a headless run, which may have a single turn,
+	// takes the tools at its next request once they are ready. The tool
+	// list still changes once.
+	LateEachRequest bool
 	// Middleware decide over the session and add to it, besides what
 	// the session does itself (see Middleware).
 	Middleware Middleware
@@ -539,7 +544,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 		a.title = conv.CustomTitle
 		if a.title != "" && (a.opts.Fork || a.fromKey != a.id) {
 			// A transcript of its own (a fork's) carries the name too.
-			if err := a.writer.Append(a.titleEntry()); err != nil {
+			if err := a.writer.Append(a.titleEntries()...); err != nil {
 				return fmt.Errorf("write the session's name: %w", err)
 			}
 		}
@@ -734,7 +739,7 @@ func (a *Agent) buildEngine(conv *transcript.Conversation, reg *tool.Registry, h
 	}
 	a.engine = engine.New(engine.Config{
 		Model: o.Model, ModelName: o.ModelName, MaxTokens: o.MaxTokens,
-		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder, Prepare: a.compact.Prepare,
+		Tools: reg, Env: env, System: a.system, Recorder: a.recorder, Prepare: a.compact.Prepare,
 		Gate: middleware.CheckFunc(a.mw.gate), AfterTool: o.Middleware.AfterTool, BeforePrompt: o.Middleware.BeforePrompt, BeforeStop: middleware.BeforeStopFunc(a.mw.stop),
 		MaxTurns: o.MaxTurns, Now: o.Now, AfterResponse: afterResponse,
 		ShapeResults: a.shapeResults(compact.Offload(a.offloadConfig(reg))),
@@ -864,6 +869,16 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	return a.ext.duringTurn(a.afterTurn(ctx, len(a.engine.History()), a.engine.Run(ctx, in)))
 }
 
+// system is the system prompt of the next request; with
+// Options.LateEachRequest it first adds the late tools if they are ready,
+// so the request that follows carries them.
+func (a *Agent) system(ctx context.Context) ([]model.SystemBlock, error) {
+	if a.opts.LateEachRequest {
+		a.joinLate()
+	}
+	return a.prompts.Build(ctx)
+}
+
 // joinLate adds the tools Options.Late brings, once they are ready.
 func (a *Agent) joinLate() {
 	if a.opts.Late == nil || a.lateJoined {
@@ -965,7 +980,7 @@ func (t transcriptOf) Append(ctx context.Context, entries ...transcript.Entry) e
 	// A resume reads the transcript back only to its last compact
 	// boundary: the session's name is written again after each one.
 	if t.a.title != "" && slices.ContainsFunc(entries, func(e transcript.Entry) bool { return e.IsCompactBoundary() }) {
-		return t.a.writer.Append(t.a.titleEntry())
+		return t.a.writer.Append(t.a.titleEntries()...)
 	}
 	return nil
 }

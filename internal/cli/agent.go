@@ -154,6 +154,7 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	for _, w := range ag.Warnings {
 		fmt.Fprintln(env.Stderr, "warning:", w)
 	}
+	s.awaitMCP(ctx, f, prompt, ag, env.Stderr)
 	runErr := s.sessionStart(ctx, f, ag)
 	if runErr == nil {
 		out := newPrinter(env, f.outputFormat, f.verbose, ag, s.choice, s.refused)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/agent"
@@ -14,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/mcp"
 	"github.com/cairn-dev/cairn/internal/permission"
+	"github.com/cairn-dev/cairn/internal/sandbox"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/session"
@@ -32,9 +35,17 @@ type setup struct {
 	gov      *governance.Governance
 	refused  *denials
 	opts     agent.Options
-	// mcp are the MCP servers starting in the background (the terminal
-	// UI); nil for a headless run, which waits for them.
-	mcp *mcp.Starting
+	// sandbox runs Bash commands; nil when the settings do not enable it.
+	sandbox *sandbox.Sandbox
+	// mcp are the MCP servers, started in the background; mcpConfigs
+	// configure them.
+	mcp        *mcp.Starting
+	mcpConfigs []mcp.Config
+	// mcpTimeout bounds connecting to one server (MCP_TIMEOUT).
+	mcpTimeout time.Duration
+	// mcpSaid are the MCP warnings a headless run has printed already.
+	mcpMu   sync.Mutex
+	mcpSaid map[string]bool
 	// structured is the --json-schema answer's tool; nil without one.
 	structured *tools.StructuredOutput
 	// warnings are what the user should read before the session starts.
@@ -95,6 +106,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	if err != nil {
 		return nil, err
 	}
+	s.sandbox = sb
 	s.warnings = append(s.warnings, sw...)
 	var hw []string
 	s.hooks, hw = hook.Load(st.Files)
@@ -161,23 +173,22 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		return nil, err
 	}
 	s.warnings = append(s.warnings, mw...)
-	var closeMCP func() error
-	if headless {
-		// A headless run waits for its servers before the first request,
-		// each at most MCP_TIMEOUT, as Claude Code does: a prompt may need
-		// their tools, and the run has no later turn to add them at.
-		servers := mcp.Connect(ctx, configs, mo)
-		s.warnings = append(s.warnings, servers.Warnings()...)
-		s.opts.Tools = append(s.opts.Tools, servers.Tools()...)
-		s.opts.MCPInstructions = servers.Instructions()
-		closeMCP = servers.Close
-	} else {
-		// The terminal UI opens at once; the servers' tools join at the
-		// first turn after all of them have connected or failed.
-		s.mcp = mcp.Start(ctx, configs, mo)
-		s.opts.Late = lateMCP(s.mcp)
-		closeMCP = s.mcp.Close
+	// The servers start in the background. The terminal UI opens at once
+	// and their tools join at the first turn after all of them have
+	// connected or failed; a headless run waits for them before its first
+	// request only if the prompt needs them (awaitMCP), and otherwise takes
+	// their tools at its next request once they are ready.
+	s.mcpConfigs, s.mcpTimeout = configs, mo.Timeout
+	if s.mcpTimeout <= 0 {
+		s.mcpTimeout = mcp.DefaultTimeout
 	}
+	s.mcp = mcp.Start(ctx, configs, mo)
+	s.opts.Late = lateMCP(s.mcp)
+	if headless {
+		s.opts.LateEachRequest = true
+		s.opts.Late = s.reportLate(s.opts.Late, out)
+	}
+	closeMCP := s.mcp.Close
 	stop := s.stop
 	s.stop = func() { stop(); closeMCP(); _ = sb.Close() }
 	ok = true
