@@ -365,6 +365,8 @@ func (l *loader) decodeBatch() (bool, error) {
 		}
 		batch = append(batch, d)
 	}
+	workers := runtime.GOMAXPROCS(0)
+	parallel := workers > 1 && size >= parallelBatch && len(todo) > 1
 	decode := func(idx []int) {
 		for _, i := range idx {
 			d := &batch[i]
@@ -374,10 +376,16 @@ func (l *loader) decodeBatch() (bool, error) {
 			if ok {
 				e.offset = d.line.Offset
 				d.e = e
+				if parallel && (e.Type == TypeUser || e.Type == TypeAssistant) {
+					// Its message is decoded now, while the line is in the
+					// core's cache, rather than in a pass of its own over
+					// the chain (decodeMessages) once the file was read.
+					_, _, _ = e.DecodeMessage()
+				}
 			}
 		}
 	}
-	if workers := runtime.GOMAXPROCS(0); workers > 1 && size >= parallelBatch && len(todo) > 1 {
+	if parallel {
 		var wg sync.WaitGroup
 		for w := range workers {
 			part := todo[len(todo)*w/workers : len(todo)*(w+1)/workers]
@@ -448,7 +456,8 @@ func decodeLine(line jsonl.Line, warn func(string, ...any)) (*Entry, bool) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, false
 	}
-	if i := bytes.LastIndexByte(b, 0); i >= 0 {
+	if i := bytes.IndexByte(b, 0); i >= 0 { // IndexByte is the fast one
+		i += bytes.LastIndexByte(b[i:], 0)
 		// A crash can leave a run of zero bytes where a write was lost;
 		// what follows the zeros may still be a whole entry.
 		warn("%s: %d bytes of null bytes and damaged data skipped", line.Where(), i+1)
