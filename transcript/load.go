@@ -912,10 +912,13 @@ func (l *loader) walk() error {
 // the chain: siblings first, then results, each in file order.
 func (l *loader) reattach() {
 	children := make(map[string][]*Entry)
+	// offChain bounds how many entries are put back.
+	offChain := 0
 	for i := len(l.order) - 1; i >= 0; i-- { // oldest first
 		e := l.order[i]
 		if e.ParentUUID != "" && !l.inChain[e.UUID] && !l.removed[e.UUID] && e.IsSidechain == l.leaf.IsSidechain {
 			children[e.ParentUUID] = append(children[e.ParentUUID], e)
+			offChain++
 		}
 	}
 	ids := make([]string, len(l.chain))
@@ -924,7 +927,7 @@ func (l *loader) reattach() {
 			ids[i] = messageID(e)
 		}
 	}
-	out := make([]Entry, 0, len(l.chain))
+	out := make([]Entry, 0, len(l.chain)+offChain)
 	for i, e := range l.chain {
 		out = append(out, *e)
 		if e.Type != TypeAssistant || (ids[i] != "" && i+1 < len(l.chain) && ids[i+1] == ids[i]) {
