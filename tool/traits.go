@@ -136,3 +136,26 @@ func Summary(t Tool, input json.RawMessage, rel func(string) string) string {
 	}
 	return ""
 }
+
+// SessionScoped is implemented by a tool that works on its session's own
+// state (its plan, its to-do list, its context, its subagents), which a
+// subagent of the session must not share. ForSubagent returns what a
+// subagent is given in the tool's place: a tool with state of its own (a
+// to-do list of the subagent's), or nil when a subagent must not have the
+// tool at all (the plan-mode tools; the tool that starts subagents, so
+// that a subagent cannot start one). It must be safe for concurrent use;
+// every call may return a new tool.
+type SessionScoped interface {
+	ForSubagent() Tool
+}
+
+// ForSubagent returns what a subagent is given in t's place
+// (SessionScoped), looking through wrappers: t itself when neither t nor
+// a tool it wraps is SessionScoped; nil when the subagent must not have
+// it. A wrapped tool's replacement is given without the wrapper.
+func ForSubagent(t Tool) Tool {
+	if s, ok := find[SessionScoped](t); ok {
+		return s.ForSubagent()
+	}
+	return t
+}

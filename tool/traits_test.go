@@ -76,3 +76,40 @@ func TestOptionalInterfaces(t *testing.T) {
 		})
 	}
 }
+
+// sessionOwned works on its session's state: a subagent gets none.
+type sessionOwned struct{ plain }
+
+func (sessionOwned) ForSubagent() tool.Tool { return nil }
+
+// copied keeps state a subagent gets a copy of.
+type copied struct{ plain }
+
+func (c copied) ForSubagent() tool.Tool { return plain{c.name + "-copy"} }
+
+func TestForSubagent(t *testing.T) {
+	name := func(tl tool.Tool) string {
+		if tl == nil {
+			return "<none>"
+		}
+		return tl.Spec().Name
+	}
+	for _, tt := range []struct {
+		name string
+		tl   tool.Tool
+		want string
+	}{
+		{"plain", plain{"P"}, "P"},
+		{"session's own", sessionOwned{plain{"S"}}, "<none>"},
+		{"session's own, wrapped", watched{sessionOwned{plain{"S"}}}, "<none>"},
+		{"copy", copied{plain{"C"}}, "C-copy"},
+		{"copy, wrapped", watched{copied{plain{"C"}}}, "C-copy"},
+		{"wrapper that does not unwrap", hidden{sessionOwned{plain{"S"}}}, "S"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := name(tool.ForSubagent(tt.tl)); got != tt.want {
+				t.Errorf("ForSubagent gives %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

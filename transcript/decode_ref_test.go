@@ -140,3 +140,62 @@ func toLowerASCII(s string) string {
 	}
 	return string(b)
 }
+
+// TestDecodeUsageAgreesWithEncodingJSON: a response's usage decodes as
+// encoding/json decodes it, through a line DecodeEntry checked (the fast
+// path) and without (json.Unmarshal).
+func TestDecodeUsageAgreesWithEncodingJSON(t *testing.T) {
+	usages := []string{
+		`{"input_tokens":3,"output_tokens":12,"cache_creation_input_tokens":400,"cache_read_input_tokens":51234}`,
+		`{"input_tokens":3,"cache_creation":{"ephemeral_5m_input_tokens":0},"server_tool_use":{"web_search_requests":0},"service_tier":"standard"}`,
+		`{"Input_Tokens":7,"OUTPUT_TOKENS":8}`,
+		`{"input_tokens":null,"output_tokens":-4}`,
+		`{"input_tokens":1,"input_tokens":2}`,
+		`{"input_tokens":123456789012345678}`,
+		`{"input_tokens":1234567890123456789}`,
+		`{"input_tokens":99999999999999999999}`,
+		`{"input_tokens":1.5}`,
+		`{"input_tokens":2e3}`,
+		`{"input_tokens":"3"}`,
+		`{"input_tokens":true}`,
+		`{ "input_tokens" : 5 , "output_tokens" : 6 }`,
+		`{"input\u005ftokens":9}`,
+		`{}`,
+	}
+	for _, u := range usages {
+		msg := `{"id":"msg_1","role":"assistant","content":[],"usage":` + u + `}`
+		var wantUsage struct {
+			Usage *struct {
+				InputTokens              int64 `json:"input_tokens"`
+				OutputTokens             int64 `json:"output_tokens"`
+				CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+				CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+			} `json:"usage"`
+		}
+		wantErr := json.Unmarshal([]byte(`{"usage":`+u+`}`), &wantUsage) != nil
+		line := `{"type":"assistant","uuid":"a","parentUuid":null,"message":` + msg + `}`
+		e, err := DecodeEntry([]byte(line))
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		for _, trusted := range []bool{true, false} {
+			got := e
+			if !trusted {
+				got.cache = nil // decoded afresh, with json.Unmarshal
+			}
+			m, _, err := got.DecodeMessage()
+			if (err != nil) != wantErr {
+				t.Errorf("%s (checked line %v): error %v, encoding/json's error %v", u, trusted, err, wantErr)
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			w := wantUsage.Usage
+			if m.Usage == nil || m.Usage.InputTokens != w.InputTokens || m.Usage.OutputTokens != w.OutputTokens ||
+				m.Usage.CacheCreationInputTokens != w.CacheCreationInputTokens || m.Usage.CacheReadInputTokens != w.CacheReadInputTokens {
+				t.Errorf("%s (checked line %v): usage %+v, encoding/json's %+v", u, trusted, m.Usage, *w)
+			}
+		}
+	}
+}

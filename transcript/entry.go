@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,6 +27,7 @@ const (
 	TypeLastPrompt          = "last-prompt"
 	TypeQueueOp             = "queue-operation"
 	TypeCustomTitle         = "custom-title"
+	TypeAgentName           = "agent-name"
 	TypeFileHistorySnapshot = "file-history-snapshot"
 )
 
@@ -225,8 +227,11 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	}
 	if usage != nil && !jsonscan.IsNull(usage) {
 		m.Usage = new(model.Usage)
-		if err := json.Unmarshal(usage, m.Usage); err != nil {
-			return fail(err)
+		if !trusted || !decodeUsage(usage, m.Usage) {
+			*m.Usage = model.Usage{}
+			if err := json.Unmarshal(usage, m.Usage); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	if content != nil && jsonscan.IsNull(content) {
@@ -239,6 +244,70 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	m.Content = blocks
 	m.ContentIsString = len(content) > 0 && content[0] == '"'
 	return m, true, nil
+}
+
+// decodeUsage decodes a usage object that is valid JSON (a slice of a
+// checked line) as encoding/json would, without its reflection: every
+// response line has one, and json.Unmarshal was a tenth of a resume's
+// CPU. It reports false, leaving the rest to json.Unmarshal, when a field
+// holds anything but an integer that fits or null.
+func decodeUsage(b []byte, u *model.Usage) bool {
+	ok := true
+	err := jsonscan.TrustedMembers(b, func(key []byte, f jsonscan.Flags, val []byte) error {
+		k, err := jsonscan.KeyText(key, f)
+		if err != nil {
+			return err
+		}
+		var dst *int64
+		switch {
+		case foldIs(k, "input_tokens"):
+			dst = &u.InputTokens
+		case foldIs(k, "output_tokens"):
+			dst = &u.OutputTokens
+		case foldIs(k, "cache_creation_input_tokens"):
+			dst = &u.CacheCreationInputTokens
+		case foldIs(k, "cache_read_input_tokens"):
+			dst = &u.CacheReadInputTokens
+		default:
+			return nil
+		}
+		if jsonscan.IsNull(val) {
+			return nil // encoding/json leaves the field as it is
+		}
+		n, isInt := smallInt(val)
+		if !isInt {
+			ok = false // a fraction, an exponent, a string: encoding/json says what
+			return errNotSmallInt
+		}
+		*dst = n
+		return nil
+	})
+	return ok && err == nil
+}
+
+var errNotSmallInt = errors.New("not an integer of at most 18 digits")
+
+// smallInt parses a JSON integer of at most 18 digits, which cannot
+// overflow an int64.
+func smallInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // ResultHasKey reports whether the entry's toolUseResult is a JSON object

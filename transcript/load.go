@@ -109,9 +109,11 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 			scanned = io.NewSectionReader(src, prefix, size-prefix)
 		}
 	}
-	l.sc = jsonl.NewBackward(scanned, size-l.base, 0, 0, func(s string) {
-		l.scanWarned = true
-		l.warnf("%s", s)
+	l.size = size - l.base
+	l.sc = jsonl.NewBackward(scanned, l.size, 0, maxLine, func(s string) {
+		// Given with the batch read (see takeBatch), which may be read
+		// ahead of its turn.
+		l.scanWarns = append(l.scanWarns, s)
 	})
 	if err := l.findLeaf(opts.Leaf); err != nil {
 		return nil, err
@@ -220,8 +222,11 @@ type loader struct {
 	mute       bool         // reading past the conversation: no warnings
 
 	// batch holds the lines decoded ahead (see decodeBatch); batchBuf is
-	// its storage, reused.
+	// its storage, reused; ahead is the batch read ahead, if any.
 	batch, batchBuf []decoded
+	ahead           *readAhead
+	size            int64    // of the scanned part of the file
+	scanWarns       []string // the scanner's, reading the next batch
 
 	byUUID      map[string]*Entry
 	order       []*Entry // chain entries in the order read (newest first)
@@ -335,17 +340,93 @@ const parallelBatch = 64 << 10
 // decodes them, on every core when they are many. Nothing of the loader's
 // state changes until apply takes the lines one by one, in order, so the
 // conversation and its warnings are those of decoding them one at a time.
-// It returns false at the start of the scanned part of the file.
+// Once a load has read readAheadAfter bytes, it is reading much of the
+// file: the next block is read then and decoded in the background while
+// this one is applied. It returns false at the start of the scanned part
+// of the file.
 func (l *loader) decodeBatch() (bool, error) {
+	// Each buffer is the current batch's, the one read ahead's, or free:
+	// the last batch's is free, nothing being left of it to apply.
+	a, free := l.ahead, []decoded(nil)
+	if a == nil {
+		a = l.takeBatch(l.batchBuf[:0])
+		if a.decode != nil {
+			a.decode()
+		}
+	} else {
+		<-a.done
+		free = l.batchBuf
+	}
+	l.ahead = nil
+	if len(a.scanWarns) > 0 {
+		l.scanWarned = true
+		for _, w := range a.scanWarns {
+			l.warnf("%s", w)
+		}
+	}
+	if a.err != nil || a.batch == nil {
+		return false, a.err
+	}
+	if l.size-l.sc.Offset() >= readAheadAfter {
+		next := l.takeBatch(free[:0])
+		if next.decode != nil {
+			next.done = make(chan struct{})
+			go func() {
+				defer close(next.done)
+				next.decode()
+			}()
+		} else {
+			next.done = closed
+		}
+		l.ahead = next
+	}
+	l.batchBuf, l.batch = a.batch, a.batch
+	return true, nil
+}
+
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// readAhead is a batch read: its lines (nil at the start of the file) or
+// the error reading them, the warnings the scanner gave reading it, and
+// what decodes its lines. A batch read ahead is decoded in the background
+// while the one before it is applied; done is closed then.
+type readAhead struct {
+	batch     []decoded
+	err       error
+	scanWarns []string
+	decode    func()
+	done      chan struct{}
+}
+
+// readAheadAfter is how much of a file a load reads before it reads
+// ahead: past it, the chain is long enough that the next block is most
+// likely needed too.
+var readAheadAfter int64 = 4 << 20
+
+// maxLine bounds a line's length (0: jsonl.MaxLineBytes); tests lower it.
+var maxLine = 0
+
+// takeBatch reads the next line and those buffered with it into buf, and
+// returns them with the function that decodes them (on every core when
+// they are many), which touches nothing but the batch's lines. Only the
+// loader's goroutine calls it: it reads the scanner and the cache.
+func (l *loader) takeBatch(buf []decoded) *readAhead {
+	l.scanWarns = nil
 	line, ok, err := l.sc.Next()
+	r := &readAhead{scanWarns: l.scanWarns}
 	if err != nil {
-		return false, fmt.Errorf("read transcript: %w", err)
+		r.err = fmt.Errorf("read transcript: %w", err)
+		return r
 	}
 	if !ok {
-		return false, nil
+		return r
 	}
 	n := 1 + l.sc.Buffered()
-	batch := l.batchBuf[:0]
+	batch := buf
 	var todo []int // the batch's lines to decode
 	size := 0
 	for i := range n {
@@ -365,6 +446,8 @@ func (l *loader) decodeBatch() (bool, error) {
 		}
 		batch = append(batch, d)
 	}
+	workers := runtime.GOMAXPROCS(0)
+	parallel := workers > 1 && size >= parallelBatch && len(todo) > 1
 	decode := func(idx []int) {
 		for _, i := range idx {
 			d := &batch[i]
@@ -374,21 +457,29 @@ func (l *loader) decodeBatch() (bool, error) {
 			if ok {
 				e.offset = d.line.Offset
 				d.e = e
+				if parallel && (e.Type == TypeUser || e.Type == TypeAssistant) {
+					// Its message is decoded now, while the line is in the
+					// core's cache, rather than in a pass of its own over
+					// the chain (decodeMessages) once the file was read.
+					_, _, _ = e.DecodeMessage()
+				}
 			}
 		}
 	}
-	if workers := runtime.GOMAXPROCS(0); workers > 1 && size >= parallelBatch && len(todo) > 1 {
+	r.batch, r.scanWarns = batch, l.scanWarns
+	r.decode = func() {
+		if !parallel {
+			decode(todo)
+			return
+		}
 		var wg sync.WaitGroup
 		for w := range workers {
 			part := todo[len(todo)*w/workers : len(todo)*(w+1)/workers]
 			wg.Go(func() { decode(part) })
 		}
 		wg.Wait()
-	} else {
-		decode(todo)
 	}
-	l.batchBuf, l.batch = batch, batch
-	return true, nil
+	return r
 }
 
 // apply gives the loader one decoded line, as reading it would have.
@@ -448,7 +539,8 @@ func decodeLine(line jsonl.Line, warn func(string, ...any)) (*Entry, bool) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, false
 	}
-	if i := bytes.LastIndexByte(b, 0); i >= 0 {
+	if i := bytes.IndexByte(b, 0); i >= 0 { // IndexByte is the fast one
+		i += bytes.LastIndexByte(b[i:], 0)
 		// A crash can leave a run of zero bytes where a write was lost;
 		// what follows the zeros may still be a whole entry.
 		warn("%s: %d bytes of null bytes and damaged data skipped", line.Where(), i+1)
@@ -820,10 +912,13 @@ func (l *loader) walk() error {
 // the chain: siblings first, then results, each in file order.
 func (l *loader) reattach() {
 	children := make(map[string][]*Entry)
+	// offChain bounds how many entries are put back.
+	offChain := 0
 	for i := len(l.order) - 1; i >= 0; i-- { // oldest first
 		e := l.order[i]
 		if e.ParentUUID != "" && !l.inChain[e.UUID] && !l.removed[e.UUID] && e.IsSidechain == l.leaf.IsSidechain {
 			children[e.ParentUUID] = append(children[e.ParentUUID], e)
+			offChain++
 		}
 	}
 	ids := make([]string, len(l.chain))
@@ -832,7 +927,7 @@ func (l *loader) reattach() {
 			ids[i] = messageID(e)
 		}
 	}
-	out := make([]Entry, 0, len(l.chain))
+	out := make([]Entry, 0, len(l.chain)+offChain)
 	for i, e := range l.chain {
 		out = append(out, *e)
 		if e.Type != TypeAssistant || (ids[i] != "" && i+1 < len(l.chain) && ids[i+1] == ids[i]) {

@@ -26,7 +26,7 @@ var sideRecordTypes = map[string]bool{
 	"mode":                  true,
 	"permission-mode":       true,
 	"tag":                   true,
-	"agent-name":            true,
+	TypeAgentName:           true,
 	"ai-title":              true,
 	"pr-link":               true,
 	"cost-state":            true,

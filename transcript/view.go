@@ -37,6 +37,7 @@ func (c *Conversation) Messages() []model.Message {
 		ids = append(ids, id)
 	}
 	for _, e := range reorderAttachments(c.Entries) {
+		e := *e // a copy: nothing here may change c.Entries
 		switch e.Type {
 		case TypeSystem:
 			if e.Subtype != "local_command" {
@@ -177,17 +178,20 @@ func sameResponse(out []model.Message, ids []string, id string) int {
 // the reminders and files attached to it, whatever order they were written
 // in; Claude Code 2.1.332 sends the attachments first, then the prompt
 // (see leadsTurn).
-func reorderAttachments(entries []Entry) []Entry {
-	out := make([]Entry, 0, len(entries))
-	var held []Entry
+// It orders pointers into entries: copying the entries themselves was a
+// tenth of what a long session's resume allocated.
+func reorderAttachments(entries []Entry) []*Entry {
+	out := make([]*Entry, 0, len(entries))
+	var held []*Entry
 	segment := 0 // where the current segment starts in out
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		switch {
-		case e.Type == TypeAttachment && leadsTurn(&e):
+		case e.Type == TypeAttachment && leadsTurn(e):
 			out = slices.Insert(out, firstUserAt(out, segment), e)
 		case e.Type == TypeAttachment:
 			held = append(held, e)
-		case e.Type == TypeAssistant || (e.Type == TypeUser && isToolResultEntry(&e)):
+		case e.Type == TypeAssistant || (e.Type == TypeUser && isToolResultEntry(e)):
 			out = append(out, held...)
 			held = held[:0]
 			out = append(out, e)
@@ -202,7 +206,7 @@ func reorderAttachments(entries []Entry) []Entry {
 // firstUserAt returns where, in out[from:], a leading attachment goes:
 // before the first user line that is not an attachment, after the
 // attachments already placed; len(out) when there is none.
-func firstUserAt(out []Entry, from int) int {
+func firstUserAt(out []*Entry, from int) int {
 	for i := from; i < len(out); i++ {
 		if out[i].Type == TypeUser {
 			return i

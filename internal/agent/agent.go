@@ -28,6 +28,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/instructions"
+	"github.com/cairn-dev/cairn/internal/middleware"
 	"github.com/cairn-dev/cairn/internal/prompt"
 	"github.com/cairn-dev/cairn/internal/sessionmemory"
 	"github.com/cairn-dev/cairn/internal/tokens"
@@ -78,22 +79,14 @@ type Options struct {
 	// and it is not asked again — so the tool list and the system prompt
 	// change once, at a turn boundary, and the prompt cache breaks once.
 	Late func() (tools []tool.Tool, instructions string, ok bool)
-	// Gate, AfterTool, BeforePrompt and BeforeStop are the engine's
-	// governance hooks (see engine.Config).
-	Gate         func(ctx context.Context, t tool.Tool, call model.Block) engine.Verdict
-	AfterTool    func(ctx context.Context, t tool.Tool, call model.Block, res tool.Result) tool.Result
-	BeforePrompt func(ctx context.Context, in engine.Input) (engine.Input, error)
-	BeforeStop   func(ctx context.Context, res *engine.Result, again bool) string
-	// SubagentStart and SubagentStop are the hook points of the Task
-	// tool's subagents: SubagentStart runs before a subagent's first
-	// request, and what it returns goes with the subagent's task;
-	// SubagentStop is the subagent's BeforeStop. Both may be nil.
-	SubagentStart func(ctx context.Context, a Subagent) []engine.Attachment
-	SubagentStop  func(ctx context.Context, a Subagent, res *engine.Result, again bool) string
-	// PreCompact and PostCompact are the compaction's hooks (see
-	// compact.Config).
-	PreCompact  func(ctx context.Context, trigger, instructions string) (string, error)
-	PostCompact func(ctx context.Context, trigger, summary string) []engine.Attachment
+	// LateEachRequest asks Late before every model request, not only at
+	// the start of a turn: a headless run, which may have a single turn,
+	// takes the tools at its next request once they are ready. The tool
+	// list still changes once.
+	LateEachRequest bool
+	// Middleware decide over the session and add to it, besides what
+	// the session does itself (see Middleware).
+	Middleware Middleware
 
 	// Which session: at most one of Continue and Resume; Fork copies the
 	// chosen session into a new one; SessionID names a new session.
@@ -143,24 +136,8 @@ type Options struct {
 	Memory       *MemoryOptions
 
 	// Extensions are the session's custom commands, skills and output
-	// styles (extension.Load); nil has none. AllowShell decides whether a
-	// command's !`…` line may run (see extension.ExpandOptions.Allow);
-	// nil refuses them all. OutputStyle, when set and not "default", is
-	// the style whose text goes into the system prompt.
-	Extensions *extension.Set
-	AllowShell func(ctx context.Context, command string, allowedTools []string) error
-	// AllowRead decides whether a command's @path include may be read
-	// (extension.ExpandOptions.Read); nil allows the project's files.
-	AllowRead   func(ctx context.Context, path string) error
-	OutputStyle *extension.Style
-	// Grant, when set, lets a custom command's or skill's allowed-tools
-	// rules run without asking until end is called: the agent grants them
-	// for the turn the command starts (or, for a skill the model loads,
-	// the rest of that turn) and ends the grant with the turn, as Claude
-	// Code does. source names the file; err names rules left out (told
-	// as a warning). Nil grants nothing: the rules then hold only for the
-	// command's !`…` lines.
-	Grant func(source string, rules []string) (end func(), err error)
+	// style; the zero value has none.
+	Extensions ExtensionOptions
 
 	PermissionMode string
 	// Mode, when set, is the permission mode as it stands, recorded on
@@ -185,6 +162,71 @@ type Options struct {
 
 	Now     func() time.Time
 	NewUUID func() string
+}
+
+// ExtensionOptions are a session's custom commands, skills and output
+// style, and what their lines may do.
+type ExtensionOptions struct {
+	// Set holds the custom commands, skills and output styles
+	// (extension.Load); nil has none.
+	Set *extension.Set
+	// AllowShell decides whether a command's !`…` line may run (see
+	// extension.ExpandOptions.Allow); nil refuses them all.
+	AllowShell func(ctx context.Context, command string, allowedTools []string) error
+	// AllowRead decides whether a command's @path include may be read
+	// (extension.ExpandOptions.Read); nil allows the project's files.
+	AllowRead func(ctx context.Context, path string) error
+	// OutputStyle, when set and not "default", is the style whose text
+	// goes into the system prompt.
+	OutputStyle *extension.Style
+	// Grant, when set, lets a custom command's or skill's allowed-tools
+	// rules run without asking until end is called: the agent grants them
+	// for the turn the command starts (or, for a skill the model loads,
+	// the rest of that turn) and ends the grant with the turn, as Claude
+	// Code does. source names the file; err names rules left out (told
+	// as a warning). Nil grants nothing: the rules then hold only for the
+	// command's !`…` lines.
+	Grant func(source string, rules []string) (end func(), err error)
+}
+
+// Middleware are the session's hook points (package middleware) that the
+// one who opens it fills: permissions and hooks (package governance), or
+// an embedder's own. The session composes them with its own middlewares
+// — the memory-write gate first among the gates, the instruction files,
+// recalled memories and token budget first among the providers, the
+// token budget after the stop handler, memory extraction first among the
+// enders — and its subagents share Gate and AfterTool. The zero value
+// adds nothing.
+type Middleware struct {
+	// Gate decides whether a tool call may run, after the memory-write
+	// gate; nil allows every call.
+	Gate middleware.Gate
+	// AfterTool may change a call's result (PostToolUse hooks); see
+	// engine.Config. May be nil.
+	AfterTool func(ctx context.Context, t tool.Tool, call model.Block, res tool.Result) tool.Result
+	// BeforePrompt may refuse the user's message or attach context to it
+	// (UserPromptSubmit hooks); see engine.Config. May be nil.
+	BeforePrompt func(ctx context.Context, in engine.Input) (engine.Input, error)
+	// Stop runs when the model ends its turn, once the transcript holds
+	// the reply (Stop hooks), before the token budget is asked. May be
+	// nil.
+	Stop middleware.StopHandler
+	// Providers add context to prompts and results after the session's
+	// own; Enders hear of each turn that ended well after memory
+	// extraction. Open takes both over: Close closes them, and so does
+	// Open when it fails.
+	Providers []middleware.Provider
+	Enders    []middleware.Ender
+	// SubagentStart and SubagentStop are the hook points of the Task
+	// tool's subagents: SubagentStart runs before a subagent's first
+	// request, and what it returns goes with the subagent's task;
+	// SubagentStop is the subagent's Stop. Both may be nil.
+	SubagentStart func(ctx context.Context, a Subagent) []engine.Attachment
+	SubagentStop  func(ctx context.Context, a Subagent, res *engine.Result, again bool) string
+	// PreCompact and PostCompact are the compaction's hooks (see
+	// compact.Config). Both may be nil.
+	PreCompact  func(ctx context.Context, trigger, instructions string) (string, error)
+	PostCompact func(ctx context.Context, trigger, summary string) []engine.Attachment
 }
 
 // Agent is an open session, holding its transcript's lock until Close.
@@ -228,8 +270,8 @@ type Agent struct {
 	todos    *coretools.TodoList
 	plan     *coretools.Plan
 	notes    *sessionmemory.Keeper
-	sc       *sessionContext // instruction files, long-term memory, token budgets
-	ext      *extensions     // custom commands and skills
+	mw       middlewares // instruction files, long-term memory, token budgets, gates
+	ext      *extensions // custom commands and skills
 	history  *filehistory.History
 	// from and fromKey are the store and name of the transcript a resumed
 	// session was read from, and fromID that session's id (another one's
@@ -254,10 +296,27 @@ type Agent struct {
 	snaps <-chan loadedSnapshots
 	// lateJoined is set once Options.Late's tools have joined.
 	lateJoined bool
+	// mwClosed is set once the middlewares were closed.
+	mwClosed bool
 }
 
 // Open picks the session, loads it if it exists, and gets it ready to run.
+// It takes over o.Middleware's providers and enders: Close closes them,
+// and so does Open when it fails.
 func Open(ctx context.Context, o Options) (*Agent, error) {
+	a, err := open(ctx, o)
+	if err != nil && (a == nil || !a.mwClosed) {
+		closeGiven(o.Middleware)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// open is Open, but for the middlewares given: the *Agent it returns
+// with an error says whether it closed them.
+func open(ctx context.Context, o Options) (*Agent, error) {
 	if o.Model == nil {
 		return nil, errors.New("no model configured")
 	}
@@ -340,7 +399,7 @@ func Open(ctx context.Context, o Options) (*Agent, error) {
 		a.startFailed = true
 		a.closeAll() // what the start opened, newest first
 		a.release()
-		return nil, err
+		return a, err
 	}
 	return a, nil
 }
@@ -479,13 +538,13 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	if err != nil {
 		return err
 	}
-	a.sc = newSessionContext(a, conv)
-	a.onClose(func() error { a.sc.close(); return nil })
+	// A recall in flight is stopped, an extraction under way waited for.
+	a.onClose(a.closeMiddleware)
 	if conv != nil {
 		a.title = conv.CustomTitle
 		if a.title != "" && (a.opts.Fork || a.fromKey != a.id) {
 			// A transcript of its own (a fork's) carries the name too.
-			if err := a.writer.Append(a.titleEntry()); err != nil {
+			if err := a.writer.Append(a.titleEntries()...); err != nil {
 				return fmt.Errorf("write the session's name: %w", err)
 			}
 		}
@@ -495,6 +554,7 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 	if err != nil {
 		return err
 	}
+	a.buildMiddleware(conv, reg)
 	a.buildEngine(conv, reg, history)
 	return nil
 }
@@ -602,10 +662,10 @@ func (a *Agent) buildTools(conv *transcript.Conversation) (*tool.Registry, error
 	o := a.opts
 	po := prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
-		Memory: a.sc.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
+		Memory: a.memorySection(), TokenBudgets: true, MCPInstructions: o.MCPInstructions,
 		SystemPrompt: o.SystemPrompt,
 	}
-	if st := o.OutputStyle; st != nil && st.Text != "" {
+	if st := o.Extensions.OutputStyle; st != nil && st.Text != "" {
 		po.OutputStyle, po.DropCodingRules = st.Text, !st.KeepCodingInstructions
 	}
 	a.prompts = prompt.NewBuilder(prompt.Cairn(po)...)
@@ -629,7 +689,6 @@ func (a *Agent) buildTools(conv *transcript.Conversation) (*tool.Registry, error
 		return nil, err
 	}
 	a.tools = reg
-	a.sc.startExtractor(reg)
 	return reg, nil
 }
 
@@ -659,8 +718,8 @@ func (a *Agent) buildEngine(conv *transcript.Conversation, reg *tool.Registry, h
 	}
 	a.compact = compact.New(compact.Config{
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
-		Transcript: transcriptOf{a}, CWD: o.Cwd, Tools: reg, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.sc.survivors, a.ext.survivors),
-		PreCompact: o.PreCompact, PostCompact: o.PostCompact, Notes: notes, Instructions: a.sc.compactGuidance, EarlyAt: early,
+		Transcript: transcriptOf{a}, CWD: o.Cwd, Tools: reg, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.mw.context.Survivors, a.ext.survivors),
+		PreCompact: o.Middleware.PreCompact, PostCompact: o.Middleware.PostCompact, Notes: notes, Instructions: a.compactGuidance, EarlyAt: early,
 		Cleanup: func() { a.prompts.Forget(prompt.MemoryKey) }, // the memory index as it stands now
 	})
 	micro := microFor(o.MicroCompact, early)
@@ -680,10 +739,10 @@ func (a *Agent) buildEngine(conv *transcript.Conversation, reg *tool.Registry, h
 	}
 	a.engine = engine.New(engine.Config{
 		Model: o.Model, ModelName: o.ModelName, MaxTokens: o.MaxTokens,
-		Tools: reg, Env: env, System: a.prompts.Build, Recorder: a.recorder, Prepare: a.compact.Prepare,
-		Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool, BeforePrompt: o.BeforePrompt, BeforeStop: a.sc.beforeStop(o.BeforeStop),
+		Tools: reg, Env: env, System: a.system, Recorder: a.recorder, Prepare: a.compact.Prepare,
+		Gate: middleware.CheckFunc(a.mw.gate), AfterTool: o.Middleware.AfterTool, BeforePrompt: o.Middleware.BeforePrompt, BeforeStop: middleware.BeforeStopFunc(a.mw.stop),
 		MaxTurns: o.MaxTurns, Now: o.Now, AfterResponse: afterResponse,
-		ShapeResults: a.sc.shapeResults(compact.Offload(a.offloadConfig(reg))),
+		ShapeResults: a.shapeResults(compact.Offload(a.offloadConfig(reg))),
 	}, history)
 	if conv != nil {
 		a.engine.SetUsage(conv.UsageAt(history))
@@ -807,11 +866,21 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	if l, sent, ok := a.ext.listingDue(); ok {
 		in.Attachments, listed = append(in.Attachments, l), sent
 	}
-	in.Attachments = append(in.Attachments, a.sc.beforeTurn(ctx, text)...)
+	in.Attachments = append(in.Attachments, a.mw.provider.Prompt(ctx, text)...)
 	if r, ok := a.planReminder(); ok {
 		in.Attachments = append(in.Attachments, r)
 	}
-	return a.ext.duringTurn(a.sc.afterTurn(ctx, len(a.engine.History()), listed(a.engine.Run(ctx, in))))
+	return a.ext.duringTurn(a.afterTurn(ctx, len(a.engine.History()), listed(a.engine.Run(ctx, in))))
+}
+
+// system is the system prompt of the next request; with
+// Options.LateEachRequest it first adds the late tools if they are ready,
+// so the request that follows carries them.
+func (a *Agent) system(ctx context.Context) ([]model.SystemBlock, error) {
+	if a.opts.LateEachRequest {
+		a.joinLate()
+	}
+	return a.prompts.Build(ctx)
 }
 
 // joinLate adds the tools Options.Late brings, once they are ready.
@@ -841,8 +910,8 @@ func (a *Agent) joinLate() {
 func (a *Agent) environment() engine.Attachment {
 	date := a.opts.Now().Format("2006-01-02")
 	var files []instructions.File
-	if a.sc.instr != nil {
-		files = a.sc.instr.Start()
+	if a.opts.Instructions != nil {
+		files = a.opts.Instructions.Start()
 	}
 	data := map[string]any{"currentDate": date}
 	if len(files) > 0 {
@@ -915,7 +984,7 @@ func (t transcriptOf) Append(ctx context.Context, entries ...transcript.Entry) e
 	// A resume reads the transcript back only to its last compact
 	// boundary: the session's name is written again after each one.
 	if t.a.title != "" && slices.ContainsFunc(entries, func(e transcript.Entry) bool { return e.IsCompactBoundary() }) {
-		return t.a.writer.Append(t.a.titleEntry())
+		return t.a.writer.Append(t.a.titleEntries()...)
 	}
 	return nil
 }

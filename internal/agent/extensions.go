@@ -51,7 +51,8 @@ type extensions struct {
 }
 
 func newExtensions(o Options, conv *transcript.Conversation) *extensions {
-	x := &extensions{set: o.Extensions, dir: o.Cwd, allow: o.AllowShell, read: o.AllowRead, grant: o.Grant, warn: o.Warn}
+	e := o.Extensions
+	x := &extensions{set: e.Set, dir: o.Cwd, allow: e.AllowShell, read: e.AllowRead, grant: e.Grant, warn: o.Warn}
 	if conv != nil {
 		x.listed = listedIn(conv.Entries)
 		for _, name := range loadedSkills(conv.Entries) {

@@ -45,7 +45,7 @@ func TestSkillListingAfterRewind(t *testing.T) {
 	now := func() time.Time { return time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC) }
 	a := openOn(t, srv, agent.Options{Home: session.Home{Dir: t.TempDir()}, Cwd: cwd, ModelName: "claude-test", MaxTokens: 4000,
 		Window: tokens.Window{Size: 200_000, MaxOutput: 4_000}, Now: now, NewUUID: counter(),
-		Extensions: extension.Load(extension.Options{ProjectDir: cwd})}, nil)
+		Extensions: agent.ExtensionOptions{Set: extension.Load(extension.Options{ProjectDir: cwd})}}, nil)
 	point := func(prompt string) string {
 		for _, m := range a.History() {
 			if m.Role == model.RoleUser && strings.HasPrefix(m.Text(), prompt) {

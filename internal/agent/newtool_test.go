@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/instructions"
+	"github.com/cairn-dev/cairn/internal/middleware"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
@@ -105,7 +106,7 @@ func TestToolDefinedOutside(t *testing.T) {
 	home := session.Home{Dir: t.TempDir()}
 	a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd,
 		Instructions: instructions.NewTracker(instructions.Options{Cwd: cwd, Home: home.Dir, Managed: []string{}, ManagedRules: []string{}}), Model: m, ModelName: "claude-test", MaxTokens: 4000,
-		Tools: []tool.Tool{saveTool{}}, Entrypoint: "sdk-cli", DisableAutoCompact: true, Gate: gate,
+		Tools: []tool.Tool{saveTool{}}, Entrypoint: "sdk-cli", DisableAutoCompact: true, Middleware: agent.Middleware{Gate: middleware.GateFunc(gate)},
 		MicroCompact: compact.MicroConfig{Count: 3, KeepRecent: 1, ClearAtLeast: -1}})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/compact"
+	"github.com/cairn-dev/cairn/internal/middleware"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
@@ -293,12 +294,12 @@ func TestSnipRefusesThroughTheAgent(t *testing.T) {
 	}
 	a := r.open(t, tokens.Window{Size: 200_000, MaxOutput: 4_000}, func(o *agent.Options) {
 		o.Tools = append(o.Tools, stubTool{"TodoWrite"}, stubTool{"ExitPlanMode"}, stubTool{"Deploy"})
-		o.Gate = func(_ context.Context, _ tool.Tool, call model.Block) engine.Verdict {
+		o.Middleware.Gate = middleware.GateFunc(func(_ context.Context, _ tool.Tool, call model.Block) engine.Verdict {
 			if call.Name == "Deploy" {
 				return engine.Verdict{Reason: "Deploying needs permission.", Record: map[string]string{"decision": "deny", "by": "headless"}}
 			}
 			return engine.Verdict{Allow: true, Record: map[string]string{"decision": "allow", "by": "mode"}}
-		}
+		})
 	})
 	runAll(t, a, "plan the work")
 	runAll(t, a, "the secret word is swordfish")

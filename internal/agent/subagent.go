@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/instructions"
+	"github.com/cairn-dev/cairn/internal/middleware"
 	"github.com/cairn-dev/cairn/internal/subagent"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	coretools "github.com/cairn-dev/cairn/internal/tools"
@@ -52,25 +53,19 @@ type Subagent struct {
 // is safe for concurrent use.
 type subagents struct{ a *Agent }
 
-// sessionOnly are tools that act on the session's own state (its plan,
-// its history), which a subagent must not touch, besides Task itself,
-// which would let subagents start subagents.
-var sessionOnly = []string{"Task", compact.SnipToolName, "EnterPlanMode", "ExitPlanMode"}
-
 // tools returns what a subagent of kind def may use: the session's tools
-// that def allows, but the session-only ones; TodoWrite keeps a list of
-// its own.
+// that def allows, each as the tool says a subagent gets it
+// (tool.SessionScoped): those that work on the session's own state are
+// left out or replaced by a copy with state of the subagent's own.
 func (s subagents) tools(def subagent.Definition) []tool.Tool {
 	var out []tool.Tool
 	for _, t := range s.a.tools.Tools() {
-		name := t.Spec().Name
-		if slices.Contains(sessionOnly, name) || !def.Allows(name) {
+		if !def.Allows(t.Spec().Name) {
 			continue
 		}
-		if _, ok := t.(coretools.TodoWrite); ok {
-			t = coretools.TodoWrite{List: coretools.NewTodoList(nil)}
+		if t = tool.ForSubagent(t); t != nil {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	return out
 }
@@ -139,18 +134,18 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 	})
 	info := Subagent{ID: id, Type: call.Agent.Name, TranscriptPath: ct.path}
 	var beforeStop func(context.Context, *engine.Result, bool) string
-	if o.SubagentStop != nil {
+	if stop := o.Middleware.SubagentStop; stop != nil {
 		beforeStop = func(ctx context.Context, res *engine.Result, again bool) string {
 			// The hooks may read the subagent's transcript: its final
 			// reply must be in it. A failed write shows at TurnDone.
 			w.Flush(ctx)
-			return o.SubagentStop(ctx, info, res, again)
+			return stop(ctx, info, res, again)
 		}
 	}
 	eng := engine.New(engine.Config{
 		Model: o.Model, ModelName: name, MaxTokens: maxTokens, Tools: reg, Env: child,
 		System:   func(context.Context) ([]model.SystemBlock, error) { return system, nil },
-		Recorder: rec, Prepare: comp.Prepare, Gate: a.sc.gate(o.Gate), AfterTool: o.AfterTool,
+		Recorder: rec, Prepare: comp.Prepare, Gate: middleware.CheckFunc(a.mw.gate), AfterTool: o.Middleware.AfterTool,
 		ShapeResults: compact.Offload(a.offloadConfig(reg)),
 		BeforeStop:   beforeStop, MaxTurns: o.MaxTurns, Now: o.Now,
 	}, nil)
@@ -159,8 +154,8 @@ func (s subagents) Run(ctx context.Context, env *tool.Env, call coretools.Subage
 		Message:     model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock(call.Prompt)}},
 		Attachments: []engine.Attachment{a.subagentContext()},
 	}
-	if o.SubagentStart != nil {
-		in.Attachments = append(in.Attachments, o.SubagentStart(ctx, info)...)
+	if start := o.Middleware.SubagentStart; start != nil {
+		in.Attachments = append(in.Attachments, start(ctx, info)...)
 	}
 	var res *engine.Result
 	prompted := false

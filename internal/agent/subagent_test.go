@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/middleware"
 	"github.com/cairn-dev/cairn/internal/subagent"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/internal/tools"
@@ -433,7 +434,7 @@ func TestSubagentIsGated(t *testing.T) {
 	var mu sync.Mutex
 	var asked []string
 	a := r.open(t, func(o *agent.Options) {
-		o.Gate = func(_ context.Context, _ tool.Tool, call model.Block) engine.Verdict {
+		o.Middleware.Gate = middleware.GateFunc(func(_ context.Context, _ tool.Tool, call model.Block) engine.Verdict {
 			mu.Lock()
 			asked = append(asked, call.Name)
 			mu.Unlock()
@@ -441,7 +442,7 @@ func TestSubagentIsGated(t *testing.T) {
 				return engine.Verdict{Reason: "BASH-DENIED by the session's rules"}
 			}
 			return engine.Verdict{Allow: true}
-		}
+		})
 	})
 	drain(t, a, "go")
 	if !slices.Equal(asked, []string{"Task", "Bash"}) {
@@ -609,7 +610,7 @@ func TestSubagentStopSeesTranscript(t *testing.T) {
 	}})
 	var stops []bool // whether the transcript held the report, at each stop
 	a := r.open(t, func(o *agent.Options) {
-		o.SubagentStop = func(_ context.Context, s agent.Subagent, _ *engine.Result, _ bool) string {
+		o.Middleware.SubagentStop = func(_ context.Context, s agent.Subagent, _ *engine.Result, _ bool) string {
 			data, err := os.ReadFile(s.TranscriptPath)
 			if err != nil {
 				t.Error(err)

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,7 +30,9 @@ func (a *Agent) SetModel(name string) error {
 func (a *Agent) Title() string { return a.title }
 
 // Rename names the session title, as Claude Code's /rename does: a
-// custom-title line in the transcript, which the newest one wins.
+// custom-title line in the transcript, of which the newest wins, and an
+// agent-name line beside it (Claude Code 2.1.332 writes both, each with
+// the session's id and no chain fields).
 func (a *Agent) Rename(ctx context.Context, title string) error {
 	title = strings.Join(strings.Fields(title), " ")
 	if title == "" {
@@ -37,14 +40,19 @@ func (a *Agent) Rename(ctx context.Context, title string) error {
 	}
 	prev := a.title
 	a.title = title
-	if err := a.writer.AppendDurable(ctx, a.titleEntry()); err != nil {
+	if err := a.writer.AppendDurable(ctx, a.titleEntries()...); err != nil {
 		a.title = prev
 		return fmt.Errorf("record the name: %w", err)
 	}
 	return nil
 }
 
-// titleEntry is the custom-title line naming the session a.title.
-func (a *Agent) titleEntry() transcript.Entry {
-	return transcript.Entry{Type: transcript.TypeCustomTitle, CustomTitle: a.title, SessionID: a.id}
+// titleEntries are the lines naming the session a.title: custom-title
+// and agent-name.
+func (a *Agent) titleEntries() []transcript.Entry {
+	name, _ := json.Marshal(a.title)
+	return []transcript.Entry{
+		{Type: transcript.TypeCustomTitle, CustomTitle: a.title, SessionID: a.id},
+		{Type: transcript.TypeAgentName, SessionID: a.id, Extra: map[string]json.RawMessage{"agentName": name}},
+	}
 }

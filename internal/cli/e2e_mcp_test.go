@@ -136,7 +136,7 @@ func TestMCPToolDeniedHeadless(t *testing.T) {
 		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "mcp__notes__echo", `{"text":"hi"}`)}},
 		modeltest.Text("Not allowed."),
 	)
-	code, out, errOut := p.cairn(t, "-p", "echo", "--output-format", "json")
+	code, out, errOut := p.cairn(t, "-p", "echo with notes", "--output-format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -233,7 +233,7 @@ func TestMCPProjectServersNeedApproval(t *testing.T) {
 		t.Fatalf("approve: exit %d, %q %q", code, out, errOut)
 	}
 	p.srv.Enqueue(modeltest.Text("ok"))
-	if code, _, errOut := p.cairn(t, "-p", "hi"); code != 0 || strings.Contains(errOut, "warning") || !offered() {
+	if code, _, errOut := p.cairn(t, "-p", "hi notes"); code != 0 || strings.Contains(errOut, "warning") || !offered() {
 		t.Errorf("after approving: exit %d, stderr %q, offered %v", code, errOut, offered())
 	}
 	local, err := os.ReadFile(filepath.Join(p.dir, ".cairn", "settings.local.json"))
@@ -314,7 +314,8 @@ func TestMCPSettingsFromTheSettingsFlag(t *testing.T) {
 	run := func(settings string) string {
 		t.Helper()
 		p.srv.Enqueue(modeltest.Text("ok"))
-		code, _, errOut := p.cairn(t, "-p", "hi", "--settings", settings)
+		// The prompt names MCP tools, so the run waits for the servers.
+		code, _, errOut := p.cairn(t, "-p", "hi, use the mcp__ tools", "--settings", settings)
 		if code != 0 {
 			t.Fatalf("--settings %s: exit %d: %s", settings, code, errOut)
 		}

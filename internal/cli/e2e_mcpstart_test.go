@@ -2,9 +2,12 @@ package cli_test
 
 import (
 	"bytes"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
 
@@ -56,22 +59,113 @@ func TestMCPStartsInBackground(t *testing.T) {
 	}
 }
 
-// TestMCPHeadlessTimeout: -p waits for its servers before the first
-// request, as Claude Code does, but never past MCP_TIMEOUT: a server that
-// never answers is one warning on stderr and the run goes on without it.
+// TestMCPHeadlessTimeout: a -p prompt that names a server waits for the
+// servers before the first request, as Claude Code does, but never past
+// MCP_TIMEOUT and never in silence: stderr says which server it waits for
+// and why, then one warning that the stuck one did not answer, and the
+// request has the tools of the server that did.
 func TestMCPHeadlessTimeout(t *testing.T) {
 	p := newProject(t)
 	p.withMCPServers(t, map[string]string{"notes": "notes", "stuck": "hang"})
 	p.env = append(p.env, "MCP_TIMEOUT=1500")
 	p.srv.Enqueue(modeltest.Text("Answered."))
-	code, out, errOut := p.cairn(t, "-p", "hello")
+	code, out, errOut := p.cairn(t, "-p", "ask the Notes server to echo hello")
 	if code != 0 || out != "Answered.\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// The notes server may still be starting too on a loaded machine.
+	waitLine := regexp.MustCompile(`cairn: waiting for MCP servers still starting: (notes, )?stuck \(the prompt names notes; each gets at most 1\.5s`)
+	waiting := -1
+	if loc := waitLine.FindStringIndex(errOut); loc != nil {
+		waiting = loc[0]
+	}
+	if waiting < 0 {
+		t.Errorf("stderr does not say which server the run waits for, and why:\n%s", errOut)
 	}
 	if n := strings.Count(errOut, `MCP server "stuck"`); n != 1 || !strings.Contains(errOut, "no answer within 1.5s") {
 		t.Errorf("want one warning that the stuck server did not answer within 1.5s; stderr:\n%s", errOut)
 	}
+	if waiting > strings.Index(errOut, "no answer within") {
+		t.Errorf("the timeout's warning comes before the line saying the run waits:\n%s", errOut)
+	}
 	if !bytes.Contains(p.srv.Last().Body, []byte(`"name":"mcp__notes__echo"`)) {
 		t.Errorf("the request lacks the tools of the server that answered")
+	}
+}
+
+// TestMCPHeadlessDoesNotWait: a -p prompt that cannot need the MCP
+// servers does not wait for one that never answers: its first request is
+// sent while that server is still starting (MCP_TIMEOUT is a minute; a
+// run that waited would print its timeout warning and send the notes
+// server's tools), one line on stderr says so, and the run ends at once.
+func TestMCPHeadlessDoesNotWait(t *testing.T) {
+	p := newProject(t)
+	p.withMCPServers(t, map[string]string{"notes": "notes", "stuck": "hang"})
+	p.env = append(p.env, "MCP_TIMEOUT=60000")
+	p.srv.Enqueue(modeltest.Text("Answered."))
+	code, out, errOut := p.cairn(t, "-p", "hello")
+	if code != 0 || out != "Answered.\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if n := strings.Count(errOut, "MCP servers still starting:"); n != 1 || !strings.Contains(errOut, "stuck; the run does not wait for them") {
+		t.Errorf("want one line naming the servers still starting; stderr:\n%s", errOut)
+	}
+	if strings.Contains(errOut, "no answer within") || strings.Contains(errOut, "waiting for") {
+		t.Errorf("the run waited for the servers:\n%s", errOut)
+	}
+	if n := len(p.srv.Requests()); n != 1 || bytes.Contains(p.srv.Last().Body, []byte(`"mcp__`)) {
+		t.Errorf("%d requests; the first, sent while a server was starting, has the servers' tools", n)
+	}
+}
+
+// TestMCPHeadlessNeeds: the rule deciding whether a -p prompt waits for
+// the MCP servers, through the binary: each case runs with a server that
+// never answers (MCP_TIMEOUT short) and says on stderr whether it waited
+// and why.
+func TestMCPHeadlessNeeds(t *testing.T) {
+	p := newProject(t)
+	p.withMCPServers(t, map[string]string{"notes": "notes", "stuck": "hang"})
+	p.env = append(p.env, "MCP_TIMEOUT=800")
+	put(t, filepath.Join(p.dir, ".claude", "commands", "ask.md"), "---\nallowed-tools: mcp__notes__echo\n---\nAsk the server.\n")
+	put(t, filepath.Join(p.dir, ".claude", "commands", "plain.md"), "---\nallowed-tools: Read\n---\nRead a file.\n")
+	for _, tc := range []struct {
+		args []string
+		why  string // "" when the run does not wait
+	}{
+		{[]string{"hello"}, ""},
+		{[]string{"take some notesy notes_x"}, ""},
+		{[]string{"call mcp__notes__echo"}, "the prompt names an MCP tool"},
+		{[]string{"read @notes:memo://today"}, "the prompt names a resource of notes"},
+		{[]string{"is STUCK up?"}, "the prompt names stuck"},
+		{[]string{"/ask"}, "/ask allows MCP tools"},
+		{[]string{"/plain"}, ""},
+		{[]string{"hello", "--allowedTools", "mcp__notes"}, "--allowedTools names MCP tools"},
+	} {
+		p.srv.Enqueue(modeltest.Text("ok"))
+		code, _, errOut := p.cairn(t, append([]string{"-p"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.args, code, errOut)
+		}
+		waited := strings.Contains(errOut, "cairn: waiting for MCP servers")
+		if tc.why == "" && (waited || !strings.Contains(errOut, "MCP servers still starting:")) {
+			t.Errorf("%q should not wait for the servers; stderr:\n%s", tc.args, errOut)
+		}
+		if tc.why != "" && (!waited || !strings.Contains(errOut, "("+tc.why+";")) {
+			t.Errorf("%q should wait because %s; stderr:\n%s", tc.args, tc.why, errOut)
+		}
+	}
+
+	// A session that called MCP tools waits for them when continued.
+	p.srv.Enqueue(
+		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "mcp__notes__echo", `{"text":"hi"}`)}},
+		modeltest.Text("Echoed."),
+	)
+	if code, _, errOut := p.cairn(t, "-p", "echo with notes", "--allowedTools", "mcp__notes"); code != 0 {
+		t.Fatalf("the run calling an MCP tool: exit %d: %s", code, errOut)
+	}
+	p.srv.Enqueue(modeltest.Text("ok"))
+	code, _, errOut := p.cairn(t, "-p", "-c", "and again")
+	if code != 0 || !strings.Contains(errOut, "(the session called MCP tools before;") {
+		t.Errorf("-c of a session that called MCP tools does not wait for them: exit %d, stderr:\n%s", code, errOut)
 	}
 }

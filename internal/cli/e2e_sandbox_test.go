@@ -122,3 +122,35 @@ func TestSandboxedNetworkThroughProxy(t *testing.T) {
 		t.Errorf("the host was reached %d times, want once", n)
 	}
 }
+
+// TestAddDirWidensTheSandbox: in the terminal UI, /add-dir makes the
+// folder writable for the sandboxed Bash commands that follow, though
+// the sandbox was already in use: the command before /add-dir cannot
+// write there, the one after it can.
+func TestAddDirWidensTheSandbox(t *testing.T) {
+	proctest.Command(t, "bwrap", "this test runs Bash in cairn's sandbox (apt-get install bubblewrap)")
+	p := newProject(t)
+	other := t.TempDir()
+	put(t, filepath.Join(p.dir, ".cairn", "settings.json"), `{"sandbox": {"enabled": true}}`)
+	write := func(id, name string) modeltest.Reply {
+		cmd := "echo " + name + " > " + filepath.Join(other, name+".txt")
+		return modeltest.Reply{Content: []model.Block{modeltest.ToolUse(id, "Bash", fmt.Sprintf(`{"command":%q}`, cmd))}}
+	}
+	p.srv.Enqueue(write("toolu_1", "before"), modeltest.Text("First done."), write("toolu_2", "after"), modeltest.Text("Second done."))
+	x := p.openUI(t, "--permission-mode", "bypassPermissions")
+	x.send("write before")
+	s := x.waitFor("First done.")
+	if strings.Contains(s, "the sandbox is enabled in the settings but") {
+		skipOrFail(t, "the sandbox cannot run here:\n"+s)
+	}
+	if _, err := os.Stat(filepath.Join(other, "before.txt")); err == nil {
+		t.Fatal("the sandboxed command wrote a folder not yet added: the sandbox is not in force")
+	}
+	x.send("/add-dir " + other)
+	x.waitFor("to the folders this session may work in")
+	x.send("write after")
+	x.waitFor("Second done.")
+	if b, err := os.ReadFile(filepath.Join(other, "after.txt")); err != nil || string(b) != "after\n" {
+		t.Errorf("after /add-dir the sandboxed command could not write the folder: %q, %v\nits result: %s", b, err, p.srv.Last().Body)
+	}
+}

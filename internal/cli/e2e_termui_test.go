@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -190,4 +191,31 @@ func TestThemes(t *testing.T) {
 			t.Errorf("the reply is not in the light style:\n%q", s)
 		}
 	})
+}
+
+// TestTableInListInTerminal: in the real binary, a table inside a list
+// item is as wide as its content (as a top-level table is), not the
+// terminal's 120 columns, and stays under its item.
+func TestTableInListInTerminal(t *testing.T) {
+	p := newProject(t)
+	p.srv.Enqueue(modeltest.Text("Steps:\n\n1. Count the files:\n\n   | file | lines |\n   |---|--:|\n   | hello.py | 2 |\n\n2. Done counting.\n\nAll done."))
+	x := p.startUI(t, 120, 30, nil)
+	x.waitFor("Welcome to cairn")
+	x.typeKeys("count", "Enter")
+	s := x.waitFor("All done.")
+	lines := strings.Split(s, "\n")
+	item := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "1. Count the files:") })
+	rule := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "┼") })
+	if item < 0 || rule < 0 {
+		t.Fatalf("no list item or table rule on the screen:\n%s", s)
+	}
+	if got := strings.TrimSpace(lines[rule]); got != "──────────┼───────" {
+		t.Errorf("the table's rule is %q (%d columns), want it as wide as the cells:\n%s", got, len([]rune(got)), s)
+	}
+	if rule != item+2 || !strings.Contains(lines[item+1], "file") || !strings.Contains(lines[rule+1], "hello.py") {
+		t.Errorf("the table is not under its list item:\n%s", s)
+	}
+	if !strings.Contains(s, "2. Done counting.") {
+		t.Errorf("the list's next item is lost:\n%s", s)
+	}
 }

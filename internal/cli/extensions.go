@@ -29,15 +29,13 @@ import (
 func (s *setup) loadExtensions(env Env) {
 	set := extension.Load(extension.Options{ProjectDir: env.Cwd, CairnHome: s.home.Dir})
 	s.warnings = append(s.warnings, set.Warnings...)
-	s.opts.Extensions = set
-	s.opts.AllowShell = shellAllow(s.checker)
-	s.opts.AllowRead = readAllow(s.checker)
-	s.opts.Grant = s.checker.Grant
 	style, w := outputStyle(set, s.settings)
 	if w != "" {
 		s.warnings = append(s.warnings, w)
 	}
-	s.opts.OutputStyle = style
+	s.opts.Extensions = agent.ExtensionOptions{
+		Set: set, AllowShell: shellAllow(s.checker), AllowRead: readAllow(s.checker), Grant: s.checker.Grant, OutputStyle: style,
+	}
 }
 
 // outputStyle is the style the settings' outputStyle names; nil for the

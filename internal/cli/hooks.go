@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/governance"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tui"
@@ -87,22 +88,16 @@ func printHooks(w io.Writer, rep hooksReport) {
 	}
 }
 
-// sessionEnd runs the SessionEnd hooks as the session ends; the run's
-// own cancellation does not stop them.
-func (g *governance) sessionEnd(ctx context.Context, reason hook.EndReason) {
-	g.report(g.hooks.SessionEnd(context.WithoutCancel(ctx), reason))
-}
-
 // notifying wraps the UI's Asker so that the Notification hooks hear of
 // each question put to the person, in the background: the question
 // never waits for them.
-func (g *governance) notifying(ask func(context.Context, tui.Question) tui.Answer) func(context.Context, tui.Question) tui.Answer {
+func notifying(g *governance.Governance, ask func(context.Context, tui.Question) tui.Answer) func(context.Context, tui.Question) tui.Answer {
 	return func(ctx context.Context, q tui.Question) tui.Answer {
 		what := "cairn needs your permission to use " + q.Tool
 		if q.Tool == "" || strings.EqualFold(q.Tool, "ExitPlanMode") {
 			what = "cairn needs your attention"
 		}
-		go g.report(g.hooks.Notification(context.WithoutCancel(ctx), hook.NotifyPermission, what))
+		go g.Notify(ctx, hook.NotifyPermission, what)
 		return ask(ctx, q)
 	}
 }

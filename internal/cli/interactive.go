@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/mcp"
+	"github.com/cairn-dev/cairn/internal/middleware"
 	"github.com/cairn-dev/cairn/internal/permission"
 	"github.com/cairn-dev/cairn/internal/pricing"
 	"github.com/cairn-dev/cairn/internal/settings"
@@ -46,9 +47,9 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	home, checker, opts := s.home, s.checker, s.opts
 	warnings := s.warnings
 	asker := tui.NewAsker()
-	ask := s.gov.notifying(asker.Ask) // Notification hooks hear of each question
-	gate := &askingGate{inner: opts.Gate, checker: checker, ask: ask, project: env.Cwd}
-	opts.Gate = gate.gate
+	ask := notifying(s.gov, asker.Ask) // Notification hooks hear of each question
+	gate := &askingGate{inner: middleware.CheckFunc(opts.Middleware.Gate), checker: checker, ask: ask, project: env.Cwd}
+	opts.Middleware.Gate = middleware.GateFunc(gate.gate)
 	opts.PlanModes = newPlanModes(checker, ask) // the person approves plans
 	pick := f.pick
 	ag, err := agent.Open(ctx, opts)
@@ -63,7 +64,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	gov := s.gov
 	open := func(ctx context.Context, ref string) (tui.Session, error) {
 		if ref == "" { // /clear ends this session
-			gov.sessionEnd(ctx, hook.EndClear)
+			gov.SessionEnd(ctx, hook.EndClear)
 		}
 		o := opts
 		o.Continue, o.Resume, o.Fork, o.SessionID = false, ref, false, ""
@@ -71,7 +72,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		if err != nil {
 			return nil, err
 		}
-		gov.agent = a
+		gov.Attach(a)
 		return a, nil
 	}
 	var starting func() []string
@@ -133,7 +134,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 		Prompt: prompt, PickResume: pick, Starting: starting, Theme: themeOf(env, s.settings, warnTo(notices)),
 		Now: env.Now,
 	})
-	gov.sessionEnd(ctx, hook.EndExit)
+	gov.SessionEnd(ctx, hook.EndExit)
 	if last != nil {
 		if err := last.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("finish writing the transcript %s: %w", last.Path(), err)

@@ -162,7 +162,7 @@ func (p *printer) finish(done *engine.Result, failure error) error {
 	res := map[string]any{
 		"type": "result", "session_id": p.ag.ID(),
 		"duration_ms": p.env.Now().Sub(p.start).Milliseconds(), "duration_api_ms": p.apiTime.Milliseconds(),
-		"total_cost_usd": p.choice.cost(), "permission_denials": p.denials.list(), "uuid": uuid.NewString(),
+		"total_cost_usd": p.choice.cost(), "permission_denials": p.denials.List(), "uuid": uuid.NewString(),
 	}
 	var exit error
 	switch {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +55,17 @@ func newServeCmd(env Env) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w (another cairn serve there? pick another with --addr)", addr, err)
 			}
-			srv := &http.Server{Handler: serve.Handler(serve.Options{Sessions: sessions, Token: token}), ReadHeaderTimeout: 10 * time.Second}
+			// The offsets of big local sessions' events are kept between
+			// runs, so a link into one's history costs a page from the
+			// first request on (the store has indexes of its own).
+			index := &serve.Index{}
+			if storeFlag == "" {
+				index.Dir = filepath.Join(home.Dir, "cache", "serve-index")
+			}
+			srv := &http.Server{Handler: serve.Handler(serve.Options{Sessions: sessions, Token: token, Index: index}), ReadHeaderTimeout: 10 * time.Second}
+			// The local sessions' kept indexes are brought up to date in
+			// the background (only the first run builds them all).
+			go index.WarmAll(ctx, sessions)
 			fmt.Fprintf(env.Stdout, "cairn serve: the sessions of %s at http://%s/?token=%s\n", where, ln.Addr(), token)
 			go func() {
 				<-ctx.Done()
@@ -177,6 +188,37 @@ func (s storeSessions) Source(ctx context.Context, id string) (transcript.Source
 		return nil, err
 	}
 	return s.db.Project(project).OpenSource(ctx, id)
+}
+
+// History implements serve.Pager: the store's indexes find the line of
+// before and read back from it, a page at a time.
+func (s storeSessions) History(ctx context.Context, id, before string, limit int) (serve.Page, error) {
+	project, err := s.db.ProjectOf(ctx, id)
+	if err != nil {
+		return serve.Page{}, err
+	}
+	return storeHistory(ctx, s.db.Project(project), id, before, limit)
+}
+
+// storeHistory is the page of a session of st ending just before the
+// event before (the newest when "").
+func storeHistory(ctx context.Context, st *pgstore.Store, id, before string, limit int) (serve.Page, error) {
+	from := int64(-1)
+	if before != "" {
+		seq, line, err := st.LineSeq(ctx, id, before)
+		if errors.Is(err, transcript.ErrNotFound) || err == nil && !serve.IsEvent(line, before) {
+			return serve.Page{}, serve.ErrUnknownBefore
+		}
+		if err != nil {
+			return serve.Page{}, err
+		}
+		from = seq
+	}
+	if limit <= 0 || limit > serve.PageSize {
+		limit = serve.PageSize
+	}
+	// A page and the line that says there is more, most often in one query.
+	return serve.PageOf(limit, func(yield func([]byte) bool) error { return st.LinesBackward(ctx, id, from, limit+1, yield) })
 }
 
 // Tail implements serve.Tailer: the file, reading only what is appended.

@@ -30,18 +30,7 @@ func newSessionsExportCmd(env Env) *cobra.Command {
 				fmt.Fprintln(env.Stderr, "warning:", w)
 			}
 			if format == "json" {
-				entries := make([]json.RawMessage, 0, len(conv.Entries))
-				for _, e := range conv.Entries {
-					b, err := e.MarshalJSON()
-					if err != nil {
-						return err
-					}
-					entries = append(entries, b)
-				}
-				return writeJSON(env.Stdout, struct {
-					SessionID string            `json:"sessionId"`
-					Entries   []json.RawMessage `json:"entries"`
-				}{conv.SessionID, entries})
+				return writeEntriesJSON(env.Stdout, conv.SessionID, conv.Entries)
 			}
 			return exportMarkdown(env.Stdout, conv)
 		},

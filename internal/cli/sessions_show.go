@@ -32,14 +32,7 @@ func newSessionsShowCmd(env Env) *cobra.Command {
 				if warnings == nil {
 					warnings = []string{}
 				}
-				if msgs == nil {
-					msgs = []model.Message{}
-				}
-				return writeJSON(env.Stdout, struct {
-					SessionID string          `json:"sessionId"`
-					Messages  []model.Message `json:"messages"`
-					Warnings  []string        `json:"warnings"`
-				}{conv.SessionID, msgs, warnings})
+				return writeViewJSON(env.Stdout, conv.SessionID, msgs, warnings)
 			}
 			printMessages(env.Stdout, msgs)
 			return nil

@@ -6,12 +6,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"time"
 
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/compact"
+	"github.com/cairn-dev/cairn/internal/governance"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/mcp"
 	"github.com/cairn-dev/cairn/internal/permission"
+	"github.com/cairn-dev/cairn/internal/sandbox"
 	"github.com/cairn-dev/cairn/internal/settings"
 	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/session"
@@ -27,12 +32,20 @@ type setup struct {
 	choice   *modelChoice
 	checker  *permission.Checker
 	hooks    *hook.Config
-	gov      *governance
+	gov      *governance.Governance
 	refused  *denials
 	opts     agent.Options
-	// mcp are the MCP servers starting in the background (the terminal
-	// UI); nil for a headless run, which waits for them.
-	mcp *mcp.Starting
+	// sandbox runs Bash commands; nil when the settings do not enable it.
+	sandbox *sandbox.Sandbox
+	// mcp are the MCP servers, started in the background; mcpConfigs
+	// configure them.
+	mcp        *mcp.Starting
+	mcpConfigs []mcp.Config
+	// mcpTimeout bounds connecting to one server (MCP_TIMEOUT).
+	mcpTimeout time.Duration
+	// mcpSaid are the MCP warnings a headless run has printed already.
+	mcpMu   sync.Mutex
+	mcpSaid map[string]bool
 	// structured is the --json-schema answer's tool; nil without one.
 	structured *tools.StructuredOutput
 	// warnings are what the user should read before the session starts.
@@ -93,6 +106,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	if err != nil {
 		return nil, err
 	}
+	s.sandbox = sb
 	s.warnings = append(s.warnings, sw...)
 	var hw []string
 	s.hooks, hw = hook.Load(st.Files)
@@ -102,8 +116,10 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	s.ctx, halt = context.WithCancelCause(ctx)
 	s.stop = func() { halt(nil); stopSweep(); removeExtra() }
 	s.refused = &denials{}
-	s.gov = &governance{checker: s.checker, refused: s.refused, stderr: out, halt: halt, cwd: env.Cwd}
-	s.gov.hooks = hook.NewRunner(s.hooks, hook.Options{ProjectDir: env.Cwd, Session: s.gov.session})
+	s.gov = governance.New(governance.Options{
+		Hooks: s.hooks, ProjectDir: env.Cwd, Cwd: env.Cwd, Checker: s.checker, Refused: s.refused, Messages: out,
+		Halt: halt,
+	})
 	entrypoint := "cli"
 	if headless {
 		entrypoint = "sdk-cli"
@@ -111,9 +127,9 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	s.opts = agent.Options{
 		Home: home, Cwd: env.Cwd,
 		Model: s.choice.Model, ModelName: s.choice.Name, MaxTokens: s.choice.MaxTokens, Window: s.choice.Window,
-		Tools:    withSandbox(tools.Core(), sb),
-		Gate:     gateWith(s.checker, s.refused),
-		Continue: f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
+		Tools:      withSandbox(tools.Core(), sb),
+		Middleware: agent.Middleware{Gate: governance.PermissionGate(s.checker, s.refused)},
+		Continue:   f.cont, Resume: f.resume, Fork: f.fork, SessionID: f.sessionID,
 		MaxTurns: f.maxTurns, AppendSystemPrompt: f.appendSystem,
 		PermissionMode: string(s.checker.Mode()), PlanModes: newPlanModes(s.checker, nil), Entrypoint: entrypoint,
 		Mode:               func() string { return string(s.checker.Mode()) },
@@ -138,9 +154,17 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		return nil, err
 	}
 	if !s.hooks.Empty() {
-		s.opts.Gate, s.opts.AfterTool, s.opts.BeforePrompt, s.opts.BeforeStop = s.gov.gate, s.gov.afterTool, s.gov.beforePrompt, s.gov.beforeStop
-		s.opts.PreCompact, s.opts.PostCompact = s.gov.preCompact, s.gov.postCompact
-		s.opts.SubagentStart, s.opts.SubagentStop = s.gov.subagentStart, s.gov.subagentStop
+		g := s.gov
+		s.opts.Middleware = agent.Middleware{
+			Gate: g, AfterTool: g.AfterTool, BeforePrompt: g.BeforePrompt, Stop: g,
+			PreCompact: g.PreCompact, PostCompact: g.PostCompact,
+			SubagentStart: func(ctx context.Context, a agent.Subagent) []engine.Attachment {
+				return g.SubagentStart(ctx, hookSubagent(a))
+			},
+			SubagentStop: func(ctx context.Context, a agent.Subagent, res *engine.Result, again bool) string {
+				return g.SubagentStop(ctx, hookSubagent(a), res, again)
+			},
+		}
 	}
 	// The MCP servers come last, so no failure after them leaves them
 	// running: they close with the session.
@@ -149,23 +173,22 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		return nil, err
 	}
 	s.warnings = append(s.warnings, mw...)
-	var closeMCP func() error
-	if headless {
-		// A headless run waits for its servers before the first request,
-		// each at most MCP_TIMEOUT, as Claude Code does: a prompt may need
-		// their tools, and the run has no later turn to add them at.
-		servers := mcp.Connect(ctx, configs, mo)
-		s.warnings = append(s.warnings, servers.Warnings()...)
-		s.opts.Tools = append(s.opts.Tools, servers.Tools()...)
-		s.opts.MCPInstructions = servers.Instructions()
-		closeMCP = servers.Close
-	} else {
-		// The terminal UI opens at once; the servers' tools join at the
-		// first turn after all of them have connected or failed.
-		s.mcp = mcp.Start(ctx, configs, mo)
-		s.opts.Late = lateMCP(s.mcp)
-		closeMCP = s.mcp.Close
+	// The servers start in the background. The terminal UI opens at once
+	// and their tools join at the first turn after all of them have
+	// connected or failed; a headless run waits for them before its first
+	// request only if the prompt needs them (awaitMCP), and otherwise takes
+	// their tools at its next request once they are ready.
+	s.mcpConfigs, s.mcpTimeout = configs, mo.Timeout
+	if s.mcpTimeout <= 0 {
+		s.mcpTimeout = mcp.DefaultTimeout
 	}
+	s.mcp = mcp.Start(ctx, configs, mo)
+	s.opts.Late = lateMCP(s.mcp)
+	if headless {
+		s.opts.LateEachRequest = true
+		s.opts.Late = s.reportLate(s.opts.Late, out)
+	}
+	closeMCP := s.mcp.Close
 	stop := s.stop
 	s.stop = func() { stop(); closeMCP(); _ = sb.Close() }
 	ok = true
@@ -215,10 +238,14 @@ func sessionReadRules(home session.Home, cwd string) []string {
 
 // sessionStart runs the SessionStart hooks for the opened session.
 func (s *setup) sessionStart(ctx context.Context, f *agentFlags, ag *agent.Agent) error {
-	s.gov.cwd, s.gov.agent = s.opts.Cwd, ag
+	s.gov.Attach(ag)
 	source := hook.SourceStartup
 	if f.cont || f.resume != "" {
 		source = hook.SourceResume
 	}
-	return s.gov.sessionStart(ctx, source, s.choice.Name)
+	return s.gov.SessionStart(ctx, source, s.choice.Name)
+}
+
+func hookSubagent(a agent.Subagent) hook.Subagent {
+	return hook.Subagent{ID: a.ID, Type: a.Type, TranscriptPath: a.TranscriptPath}
 }

@@ -198,6 +198,9 @@ func addDir(env Env, s *setup, dir string) (string, error) {
 		return "", errors.New(strings.TrimPrefix(err.Error(), "--add-dir "))
 	}
 	abs := s.checker.AddDirectory(dir)
+	// The sandbox's mounts are made for each command: the next one can
+	// write the folder too.
+	s.sandbox.AddWritable(abs)
 	return "Added " + abs + " to the folders this session may work in (for this session; add it to permissions.additionalDirectories in a settings file to keep it).", nil
 }
 

@@ -151,6 +151,20 @@ type State struct {
 	// Window is the window the thresholds come from.
 	Window tokens.Window
 	Now    time.Time
+
+	// managed is set when the Manager runs the layers; later holds what
+	// a layer left for the Manager to do once it knows the request goes
+	// out without a compaction (see Snip.Apply).
+	managed bool
+	later   []func(*State)
+}
+
+// runLater does what the layers left for a request sent as it is.
+func (st *State) runLater() {
+	for _, f := range st.later {
+		f(st)
+	}
+	st.later = nil
 }
 
 // Remaining is the context's size after the layers so far.
@@ -240,7 +254,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		p.Notices = append(p.Notices, fmt.Sprintf("the model's context window is %d tokens, not the %d assumed; compacting for %d", p.Overflow.Limit, m.cfg.Window.Size, p.Overflow.Limit))
 		m.cfg.Window.Size = int64(p.Overflow.Limit)
 	}
-	st := &State{Prep: p, Send: p.History, Used: p.Used, Freed: map[string]int64{}, Window: m.cfg.Window, Now: m.cfg.Now()}
+	st := &State{Prep: p, Send: p.History, Used: p.Used, Freed: map[string]int64{}, Window: m.cfg.Window, Now: m.cfg.Now(), managed: true}
 	for _, l := range m.layers {
 		history, send := p.History, st.Send
 		freed, err := l.Apply(ctx, st)
@@ -255,11 +269,14 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 			st.Send = p.History
 		}
 	}
+	m.lastFreed = st.Used - st.Remaining()
+	w := m.cfg.Window
+	if !overflow && (m.cfg.Disabled || st.Remaining() < w.AutoCompactAt()) {
+		st.runLater()
+	}
 	if !slicesSame(st.Send, p.History) {
 		p.Send = st.Send
 	}
-	m.lastFreed = st.Used - st.Remaining()
-	w := m.cfg.Window
 	if !overflow && (m.cfg.Disabled || st.Remaining() < w.AutoCompactAt()) {
 		if m.cfg.Disabled || m.stopped || !m.early(st.Remaining()) {
 			return nil
@@ -307,7 +324,14 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		// Estimates run low (about 4 bytes a token; code tokenises denser),
 		// so a request within 15% of the window is treated as not fitting.
 		if !overflow && remaining < w.Effective()*85/100 {
-			return nil // the request still fits; the next one will try again
+			// The request still fits; the next one will try again. Unless
+			// a summary replaced it, it goes out as the layers left it.
+			if res == nil {
+				if st.runLater(); !slicesSame(st.Send, p.History) {
+					p.Send = st.Send
+				}
+			}
+			return nil
 		}
 		// The request does not fit and could not be summarised: drop the
 		// oldest history rather than stop the session.

@@ -137,9 +137,25 @@ func (s *Snip) Apply(ctx context.Context, st *State) (int64, error) {
 	if s.cfg.NudgeAt > 0 && s.since >= s.cfg.NudgeEvery {
 		at := int64(s.cfg.NudgeAt * float64(st.Window.AutoCompactAt()))
 		if used := st.Remaining() - freed; used >= at { // the manager counts freed after Apply
-			if text := s.nudge(ctx, st.Send, used, st.Window.AutoCompactAt()); text != "" {
-				st.Send = withReminder(st.Send, text, spareBreakpoint(st))
-				s.since = 0
+			threshold := st.Window.AutoCompactAt()
+			remind := func(st *State) {
+				if text := s.nudge(ctx, st.Send, used, threshold); text != "" {
+					st.Send = withReminder(st.Send, text, spareBreakpoint(st))
+					s.since = 0
+				}
+			}
+			if !st.managed || used < threshold {
+				remind(st)
+			} else {
+				// Over the threshold the Manager compacts, and the summary
+				// replaces what would carry the reminder: it is made (the
+				// transcript read back, every message weighed) only if the
+				// request goes out as it is after all.
+				st.later = append(st.later, func(st *State) {
+					s.mu.Lock()
+					defer s.mu.Unlock()
+					remind(st)
+				})
 			}
 		}
 	}

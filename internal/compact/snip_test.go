@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -412,4 +413,83 @@ func FuzzTag(f *testing.F) {
 			t.Fatalf("StripTag(%q + tag) = %q", text, got)
 		}
 	})
+}
+
+// countLines counts how often the snip layer reads the transcript back.
+type countLines struct {
+	snipLog
+	reads int
+}
+
+func (l *countLines) Lines(ctx context.Context) ([]transcript.Entry, error) {
+	l.reads++
+	return l.snipLog.Lines(ctx)
+}
+
+// TestSnipNudgeWaitsForTheCompactionDecision: over the auto-compaction
+// threshold the reminder is made only when the request goes out as the
+// layers left it (compaction off, or failed while the request still
+// fits), never for a request the summary replaces, and never inside the
+// summary request itself.
+func TestSnipNudgeWaitsForTheCompactionDecision(t *testing.T) {
+	h, lines, _ := conversation()
+	history := h[:len(h)-1]
+	w := tokens.Window{Size: 100_000, MaxOutput: 20_000} // compacts at 67,000; 85% of the effective window is 68,000
+	summarizer := func(fail error) *modeltest.Scripted {
+		return &modeltest.Scripted{Answer: func(_ context.Context, _ int, req *model.Request) ([]model.Block, error) {
+			for _, m := range req.Messages {
+				for _, b := range m.Content {
+					if strings.Contains(b.Text, compact.SnipToolName) {
+						t.Error("the summary request carries the snip reminder")
+					}
+				}
+			}
+			if fail != nil {
+				return nil, fail
+			}
+			return []model.Block{model.TextBlock("<summary>S</summary>")}, nil
+		}}
+	}
+	tests := []struct {
+		name      string
+		cfg       compact.Config
+		used      int64
+		wantNudge bool
+	}{
+		{"under the threshold", compact.Config{Model: summarizer(nil)}, 50_000, true},
+		{"compaction off", compact.Config{Disabled: true}, 67_500, true},
+		{"compaction failed, the request fits", compact.Config{Model: summarizer(errors.New("down"))}, 67_500, true},
+		{"compacted", compact.Config{Model: summarizer(nil)}, 67_500, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log := &countLines{snipLog: snipLog{lines: lines}}
+			tt.cfg.Window, tt.cfg.Transcript, tt.cfg.ModelName = w, log, "m"
+			mgr := compact.New(tt.cfg)
+			mgr.AddLayer(compact.NewSnip(compact.SnipConfig{Transcript: log}))
+			p := &engine.Prep{History: history, Used: tt.used}
+			if err := mgr.Prepare(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+			send := p.Send
+			if send == nil {
+				send = p.History
+			}
+			got := false
+			for _, m := range send {
+				for _, b := range m.Content {
+					got = got || strings.Contains(b.Text, compact.SnipToolName)
+				}
+			}
+			if tt.wantNudge != (p.Compaction == nil) {
+				t.Fatalf("compacted: %v", p.Compaction != nil)
+			}
+			if got != tt.wantNudge {
+				t.Errorf("nudged = %v, want %v (compaction: %v)", got, tt.wantNudge, p.Compaction != nil)
+			}
+			if !tt.wantNudge && log.reads > 0 {
+				t.Errorf("the transcript was read back %d times for a reminder never sent", log.reads)
+			}
+		})
+	}
 }

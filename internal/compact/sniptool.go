@@ -484,6 +484,10 @@ func (snipTool) ReadOnly(json.RawMessage) bool        { return true }
 func (snipTool) Destructive(json.RawMessage) bool     { return false }
 func (snipTool) ConcurrencySafe(json.RawMessage) bool { return false }
 
+// ForSubagent implements tool.SessionScoped: Snip removes messages of the
+// session's own conversation, which a subagent does not have.
+func (snipTool) ForSubagent() tool.Tool { return nil }
+
 func (t snipTool) Run(ctx context.Context, _ *tool.Env, input json.RawMessage) (tool.Result, error) {
 	var in struct {
 		IDs        []string `json:"ids"`

@@ -167,7 +167,7 @@ func connectAll(ctx context.Context, configs []Config, o Options, settled func(n
 	var sections []string
 	for _, sv := range s.list {
 		if sv.err != nil {
-			s.warnings = append(s.warnings, fmt.Sprintf("MCP server %q (%s): %v; its tools are not available", sv.cfg.Name, sv.cfg.Source, sv.err))
+			s.warnings = append(s.warnings, failedWarning(sv.cfg, sv.err))
 			continue
 		}
 		kept := sv.tools[:0]
@@ -192,6 +192,11 @@ func connectAll(ctx context.Context, configs []Config, o Options, settled func(n
 	return s
 }
 
+// failedWarning says that the server c is left out, and why.
+func failedWarning(c Config, err error) string {
+	return fmt.Sprintf("MCP server %q (%s): %v; its tools are not available", c.Name, c.Source, err)
+}
+
 // Starting are MCP servers connecting in the background (Start): a
 // session opens without waiting for them and takes their tools once all
 // of them have connected or failed, in one change of its tool list. Safe
@@ -202,6 +207,7 @@ type Starting struct {
 	servers *Servers // set before done is closed
 	mu      sync.Mutex
 	pending []string // names still connecting, in the configs' order
+	early   []string // warnings known at Start
 	closed  bool
 }
 
@@ -213,7 +219,9 @@ func Start(ctx context.Context, configs []Config, o Options) *Starting {
 	ctx, cancel := context.WithCancel(ctx)
 	st := &Starting{done: make(chan struct{}), cancel: cancel}
 	for _, c := range configs {
-		if !c.Unapproved {
+		if c.Unapproved {
+			st.early = append(st.early, failedWarning(c, &NotApprovedError{Name: c.Name}))
+		} else {
 			st.pending = append(st.pending, c.Name)
 		}
 	}
@@ -237,6 +245,16 @@ func (st *Starting) Pending() []string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return slices.Clone(st.pending)
+}
+
+// Early are the warnings known at Start, before any server has answered:
+// the servers left out because the person has not approved them. The
+// Servers' Warnings repeat them. A nil Starting has none.
+func (st *Starting) Early() []string {
+	if st == nil {
+		return nil
+	}
+	return slices.Clone(st.early)
 }
 
 // Done is closed once every server has connected or failed.

@@ -213,8 +213,26 @@ func (s *Sandbox) Describe() string {
 	if s.network {
 		net = "network access only to the hosts the settings allow (" + strings.Join(s.cfg.Network.AllowedDomains, ", ") + "), through cairn's proxy (HTTP_PROXY and HTTPS_PROXY are set; programs that ignore them reach nothing)"
 	}
+	s.mu.Lock()
+	writable := strings.Join(s.opts.Writable, ", ")
+	s.mu.Unlock()
 	return fmt.Sprintf("cairn's sandbox: the file system is read-only except %s and a private /tmp, credential folders (~/.ssh, ~/.aws, ~/.gnupg …) are hidden, and it has %s",
-		strings.Join(s.opts.Writable, ", "), net)
+		writable, net)
+}
+
+// AddWritable makes dir (absolute) writable for the commands started
+// from now on, as the folders of Options.Writable are: /add-dir during a
+// session. A command already running keeps the mounts it started with.
+func (s *Sandbox) AddWritable(dir string) {
+	if s == nil {
+		return
+	}
+	dir = filepath.Clean(dir)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.opts.Writable, dir) {
+		s.opts.Writable = append(slices.Clip(s.opts.Writable), dir)
+	}
 }
 
 // Command returns the command that runs argv (a program and its
@@ -304,7 +322,7 @@ func IsEnvFile(base string) bool {
 // same parent folder) and in the home folder, that lie outside every
 // writable folder: the path constraints take them for secrets, so the
 // sandbox hides them. Folders named .env (often a Python environment) are
-// left alone.
+// left alone. Called with s.mu held.
 func (s *Sandbox) envFilesAbove() []string {
 	var dirs []string
 	seen := map[string]bool{}
@@ -362,6 +380,7 @@ func (s *Sandbox) envFilesAbove() []string {
 const maxBeside = 256
 
 // writable reports whether p is one of the writable folders or below one.
+// Called with s.mu held.
 func (s *Sandbox) writable(p string) bool {
 	for _, w := range s.opts.Writable {
 		w = filepath.Clean(w)

@@ -219,3 +219,30 @@ func TestUnavailable(t *testing.T) {
 		t.Errorf("bwrap without namespaces: active %v, %q", s.Active(), s.Unavailable)
 	}
 }
+
+// TestAddWritable: a folder added after the sandbox's first command is
+// bound writable for the commands after it, once, and named in Describe.
+func TestAddWritable(t *testing.T) {
+	proj, added := t.TempDir(), t.TempDir()
+	s := &Sandbox{cfg: Config{Enabled: true}, opts: Options{Writable: []string{proj}, Bwrap: "bwrap"}}
+	t.Cleanup(func() { s.Close() })
+	bound := func() bool {
+		t.Helper()
+		args, err := s.Args(proj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(strings.Join(args, " "), "--bind "+added+" "+added)
+	}
+	if bound() {
+		t.Fatal("a folder not yet added is writable")
+	}
+	s.AddWritable(added + "/")
+	s.AddWritable(added)
+	if !bound() {
+		t.Error("the added folder is not bound for the next command")
+	}
+	if n := strings.Count(s.Describe(), added); n != 1 {
+		t.Errorf("Describe names the added folder %d times: %s", n, s.Describe())
+	}
+}

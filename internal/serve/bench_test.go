@@ -2,9 +2,13 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,10 +19,15 @@ import (
 )
 
 // BenchmarkHistory100MB pages through a 100 MB session with no
-// compaction: the newest page, and the page before an event about a third
-// of the way back (the worst case reads from the end to there).
+// compaction: the newest page, paging back, and the page before an event
+// about a third of the way back — by a scan back from the end (History),
+// and through the server: the first request to a fresh server (with no
+// index yet: the scan, the index built after; with the index an earlier
+// run kept), and with the index built. index-build is what building the
+// index costs (one read of the session).
 func BenchmarkHistory100MB(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "s.jsonl")
+	dir := b.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
@@ -65,6 +74,83 @@ func BenchmarkHistory100MB(b *testing.B) {
 			if p, err := serve.History(ctx, src, before, 100); err != nil || len(p.Events) != 100 {
 				b.Fatal(len(p.Events), err)
 			}
+		}
+	})
+	b.Run("index-build", func(b *testing.B) {
+		var idx *serve.Index
+		var m0, m1 runtime.MemStats
+		for b.Loop() {
+			idx = &serve.Index{}
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			if err := idx.Build(ctx, src, "s"); err != nil || idx.Indexed("s") != src.Size() {
+				b.Fatal(idx.Indexed("s"), err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/1e6, "heap-MB")
+		b.ReportMetric(float64(idx.Bytes())/1e6, "charged-MB")
+		runtime.KeepAlive(idx)
+	})
+	link := func(b *testing.B, h http.Handler, before string) {
+		b.Helper()
+		w := httptest.NewRecorder()
+		q := ""
+		if before != "" {
+			q = "?before=" + before
+		}
+		r := httptest.NewRequest("GET", "/api/sessions/s/events"+q, nil)
+		r.Header.Set("Authorization", "Bearer t")
+		h.ServeHTTP(w, r)
+		b.StopTimer()
+		defer b.StartTimer()
+		var p serve.Page
+		if err := json.Unmarshal(w.Body.Bytes(), &p); w.Code != http.StatusOK || err != nil || len(p.Events) != 100 {
+			b.Fatal(w.Code, err, len(p.Events))
+		}
+	}
+	// The pages below are served: as the server sends them (encoded),
+	// through its handler, without a network.
+	warm := &serve.Index{}
+	if err := warm.Build(ctx, src, "s"); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("newest-served", func(b *testing.B) {
+		h := serve.Handler(serve.Options{Sessions: fileSessions{dir}, Token: "t", Index: warm})
+		for b.Loop() {
+			link(b, h, "")
+		}
+	})
+	// The first request to a fresh server: with no index anywhere (the
+	// scan back; the index is built once the page is sent), and with the
+	// index an earlier run kept in Dir (read, checked, used).
+	kept := b.TempDir()
+	if err := (&serve.Index{Dir: kept}).Build(ctx, src, "s"); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, dir string }{{"cold-link-fresh-server-no-index", ""}, {"cold-link-fresh-server-index-kept", kept}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				idx := &serve.Index{Dir: c.dir}
+				h := serve.Handler(serve.Options{Sessions: fileSessions{dir}, Token: "t", Index: idx})
+				b.StartTimer()
+				link(b, h, before)
+				b.StopTimer()
+				idx.Wait() // the index it started, built before the next server
+				b.StartTimer()
+			}
+		})
+	}
+	b.Run("cold-link-index-warm", func(b *testing.B) {
+		h := serve.Handler(serve.Options{Sessions: fileSessions{dir}, Token: "t", Index: warm})
+		third := len(st.Resume) * 2 / 3
+		i := 0
+		for b.Loop() {
+			// Each a link not served before, around a third back.
+			link(b, h, st.Resume[third-i%1000])
+			i++
 		}
 	})
 }

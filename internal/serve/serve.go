@@ -75,6 +75,16 @@ type Tailer interface {
 	Tail(ctx context.Context, sessionID string, start func(), line func([]byte) error) error
 }
 
+// Pager is a Sessions that reads history pages by an index of its own
+// (the team store's, on (session, uuid) and (session, seq)) instead of
+// from the whole transcript: a page costs a page wherever it is.
+type Pager interface {
+	// History is the package's History of the session: an error wrapping
+	// ErrNotFound for a session it does not have, ErrUnknownBefore for a
+	// before the session does not hold as an event.
+	History(ctx context.Context, sessionID, before string, limit int) (Page, error)
+}
+
 // Options configure a server.
 type Options struct {
 	Sessions Sessions
@@ -83,6 +93,10 @@ type Options struct {
 	// Poll is how often a live tail looks for new lines when Sessions is
 	// not a Tailer (default 500 ms).
 	Poll time.Duration
+	// Index is where the offsets of big sessions' events are kept (a new
+	// one when nil): built in the background the first time a session is
+	// opened or listed, then used by every link into its history.
+	Index *Index
 }
 
 //go:embed web
@@ -92,6 +106,9 @@ var web embed.FS
 func Handler(o Options) http.Handler {
 	if o.Poll == 0 {
 		o.Poll = 500 * time.Millisecond
+	}
+	if o.Index == nil {
+		o.Index = &Index{}
 	}
 	s := &server{o: o}
 	mux := http.NewServeMux()
@@ -206,6 +223,14 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	if page == nil {
 		page = []Info{}
 	}
+	// The newest big sessions listed are the likeliest to be opened.
+	warmed := 0
+	for _, in := range page {
+		if warmed < listWarm && in.Bytes >= s.o.Index.min() {
+			s.warm(in.SessionID)
+			warmed++
+		}
+	}
 	var nextp *string
 	if next != "" {
 		nextp = &next
@@ -215,6 +240,10 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 		Next     *string `json:"next"`
 	}{page, nextp})
 }
+
+// listWarm is how many big sessions of a listed page have their index
+// built (or extended) in the background.
+const listWarm = 4
 
 // badRequest marks a Sessions error caused by the request (a bad cursor).
 type badRequest struct{ error }
@@ -266,6 +295,13 @@ const maxCursors = 4096
 // History is History of the package, with the start of the page read
 // from what c remembers of session, and the new page's start remembered.
 func (c *Cursors) History(ctx context.Context, src transcript.Source, session, before string, limit int) (Page, error) {
+	return c.page(ctx, src, session, before, limit, nil)
+}
+
+// page is History, asking locate (when not nil) for the line of before
+// when c does not remember it: its span (checked before use; nil when
+// unknown), or ErrUnknownBefore for an id src is known not to hold.
+func (c *Cursors) page(ctx context.Context, src transcript.Source, session, before string, limit int, locate func() (*span, error)) (Page, error) {
 	var from *span
 	if before != "" {
 		c.mu.Lock()
@@ -275,6 +311,15 @@ func (c *Cursors) History(ctx context.Context, src transcript.Source, session, b
 		c.mu.Unlock()
 		if from != nil && !lineIs(src, *from, before) {
 			from = nil
+		}
+		if from == nil && locate != nil {
+			sp, err := locate()
+			if err != nil {
+				return Page{}, err
+			}
+			if sp != nil && lineIs(src, *sp, before) {
+				from = sp
+			}
 		}
 	}
 	page, first, err := history(ctx, src, before, limit, from)
@@ -380,6 +425,48 @@ func history(ctx context.Context, src transcript.Source, before string, limit in
 	return page, first, nil
 }
 
+// PageOf is the page History makes of lines given newest first, each
+// whole, from just before the page's end: lines calls yield with each
+// until yield returns false. Only the lines it keeps are decoded.
+func PageOf(limit int, lines func(yield func(line []byte) bool) error) (Page, error) {
+	if limit <= 0 || limit > PageSize {
+		limit = PageSize
+	}
+	var rev []json.RawMessage
+	page := Page{}
+	err := lines(func(line []byte) bool {
+		if !bytes.Contains(line, []byte(`"uuid"`)) {
+			return true
+		}
+		id, ok := chainID(line)
+		if !ok {
+			return true
+		}
+		if len(rev) == limit {
+			page.HasMore = true
+			return false
+		}
+		rev = append(rev, json.RawMessage(bytes.Clone(line)))
+		page.FirstID = id
+		return true
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	page.Events = make([]json.RawMessage, 0, len(rev))
+	for i := len(rev) - 1; i >= 0; i-- {
+		page.Events = append(page.Events, rev[i])
+	}
+	return page, nil
+}
+
+// IsEvent reports whether line is the conversation event id: what a
+// before must name.
+func IsEvent(line []byte, id string) bool {
+	got, ok := chainID(line)
+	return ok && got == id
+}
+
 // chainID decodes the uuid of a conversation line.
 func chainID(line []byte) (string, bool) {
 	e, err := transcript.DecodeEntry(line)
@@ -390,13 +477,49 @@ func chainID(line []byte) (string, bool) {
 }
 
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	if p, ok := s.o.Sessions.(Pager); ok {
+		page, err := p.History(r.Context(), r.PathValue("id"), r.URL.Query().Get("before"), limitOf(r))
+		s.sendPage(w, page, err)
+		return
+	}
 	src, err := s.o.Sessions.Source(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	defer src.Close()
-	page, err := s.cursors.History(r.Context(), src, r.PathValue("id"), r.URL.Query().Get("before"), limitOf(r))
+	id, before := r.PathValue("id"), r.URL.Query().Get("before")
+	// A big session with no index yet has one built in the background,
+	// once this page is sent (not competing with it). On the newest page
+	// too: the person may page back or share a link into the history next.
+	warm := false
+	if before == "" && s.o.Index.wants(src) {
+		_, _, ok := s.o.Index.lookup(r.Context(), src, id, "")
+		warm = !ok
+	}
+	locate := func() (*span, error) {
+		if !s.o.Index.wants(src) {
+			return nil, nil
+		}
+		sp, found, ok := s.o.Index.lookup(r.Context(), src, id, before)
+		switch {
+		case !ok:
+			warm = true
+			return nil, nil
+		case !found:
+			return nil, ErrUnknownBefore
+		}
+		return &sp, nil
+	}
+	page, err := s.cursors.page(r.Context(), src, id, before, limitOf(r), locate)
+	if warm || s.o.Index.behind(id) {
+		defer s.warm(id)
+	}
+	s.sendPage(w, page, err)
+}
+
+// sendPage answers with a page, or with what err says.
+func (s *server) sendPage(w http.ResponseWriter, page Page, err error) {
 	if errors.Is(err, ErrUnknownBefore) {
 		httpError(w, http.StatusBadRequest, "before names no event of this session")
 		return
@@ -405,7 +528,38 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, page)
+	writePage(w, page)
+}
+
+// writePage sends a page as writeJSON would, the events as they are: each
+// was decoded (checked) as an event already, and encoding/json would
+// check every byte of them again — most of what sending a page costs.
+func writePage(w http.ResponseWriter, p Page) {
+	n := 64 + len(p.FirstID)
+	for _, e := range p.Events {
+		n += len(e) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"events":[`...)
+	for i, e := range p.Events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, bytes.TrimSpace(e)...)
+	}
+	id, _ := json.Marshal(p.FirstID)
+	b = append(b, `],"firstId":`...)
+	b = append(b, id...)
+	b = append(b, `,"hasMore":`...)
+	b = strconv.AppendBool(b, p.HasMore)
+	b = append(b, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+// warm builds the index of session id in the background.
+func (s *server) warm(id string) {
+	s.o.Index.warm(id, func(ctx context.Context) (transcript.Source, error) { return s.o.Sessions.Source(ctx, id) }, false)
 }
 
 func (s *server) view(w http.ResponseWriter, r *http.Request) {

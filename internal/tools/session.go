@@ -66,6 +66,28 @@ func (b Bash) Bind(s *Session) tool.Tool {
 	return s.TrackShell(b)
 }
 
+// ForSubagent implements tool.SessionScoped: a subagent keeps a list of
+// its own.
+func (TodoWrite) ForSubagent() tool.Tool { return TodoWrite{List: NewTodoList(nil)} }
+
+// ForSubagent implements tool.SessionScoped: the plan is the session's.
+func (ExitPlanMode) ForSubagent() tool.Tool { return nil }
+
+// ForSubagent implements tool.SessionScoped: the plan mode is the
+// session's.
+func (EnterPlanMode) ForSubagent() tool.Tool { return nil }
+
+// ForSubagent implements tool.SessionScoped: a subagent starts no
+// subagents.
+func (*Task) ForSubagent() tool.Tool { return nil }
+
+var (
+	_ tool.SessionScoped = TodoWrite{}
+	_ tool.SessionScoped = ExitPlanMode{}
+	_ tool.SessionScoped = EnterPlanMode{}
+	_ tool.SessionScoped = (*Task)(nil)
+)
+
 var (
 	_ Bound = TodoWrite{}
 	_ Bound = ExitPlanMode{}

@@ -36,7 +36,7 @@ func TestCustomCommandInTheUI(t *testing.T) {
 	}
 	s, err := agent.Open(t.Context(), agent.Options{
 		Home: r.home, Cwd: r.dir, Model: m, ModelName: "claude-sonnet-4-5", MaxTokens: 4000, Window: r.window,
-		Tools: tools.Core(), Entrypoint: "cli", Now: clock, NewUUID: r.uuid, Extensions: set,
+		Tools: tools.Core(), Entrypoint: "cli", Now: clock, NewUUID: r.uuid, Extensions: agent.ExtensionOptions{Set: set},
 	})
 	if err != nil {
 		t.Fatal(err)

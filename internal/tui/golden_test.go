@@ -110,3 +110,26 @@ func TestMarkdownReply(t *testing.T) {
 	})
 	golden(t, "markdown", f)
 }
+
+// listTableReply is a reply with tables inside list items, one of them
+// in a nested list.
+const listTableReply = "Two steps:\n\n1. Count the files:\n\n   | file | lines |\n   |---|--:|\n   | hello.py | 2 |\n\n2. Check the docs:\n   - README:\n\n     | part | ok |\n     |---|---|\n     | intro | yes |\n\nAll done."
+
+// TestMarkdownTableInList: a table inside a list item is as wide as its
+// content, as a top-level table is, and indented with its item.
+func TestMarkdownTableInList(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	r.srv.Enqueue(modeltest.Text(listTableReply))
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, r.options(s))
+	d.waitFor("to auto-compact")
+	d.typeText("what changed")
+	d.press("enter")
+	f := d.waitUntil("the finished reply", func(f string) bool {
+		return strings.Contains(f, "All done.") && !strings.Contains(f, "esc to interrupt")
+	})
+	golden(t, "markdown_list_table", f)
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/history"
 	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/middleware"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/internal/tools"
 	"github.com/cairn-dev/cairn/internal/tui"
@@ -91,9 +92,13 @@ func (r *rig) open(ctx context.Context, ref string) (tui.Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	var gate middleware.Gate
+	if r.gate != nil {
+		gate = middleware.GateFunc(r.gate)
+	}
 	return agent.Open(ctx, agent.Options{
 		Home: r.home, Cwd: r.dir, Model: m, ModelName: "claude-sonnet-4-5", MaxTokens: 4000, Window: r.window,
-		Tools: tools.Core(), Gate: r.gate, Resume: ref, Entrypoint: "cli", Now: clock, NewUUID: r.uuid,
+		Tools: tools.Core(), Middleware: agent.Middleware{Gate: gate}, Resume: ref, Entrypoint: "cli", Now: clock, NewUUID: r.uuid,
 	})
 }
 

@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"charm.land/glamour/v2"
@@ -74,17 +76,17 @@ func uncolour(v reflect.Value) {
 // render renders one Markdown block (or several) to lines no wider than
 // width, without the blank lines glamour puts around a document. A table
 // is as wide as its content (glamour stretches every table to the full
-// width), up to width, past which its cells wrap.
+// width), up to width, past which its cells wrap; so is a table inside a
+// list item, indented as the item's text is.
 func (md *markdown) render(text string, width int) []string {
 	width = max(width, 10)
 	var lines []string
 	for _, seg := range splitTables(text) {
 		var l []string
 		if seg.table {
-			// Rendered without a wrap width, a table takes its natural size.
-			if l = md.renderAt(seg.text, 0); maxWidth(l) > width {
-				l = md.renderAt(seg.text, width)
-			}
+			l = md.table(seg.text, width)
+		} else if body, tables := nestedTables(seg.text); len(tables) > 0 {
+			l = md.spliceTables(md.renderAt(body, width), tables, width)
 		} else {
 			l = md.renderAt(seg.text, width)
 		}
@@ -93,6 +95,104 @@ func (md *markdown) render(text string, width int) []string {
 		}
 	}
 	return lines
+}
+
+// table renders a table as wide as its content, at most width.
+func (md *markdown) table(text string, width int) []string {
+	// Rendered without a wrap width, a table takes its natural size.
+	l := md.renderAt(text, 0)
+	if maxWidth(l) > width {
+		l = md.renderAt(text, width)
+	}
+	return l
+}
+
+// nestedMark is the placeholder line standing for the n-th table of a
+// list (nestedTables) while the list is rendered.
+func nestedMark(n int) string { return fmt.Sprintf("⁂%d⁂", n) } // short: never broken by the wrap
+
+// listItem matches the first line of a list item.
+var listItem = regexp.MustCompile(`^\s*([-*+]|\d{1,9}[.)])(\s|$)`)
+
+// nestedTables finds the tables inside list items of text (indented
+// under an item, outside code fences): body is text with each table
+// replaced by a placeholder line (nestedMark) at the table's indentation,
+// tables their text without that indentation.
+func nestedTables(text string) (body string, tables []string) {
+	lines := strings.SplitAfter(text, "\n")
+	var out []string
+	inList, fence := false, ""
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case fence != "":
+			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+				fence = ""
+			}
+		case strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
+			fence = trimmed[:3]
+		case listItem.MatchString(line):
+			inList = true
+		case inList && i+1 < len(lines) && trimmed != "" && line != strings.TrimLeft(line, " \t"): // indented under an item
+			n := delimiterCells(lines[i+1])
+			if n == 0 || n != len(tableCells(line)) {
+				break
+			}
+			end := i + 2
+			for end < len(lines) && strings.TrimSpace(lines[end]) != "" && strings.Contains(lines[end], "|") {
+				end++
+			}
+			var table strings.Builder
+			for _, l := range lines[i:end] {
+				table.WriteString(strings.TrimLeft(l, " \t"))
+			}
+			indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+			out = append(out, indent+nestedMark(len(tables))+"\n")
+			tables = append(tables, table.String())
+			i = end - 1
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, ""), tables
+}
+
+// spliceTables puts the tables in place of their placeholders in a
+// rendered list, each as wide as its content. A placeholder on a line of
+// its own gives the table its indentation; one glamour ran onto the end
+// of an item's line (a table after a blank line in the item) ends that
+// line, and the table takes the line's indentation.
+func (md *markdown) spliceTables(lines, tables []string, width int) []string {
+	var out []string
+	for _, l := range lines {
+		plain := stripANSI(l)
+		n, at := -1, -1
+		for k := range tables {
+			if at = strings.Index(plain, nestedMark(k)); at >= 0 {
+				n = k
+				break
+			}
+		}
+		if n < 0 {
+			out = append(out, l)
+			continue
+		}
+		before := plain[:at]
+		indent := lipgloss.Width(before)
+		if strings.TrimSpace(before) != "" {
+			head := strings.TrimRight(before, " ")
+			if raw := strings.Index(l, nestedMark(n)); raw >= 0 {
+				head = l[:raw] + "\x1b[m" // the item's own styling, ended
+			}
+			out = append(out, head)
+			indent = len(before) - len(strings.TrimLeft(before, " "))
+		}
+		for _, t := range md.table(tables[n], max(width-indent, 10)) {
+			out = append(out, strings.Repeat(" ", indent)+t)
+		}
+	}
+	return out
 }
 
 // renderAt renders Markdown with glamour wrapping at width (0: no

@@ -34,6 +34,12 @@ func TestMarkdownLayout(t *testing.T) {
 			[]string{"Before", "the table:", "", " a │ bb", "───┼────", " 1 │ 2", "", "After."}},
 		{"a table wider than the screen wraps to it", "| name | what it does |\n|---|---|\n| x | one two three four five six |", 24,
 			[]string{" name │ what it does", "──────┼─────────────────", " x    │ one two three", "      │ four five six"}},
+		{"a table in a list item is as wide as its content", "- item one\n\n  | a | bb |\n  |---|---|\n  | 1 | 2 |\n- item two", 60,
+			[]string{"• item one", " a │ bb", "───┼────", " 1 │ 2", "• item two"}},
+		{"a table in a nested item keeps the item's indentation", "1. first\n   - nested\n     | x | y |\n     |--|--|\n     | 3 | 4 |\n2. second", 60,
+			[]string{"1. first", "  • nested", "   x │ y", "  ───┼───", "   3 │ 4", "2. second"}},
+		{"a table in a list item wraps to the screen", "- item\n\n  | name | what it does |\n  |---|---|\n  | x | one two three four five six |", 24,
+			[]string{"• item", " name │ what it does", "──────┼─────────────────", " x    │ one two three", "      │ four five six"}},
 		{"a pipe in code is no table", "```\n| a |\n|---|\n```", 40,
 			[]string{"  | a |", "  |---|"}},
 	} {

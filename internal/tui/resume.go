@@ -97,7 +97,7 @@ func (p *resumePicker) rows() []session.Info {
 	}
 	var out []session.Info
 	for _, in := range p.infos {
-		title := strings.ToLower(in.FirstPrompt + " " + in.LastPrompt + " " + in.SessionID)
+		title := strings.ToLower(in.Title + " " + in.FirstPrompt + " " + in.LastPrompt + " " + in.SessionID)
 		if _, ok := p.found[in.SessionID]; ok || strings.Contains(title, q) {
 			out = append(out, in)
 		}
@@ -186,7 +186,12 @@ func (p *resumePicker) view(m *Model, width, height int) string {
 	first := max(0, p.cursor-room+1)
 	for i := first; i < len(rows) && i < first+room; i++ {
 		in := rows[i]
-		title := in.FirstPrompt
+		// A session's /rename name stands for it, as its first prompt
+		// does otherwise.
+		title := in.Title
+		if title == "" {
+			title = in.FirstPrompt
+		}
 		if title == "" {
 			title = "(no prompt)"
 		}

@@ -1,0 +1,105 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/instructions"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
+	"github.com/cairn-dev/cairn/session"
+	"github.com/cairn-dev/cairn/tool"
+)
+
+// readyTool is a tool whose call makes the late tools ready.
+type readyTool struct {
+	name  string
+	ready *bool
+}
+
+func (r readyTool) Spec() model.ToolSpec {
+	return model.ToolSpec{Name: r.name, Description: "a tool", InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+func (readyTool) ReadOnly(json.RawMessage) bool        { return true }
+func (readyTool) Destructive(json.RawMessage) bool     { return false }
+func (readyTool) ConcurrencySafe(json.RawMessage) bool { return true }
+func (r readyTool) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result, error) {
+	if r.ready != nil {
+		*r.ready = true
+	}
+	return tool.Text("ok"), nil
+}
+
+// TestLateTools: tools that become ready during a turn join the next
+// request with LateEachRequest (a headless run's one turn), and only the
+// next turn without it (the terminal UI); either way Late's tools and its
+// system prompt section join once.
+func TestLateTools(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		eachRequest bool
+		want        [][]string // tool names of each request
+		asked       int        // times Late is asked
+	}{
+		{"each request", true, [][]string{{"Start"}, {"Start", "Late"}, {"Start", "Late"}}, 3},
+		{"each turn", false, [][]string{{"Start"}, {"Start"}, {"Start", "Late"}}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ready, asked := false, 0
+			late := func() ([]tool.Tool, string, bool) {
+				asked++
+				if !ready {
+					return nil, "", false
+				}
+				return []tool.Tool{readyTool{name: "Late"}}, "# Late instructions", true
+			}
+			m := modeltest.NewScripted(
+				modeltest.Call(modeltest.ToolUse("t1", "Start", `{}`)),
+				modeltest.Say("first turn done"),
+				modeltest.Say("second turn done"),
+			)
+			cwd, home := t.TempDir(), session.Home{Dir: t.TempDir()}
+			a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd,
+				Instructions: instructions.NewTracker(instructions.Options{Cwd: cwd, Home: home.Dir, Managed: []string{}, ManagedRules: []string{}}),
+				Model:        m, ModelName: "claude-test", MaxTokens: 4000, Entrypoint: "sdk-cli", DisableAutoCompact: true,
+				Tools: []tool.Tool{readyTool{name: "Start", ready: &ready}}, Late: late, LateEachRequest: tc.eachRequest})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			for _, prompt := range []string{"first", "second"} {
+				for _, err := range a.Run(t.Context(), prompt) {
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var got [][]string
+			for i, req := range m.Requests() {
+				var names []string
+				for _, s := range req.Tools {
+					if s.Name == "Start" || s.Name == "Late" {
+						names = append(names, s.Name)
+					}
+				}
+				got = append(got, names)
+				hasSection := slices.ContainsFunc(req.System, func(b model.SystemBlock) bool { return strings.Contains(b.Text, "# Late instructions") })
+				if hasSection != slices.Contains(names, "Late") {
+					t.Errorf("request %d: Late's section in the system prompt %v, its tool %v", i+1, hasSection, slices.Contains(names, "Late"))
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("tools of each request (-want +got):\n%s", diff)
+			}
+			if asked != tc.asked {
+				t.Errorf("Late was asked %d times, want %d: once its tools joined it is not asked again", asked, tc.asked)
+			}
+		})
+	}
+}

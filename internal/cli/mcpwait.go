@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/extension"
+	"github.com/cairn-dev/cairn/internal/mcp"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tool"
+)
+
+// A headless run's first request waits for the MCP servers still
+// starting only when its prompt needs them (needsMCP):
+//
+//   - the prompt names an MCP tool (anything with "mcp__" in it), a
+//     server's resource ("@server:"), or a configured server by its name,
+//     as a word of its own, case aside;
+//   - the prompt is a command or skill (/name) whose allowed-tools name
+//     MCP tools;
+//   - --allowedTools names MCP tools;
+//   - the session continued (-c, -r) has called MCP tools;
+//   - the prompts come on stdin (--input-format stream-json), so none is
+//     known before the first request.
+//
+// Then it waits, as Claude Code does, until every server has connected
+// or failed, each within MCP_TIMEOUT, and says on stderr which servers it
+// is waiting for when they are not all ready at once. Otherwise the first
+// request goes at once, one line on stderr names the servers still
+// starting, and their tools join the run's next request once every server
+// has connected or failed (Options.LateEachRequest).
+
+// mcpWaitSaid is how long a headless run waits for its servers in silence
+// before it says which ones it is waiting for.
+const mcpWaitSaid = 300 * time.Millisecond
+
+// awaitMCP is called before a headless run's first request: it waits for
+// the servers if prompt needs them, and tells errOut what it does.
+func (s *setup) awaitMCP(ctx context.Context, f *agentFlags, prompt string, ag *agent.Agent, errOut io.Writer) {
+	s.sayMCP(s.mcp.Early(), errOut)
+	pending := s.mcp.Pending()
+	if len(pending) == 0 {
+		s.sayMCPDone(errOut)
+		return
+	}
+	why := needsMCP(prompt, s.mcpConfigs, f.allowed, ag.Extensions())
+	switch {
+	case f.ext.streamInput():
+		why = "the prompts come on stdin"
+	case why == "" && calledMCP(ag.History()):
+		why = "the session called MCP tools before"
+	}
+	if why == "" {
+		fmt.Fprintf(errOut, "cairn: MCP servers still starting: %s; the run does not wait for them: their tools join its first request made once every server is ready (name a server or one of its tools in the prompt to wait for them)\n", strings.Join(pending, ", "))
+		return
+	}
+	select {
+	case <-s.mcp.Done():
+	case <-ctx.Done():
+		return
+	case <-time.After(mcpWaitSaid):
+		fmt.Fprintf(errOut, "cairn: waiting for MCP servers still starting: %s (%s; each gets at most %s, which MCP_TIMEOUT sets in milliseconds)\n",
+			strings.Join(s.mcp.Pending(), ", "), why, s.mcpTimeout)
+		s.mcp.Wait(ctx)
+	}
+	s.sayMCPDone(errOut)
+}
+
+// sayMCPDone prints the servers' warnings once all have settled.
+func (s *setup) sayMCPDone(errOut io.Writer) {
+	if servers := s.mcp.Servers(); servers != nil {
+		s.sayMCP(servers.Warnings(), errOut)
+	}
+}
+
+// sayMCP prints each MCP warning not printed before.
+func (s *setup) sayMCP(warnings []string, errOut io.Writer) {
+	s.mcpMu.Lock()
+	defer s.mcpMu.Unlock()
+	if s.mcpSaid == nil {
+		s.mcpSaid = map[string]bool{}
+	}
+	for _, w := range warnings {
+		if !s.mcpSaid[w] {
+			s.mcpSaid[w] = true
+			fmt.Fprintln(errOut, "warning:", w)
+		}
+	}
+}
+
+// reportLate is late, which also prints the servers' warnings when their
+// tools join a headless run.
+func (s *setup) reportLate(late func() ([]tool.Tool, string, bool), errOut io.Writer) func() ([]tool.Tool, string, bool) {
+	return func() ([]tool.Tool, string, bool) {
+		ts, instructions, ok := late()
+		if ok {
+			s.sayMCPDone(errOut)
+		}
+		return ts, instructions, ok
+	}
+}
+
+// needsMCP says why prompt needs the MCP servers configs configure before
+// its first request (see the rule above), "" when it does not. allowed
+// are the --allowedTools rules; set holds the commands and skills.
+func needsMCP(prompt string, configs []mcp.Config, allowed []string, set *extension.Set) string {
+	if strings.Contains(prompt, "mcp__") {
+		return "the prompt names an MCP tool"
+	}
+	for _, c := range configs {
+		if c.Unapproved {
+			continue
+		}
+		if strings.Contains(prompt, "@"+c.Name+":") {
+			return "the prompt names a resource of " + c.Name
+		}
+		word := regexp.MustCompile(`(?i)(^|[^\pL\pN_-])` + regexp.QuoteMeta(c.Name) + `($|[^\pL\pN_-])`)
+		if word.MatchString(prompt) {
+			return "the prompt names " + c.Name
+		}
+	}
+	if name, _, ok := slashCommand(prompt); ok && set != nil {
+		var rules []string
+		if c := set.Command(name); c != nil {
+			rules = c.AllowedTools
+		} else if k := set.Skill(name); k != nil {
+			rules = k.AllowedTools
+		}
+		if namesMCP(rules) {
+			return "/" + name + " allows MCP tools"
+		}
+	}
+	if namesMCP(allowed) {
+		return "--allowedTools names MCP tools"
+	}
+	return ""
+}
+
+// calledMCP reports whether history holds a call of an MCP tool.
+func calledMCP(history []model.Message) bool {
+	for _, m := range history {
+		for _, b := range m.Content {
+			if b.Type == "tool_use" && strings.HasPrefix(b.Name, "mcp__") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// namesMCP reports whether a permission rule of rules is about MCP tools.
+func namesMCP(rules []string) bool {
+	for _, r := range rules {
+		for _, part := range strings.FieldsFunc(r, func(c rune) bool { return c == ',' || c == ' ' }) {
+			if strings.HasPrefix(strings.TrimSpace(part), "mcp__") {
+				return true
+			}
+		}
+	}
+	return false
+}
