@@ -147,9 +147,11 @@ func prompt(r *modeltest.Request) int64 {
 }
 
 // golden compares a request's messages and context_management, the
-// project folder written as /CWD and the cairn home as /HOME, with
-// testdata/name.
-func golden(t *testing.T, name string, r *modeltest.Request, cwd string, home ...string) {
+// project folder written as /CWD, with testdata/name; given the cairn
+// home and the folder that holds the session's folder (projectDir), those
+// are written as /HOME and /HOME/projects/PROJECT, which the file store's
+// session folder is in, so a golden holds on every store.
+func golden(t *testing.T, name string, r *modeltest.Request, cwd string, homeAndProject ...string) {
 	t.Helper()
 	var body bytes.Buffer
 	for _, k := range []string{"messages", "context_management"} {
@@ -162,9 +164,9 @@ func golden(t *testing.T, name string, r *modeltest.Request, cwd string, home ..
 		}
 	}
 	got := strings.ReplaceAll(body.String(), cwd, "/CWD")
-	for _, h := range home {
-		got = strings.ReplaceAll(got, session.Home{Dir: h}.ProjectDir(cwd), "/HOME/projects/PROJECT")
-		got = strings.ReplaceAll(got, h, "/HOME")
+	if len(homeAndProject) == 2 {
+		got = strings.ReplaceAll(got, homeAndProject[1], "/HOME/projects/PROJECT")
+		got = strings.ReplaceAll(got, homeAndProject[0], "/HOME")
 	}
 	path := filepath.Join("testdata", name)
 	if *updateMicro {
