@@ -1,7 +1,10 @@
 package agent_test
 
 import (
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -164,4 +167,18 @@ func copyStore(t *testing.T, from transcript.Store) transcript.Store {
 		}
 	}
 	return to
+}
+
+// fixedDir returns a new empty folder whose path has the same length in
+// every test and subtest (t.TempDir's holds the test's name), removed
+// when the test ends: the token counts a golden shows depend on the
+// length of the paths the prompt names, not on which store a test runs.
+func fixedDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("cairn-test-%016x", rand.Uint64()))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
