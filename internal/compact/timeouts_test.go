@@ -14,7 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
 
-// The fold timeouts, in synctest bubbles: the clock is the bubble's, so
+// The fold and summary timeouts, in synctest bubbles: the clock is the bubble's, so
 // the default two minutes pass at once and to the nanosecond.
 
 // TestCollapseFoldTimeout: a synchronous fold at the blocking threshold
@@ -87,6 +87,37 @@ func TestCollapseBlockingWaitTimeout(t *testing.T) {
 		}
 		if n := strings.Join(st.Prep.Notices, "\n"); !strings.Contains(n, "the background fold took longer than 1m0s") {
 			t.Errorf("notices %q do not say the background fold took too long", n)
+		}
+	})
+}
+
+// TestSummaryTimeout: a summary request that never comes back fails the
+// compaction after the summary timeout (five minutes by default), saying
+// so, and writes nothing.
+func TestSummaryTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fm := &modeltest.Scripted{Answer: func(ctx context.Context, _ int, _ *model.Request) ([]model.Block, error) {
+			<-ctx.Done() // a summary request that never comes back
+			return nil, context.Cause(ctx)
+		}}
+		tr := &memTranscript{}
+		m := compact.New(compact.Config{Model: fm, ModelName: "m", Window: tokens.Window{Size: 200_000, MaxOutput: 4_000}, Transcript: tr})
+		h := []model.Message{
+			{Role: model.RoleUser, Content: []model.Block{text("start the work")}, IDs: []string{"u1"}},
+			{Role: model.RoleAssistant, Content: []model.Block{text(strings.Repeat("done some of it. ", 400))}, IDs: []string{"a1"}},
+			{Role: model.RoleUser, Content: []model.Block{text("go on")}, IDs: []string{"u2"}},
+			{Role: model.RoleAssistant, Content: []model.Block{text("done")}, IDs: []string{"a2"}},
+		}
+		start := time.Now()
+		_, _, err := m.Compact(t.Context(), h, nil, nil, "")
+		if d := time.Since(start); d != 5*time.Minute {
+			t.Errorf("the compaction failed after %s, want the default timeout of 5m0s", d)
+		}
+		if err == nil || !strings.Contains(err.Error(), "the summary took longer than 5m0s") {
+			t.Errorf("Compact: %v, want the summary's timeout", err)
+		}
+		if len(fm.Requests()) != 1 || len(tr.entries) != 0 {
+			t.Errorf("%d summary requests, %d lines written: want one request and nothing written", len(fm.Requests()), len(tr.entries))
 		}
 	})
 }
