@@ -496,6 +496,9 @@ func testLargeResultOverHTTP(t *testing.T, k storeKind) {
 	if want := filepath.Join(a.SessionDir(), "tool-results", "toolu_big.txt"); path != want {
 		t.Errorf("saved to %s, want %s", path, want)
 	}
+	if names := sidecarNames(t, a, "tool-results/"); !slices.Equal(names, []string{"tool-results/toolu_big.txt"}) {
+		t.Errorf("results stored beside the transcript: %q, want the one too large to send", names)
+	}
 	if b := storedSidecar(t, a, "tool-results/toolu_big.txt"); len(b) < 120_000 || !bytes.Contains(b, []byte("fetched row 01500")) {
 		t.Errorf("the store keeps %d bytes of the result beside the transcript", len(b))
 	}

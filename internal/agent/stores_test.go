@@ -19,7 +19,7 @@ import (
 // the same calls: the home's file store (Options.Store nil, as the
 // command line opens a session) and the memory store (what an embedder
 // without a disk, or a database store, gives). They read what a session
-// wrote back through the store (stored, storedEntries, sidecarNames),
+// wrote back through the store (stored, storedEntries, storedSidecar),
 // never by path, so the same assertions hold on both. A test that needs
 // the files themselves (a transcript removed or tampered with on disk,
 // locks across processes) runs on the file store alone and says why.
