@@ -27,7 +27,9 @@ func faultyScript(steps int, bad func(*modeltest.Request) modeltest.Reply) (*scr
 	}
 }
 
-func TestSummaryFaults(t *testing.T) { onStores(t, testSummaryFaults) }
+func TestSummaryFaults(t *testing.T) {
+	onStores(t, testSummaryFaults)
+}
 
 func testSummaryFaults(t *testing.T, k storeKind) {
 	never := make(chan struct{})
@@ -68,7 +70,9 @@ func testSummaryFaults(t *testing.T, k storeKind) {
 
 // TestSummaryRequestTooLong: the summary request itself would not fit;
 // the history is trimmed and summarised in chunks instead.
-func TestSummaryRequestTooLong(t *testing.T) { onStores(t, testSummaryRequestTooLong) }
+func TestSummaryRequestTooLong(t *testing.T) {
+	onStores(t, testSummaryRequestTooLong)
+}
 
 func testSummaryRequestTooLong(t *testing.T, k storeKind) {
 	sc := &script{steps: 40}

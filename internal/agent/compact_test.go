@@ -110,7 +110,9 @@ func run(t *testing.T, a *agent.Agent, prompt string) (compactions []*engine.Com
 	return compactions, notices, nil
 }
 
-func TestAutoCompaction(t *testing.T) { onStores(t, testAutoCompaction) }
+func TestAutoCompaction(t *testing.T) {
+	onStores(t, testAutoCompaction)
+}
 
 func testAutoCompaction(t *testing.T, k storeKind) {
 	sc := &script{steps: 30}
@@ -193,7 +195,9 @@ func testSummaryFailuresTripTheBreakerAndStillFit(t *testing.T, k storeKind) {
 	}
 }
 
-func TestResumeOfAnOversizedTranscript(t *testing.T) { onStores(t, testResumeOfAnOversizedTranscript) }
+func TestResumeOfAnOversizedTranscript(t *testing.T) {
+	onStores(t, testResumeOfAnOversizedTranscript)
+}
 
 func testResumeOfAnOversizedTranscript(t *testing.T, k storeKind) {
 	sc := &script{steps: 40}

@@ -27,7 +27,9 @@ func fixed(tools ...tool.Tool) func(*agent.Options) {
 	}
 }
 
-func TestGoldenOffload(t *testing.T) { onStores(t, testGoldenOffload) }
+func TestGoldenOffload(t *testing.T) {
+	onStores(t, testGoldenOffload)
+}
 
 func testGoldenOffload(t *testing.T, k storeKind) {
 	st := &snipSteps{steps: []func([]byte) modeltest.Reply{callTool("toolu_big", "Fetch", `{}`), sayText("done")}}
@@ -42,7 +44,9 @@ func testGoldenOffload(t *testing.T, k storeKind) {
 	golden(t, "offload_after.golden", reqs[1], r.cwd, r.home.Dir, projectDir(a))
 }
 
-func TestGoldenSnip(t *testing.T) { onStores(t, testGoldenSnip) }
+func TestGoldenSnip(t *testing.T) {
+	onStores(t, testGoldenSnip)
+}
 
 func testGoldenSnip(t *testing.T, k storeKind) {
 	st := &snipSteps{}
@@ -66,7 +70,9 @@ func testGoldenSnip(t *testing.T, k storeKind) {
 // TestGoldenAutoCompaction: the last request before the threshold, the
 // summary request (the same prefix, the instruction at the end) and the
 // first request after the compaction.
-func TestGoldenAutoCompaction(t *testing.T) { onStores(t, testGoldenAutoCompaction) }
+func TestGoldenAutoCompaction(t *testing.T) {
+	onStores(t, testGoldenAutoCompaction)
+}
 
 func testGoldenAutoCompaction(t *testing.T, k storeKind) {
 	sc := &script{steps: 12}

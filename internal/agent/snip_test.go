@@ -120,7 +120,9 @@ func runAll(t *testing.T, a *agent.Agent, prompt string) []engine.Event {
 	return events
 }
 
-func TestSnipTagsAreStable(t *testing.T) { onStores(t, testSnipTagsAreStable) }
+func TestSnipTagsAreStable(t *testing.T) {
+	onStores(t, testSnipTagsAreStable)
+}
 
 func testSnipTagsAreStable(t *testing.T, k storeKind) {
 	sc := &script{steps: 4}
@@ -169,7 +171,9 @@ func testSnipTagsAreStable(t *testing.T, k storeKind) {
 	}
 }
 
-func TestSnipRemovesAndResumeAgrees(t *testing.T) { onStores(t, testSnipRemovesAndResumeAgrees) }
+func TestSnipRemovesAndResumeAgrees(t *testing.T) {
+	onStores(t, testSnipRemovesAndResumeAgrees)
+}
 
 func testSnipRemovesAndResumeAgrees(t *testing.T, k storeKind) {
 	st := &snipSteps{}
@@ -267,7 +271,9 @@ func (stubTool) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result, e
 	return tool.Text("ok"), nil
 }
 
-func TestSnipRefusesThroughTheAgent(t *testing.T) { onStores(t, testSnipRefusesThroughTheAgent) }
+func TestSnipRefusesThroughTheAgent(t *testing.T) {
+	onStores(t, testSnipRefusesThroughTheAgent)
+}
 
 func testSnipRefusesThroughTheAgent(t *testing.T, k storeKind) {
 	st := &snipSteps{}
@@ -334,7 +340,9 @@ func testSnipRefusesThroughTheAgent(t *testing.T, k storeKind) {
 	}
 }
 
-func TestPinsSurviveTenCompactions(t *testing.T) { onStores(t, testPinsSurviveTenCompactions) }
+func TestPinsSurviveTenCompactions(t *testing.T) {
+	onStores(t, testPinsSurviveTenCompactions)
+}
 
 func testPinsSurviveTenCompactions(t *testing.T, k storeKind) {
 	sc := &script{}
@@ -403,7 +411,9 @@ func testPinsSurviveTenCompactions(t *testing.T, k storeKind) {
 	}
 }
 
-func TestSnipNudgeNearTheLimitOnly(t *testing.T) { onStores(t, testSnipNudgeNearTheLimitOnly) }
+func TestSnipNudgeNearTheLimitOnly(t *testing.T) {
+	onStores(t, testSnipNudgeNearTheLimitOnly)
+}
 
 func testSnipNudgeNearTheLimitOnly(t *testing.T, k storeKind) {
 	sc := &script{steps: 30}

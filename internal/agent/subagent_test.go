@@ -96,21 +96,21 @@ func sidechains(t *testing.T, a *agent.Agent) []string {
 // store: every line a sidechain of the session with the name's agent id,
 // no torn line, and a valid conversation on load. It returns the agent id
 // and the conversation.
-func checkSidechain(t *testing.T, a *agent.Agent, path string) (string, *transcript.Conversation) {
+func checkSidechain(t *testing.T, a *agent.Agent, name string) (string, *transcript.Conversation) {
 	t.Helper()
-	id := strings.TrimPrefix(path, "agent-")
+	id := strings.TrimPrefix(name, "agent-")
 	logs, _ := subagentLogs(t, a)
-	data := storedIn(t, logs, path)
+	data := storedIn(t, logs, name)
 	if len(data) == 0 || data[len(data)-1] != '\n' {
-		t.Fatalf("%s does not end with a whole line", path)
+		t.Fatalf("%s does not end with a whole line", name)
 	}
 	for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 		e, err := transcript.DecodeEntry(line)
 		if err != nil {
-			t.Fatalf("%s line %d: %v", path, i+1, err)
+			t.Fatalf("%s line %d: %v", name, i+1, err)
 		}
 		if !e.IsSidechain || e.AgentID != id || e.SessionID != a.ID() {
-			t.Errorf("%s line %d is not a sidechain of session %s by agent %s: %s", path, i+1, a.ID(), id, line)
+			t.Errorf("%s line %d is not a sidechain of session %s by agent %s: %s", name, i+1, a.ID(), id, line)
 		}
 	}
 	conv, err := transcript.Load(t.Context(), transcript.BytesSource(data), transcript.LoadOptions{NoRepair: true})
@@ -118,7 +118,7 @@ func checkSidechain(t *testing.T, a *agent.Agent, path string) (string, *transcr
 		t.Fatal(err)
 	}
 	if len(conv.Warnings) != 0 || len(conv.Entries) == 0 {
-		t.Errorf("%s loads with %d entries, warnings %v", path, len(conv.Entries), conv.Warnings)
+		t.Errorf("%s loads with %d entries, warnings %v", name, len(conv.Entries), conv.Warnings)
 	}
 	return id, conv
 }
