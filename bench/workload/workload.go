@@ -11,8 +11,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -246,7 +246,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if p.calls > 0 {
 		rep.NewestKept = bytes.Contains(last, []byte(fmt.Sprintf(`"tool_use_id":"toolu_%05d"`, p.calls)))
 	}
-	data, err := os.ReadFile(a.Path())
+	src, err := a.Store().OpenSource(ctx, a.ID())
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.NewSectionReader(src, 0, src.Size()))
+	src.Close()
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,10 @@ func (t todoCount) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result
 // TestBoundTool: a tool of the test's own takes the session's todo list
 // when the session starts, and sees what TodoWrite put in it.
 func TestBoundTool(t *testing.T) {
+	onStores(t, testBoundTool)
+}
+
+func testBoundTool(t *testing.T, k storeKind) {
 	srv := modeltest.Start(t, modeltest.Config{})
 	srv.Enqueue(
 		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_1", "TodoWrite",
@@ -47,7 +51,7 @@ func TestBoundTool(t *testing.T) {
 		modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_2", "TodoCount", `{}`)}},
 		modeltest.Text("done"),
 	)
-	opts := agent.Options{Home: session.Home{Dir: t.TempDir()}, Cwd: t.TempDir(), ModelName: "claude-test", MaxTokens: 4000,
+	opts := agent.Options{Home: session.Home{Dir: t.TempDir()}, Cwd: t.TempDir(), Store: k.store(), ModelName: "claude-test", MaxTokens: 4000,
 		Tools: append(tools.Core(), todoCount{}), Entrypoint: "sdk-cli", NewUUID: counter(), DisableSessionMemory: true}
 	a := openOn(t, srv, opts, nil)
 	runAll(t, a, "count them")

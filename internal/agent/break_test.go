@@ -37,6 +37,10 @@ func (t touchTool) Run(_ context.Context, _ *tool.Env, in json.RawMessage) (tool
 // its consumer breaks: no event after the break, no tool call after it,
 // and the agent takes its next turn.
 func TestRunBreakAtEveryEvent(t *testing.T) {
+	onStores(t, testRunBreakAtEveryEvent)
+}
+
+func testRunBreakAtEveryEvent(t *testing.T, k storeKind) {
 	open := func(t *testing.T) (*agent.Agent, string) {
 		marks := t.TempDir()
 		m := &modeltest.Scripted{Answer: func(_ context.Context, n int, req *model.Request) ([]model.Block, error) {
@@ -46,7 +50,7 @@ func TestRunBreakAtEveryEvent(t *testing.T) {
 			}
 			return []model.Block{model.TextBlock("done")}, nil
 		}}
-		a, err := agent.Open(t.Context(), agent.Options{Home: session.Home{Dir: t.TempDir()}, Cwd: t.TempDir(), Model: m, ModelName: "claude-test", MaxTokens: 4000,
+		a, err := agent.Open(t.Context(), agent.Options{Home: session.Home{Dir: t.TempDir()}, Cwd: t.TempDir(), Store: k.store(), Model: m, ModelName: "claude-test", MaxTokens: 4000,
 			Tools: []tool.Tool{touchTool{marks}}, Entrypoint: "sdk-cli", DisableAutoCompact: true,
 			Memory: &agent.MemoryOptions{Dir: t.TempDir(), Extract: true}})
 		if err != nil {

@@ -170,6 +170,7 @@ type collapseRig struct {
 	srv   *modeltest.Server
 	home  session.Home
 	cwd   string
+	store transcript.Store // nil: the home's file store
 	sc    *foldScript
 	stage *staging
 	clock *clock
@@ -179,9 +180,9 @@ type collapseRig struct {
 // 18,400, commits at 20,700 and blocks at 23,000.
 var collapseWindow = tokens.Window{Size: 40_000, MaxOutput: 4_000}
 
-func newCollapseRig(t *testing.T, wait bool) *collapseRig {
+func newCollapseRig(t *testing.T, k storeKind, wait bool) *collapseRig {
 	t.Helper()
-	r := &collapseRig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), sc: &foldScript{}, stage: newStaging(),
+	r := &collapseRig{home: session.Home{Dir: fixedDir(t)}, cwd: fixedDir(t), store: k.store(), sc: &foldScript{}, stage: newStaging(),
 		clock: &clock{now: time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)}}
 	if wait {
 		r.sc.before = r.stage.wait
@@ -192,7 +193,7 @@ func newCollapseRig(t *testing.T, wait bool) *collapseRig {
 
 func (r *collapseRig) open(t *testing.T, o func(*agent.Options)) *agent.Agent {
 	t.Helper()
-	opts := agent.Options{Home: r.home, Cwd: r.cwd, ModelName: "claude-test", MaxTokens: 4000,
+	opts := agent.Options{Home: r.home, Cwd: r.cwd, Store: r.store, ModelName: "claude-test", MaxTokens: 4000,
 		Window: collapseWindow, Tools: []tool.Tool{emitTool{}}, Entrypoint: "sdk-cli",
 		DisableSessionMemory: true, Now: r.clock.Now, NewUUID: spreadIDs(),
 		Collapse: &compact.CollapseConfig{Notify: r.stage.notify}}
@@ -264,7 +265,11 @@ func repeatSteps(n, size int) []int {
 // next request reads the new prefix from the cache; the transcript
 // records the commit, and a resumed session sends the same bytes.
 func TestCollapseFoldsAndResumes(t *testing.T) {
-	r := newCollapseRig(t, true)
+	onStores(t, testCollapseFoldsAndResumes)
+}
+
+func testCollapseFoldsAndResumes(t *testing.T, k storeKind) {
+	r := newCollapseRig(t, k, true)
 	a := r.open(t, nil)
 	r.sc.turn(repeatSteps(16, 1_500)...)
 	compactions, notices, err := run(t, a, "PROMPT-1: emit output until you have enough")
@@ -372,8 +377,12 @@ func TestCollapseFoldsAndResumes(t *testing.T) {
 // synchronously when no fold was staged, or by waiting for the one under
 // way. Either way collapse frees enough and auto-compaction does not run.
 func TestCollapseBlockingCommit(t *testing.T) {
+	onStores(t, testCollapseBlockingCommit)
+}
+
+func testCollapseBlockingCommit(t *testing.T, k storeKind) {
 	t.Run("nothing staged", func(t *testing.T) {
-		r := newCollapseRig(t, true)
+		r := newCollapseRig(t, k, true)
 		a := r.open(t, nil)
 		// About 16,600 tokens (below the staging threshold), then 8,000 more.
 		r.sc.turn(append(repeatSteps(10, 1_500), 8_000, 1_500)...)
@@ -397,7 +406,7 @@ func TestCollapseBlockingCommit(t *testing.T) {
 		}
 	})
 	t.Run("a fold under way", func(t *testing.T) {
-		r := newCollapseRig(t, false)
+		r := newCollapseRig(t, k, false)
 		gate := make(chan struct{})
 		var once sync.Once
 		open := func() { once.Do(func() { close(gate) }) }
@@ -448,6 +457,10 @@ func TestCollapseBlockingCommit(t *testing.T) {
 // the timeout, leaves the conversation going — auto-compaction takes
 // over, every request of the conversation fits — and says so.
 func TestCollapseFoldFaults(t *testing.T) {
+	onStores(t, testCollapseFoldFaults)
+}
+
+func testCollapseFoldFaults(t *testing.T, k storeKind) {
 	never := make(chan struct{})
 	t.Cleanup(func() { close(never) })
 	for _, tt := range []struct {
@@ -463,7 +476,7 @@ func TestCollapseFoldFaults(t *testing.T) {
 		}, "took longer than"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newCollapseRig(t, false)
+			r := newCollapseRig(t, k, false)
 			r.sc.foldReply = tt.reply
 			a := r.open(t, func(o *agent.Options) { o.Collapse.Timeout = 100 * time.Millisecond })
 			r.sc.turn(repeatSteps(20, 1_500)...)
@@ -496,7 +509,11 @@ func TestCollapseFoldFaults(t *testing.T) {
 // TestPinAFoldedMessage: pinning a message the model sees only folded
 // into a summary shows it word for word from the next request on.
 func TestPinAFoldedMessage(t *testing.T) {
-	r := newCollapseRig(t, true)
+	onStores(t, testPinAFoldedMessage)
+}
+
+func testPinAFoldedMessage(t *testing.T, k storeKind) {
+	r := newCollapseRig(t, k, true)
 	a := r.open(t, nil)
 	r.sc.turn(repeatSteps(16, 1_500)...)
 	if _, notices, err := run(t, a, "PROMPT-1: emit output until you have enough"); err != nil {

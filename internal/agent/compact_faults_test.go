@@ -28,6 +28,10 @@ func faultyScript(steps int, bad func(*modeltest.Request) modeltest.Reply) (*scr
 }
 
 func TestSummaryFaults(t *testing.T) {
+	onStores(t, testSummaryFaults)
+}
+
+func testSummaryFaults(t *testing.T, k storeKind) {
 	never := make(chan struct{})
 	t.Cleanup(func() { close(never) })
 	tests := []struct {
@@ -44,7 +48,7 @@ func TestSummaryFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sc, respond := faultyScript(20, tt.bad)
-			r := newRig(t, 0, sc)
+			r := newRig(t, k, 0, sc)
 			r.srv = modeltest.Start(t, modeltest.Config{ContextWindow: 40_000, Respond: respond})
 			a := r.open(t, tokens.Window{Size: 40_000, MaxOutput: 4_000}, func(o *agent.Options) { o.SummaryTimeout = 300 * time.Millisecond })
 			_, notices, err := run(t, a, "go")
@@ -67,8 +71,12 @@ func TestSummaryFaults(t *testing.T) {
 // TestSummaryRequestTooLong: the summary request itself would not fit;
 // the history is trimmed and summarised in chunks instead.
 func TestSummaryRequestTooLong(t *testing.T) {
+	onStores(t, testSummaryRequestTooLong)
+}
+
+func testSummaryRequestTooLong(t *testing.T, k storeKind) {
 	sc := &script{steps: 40}
-	r := newRig(t, 0, sc)
+	r := newRig(t, k, 0, sc)
 	big := r.open(t, tokens.Window{Size: 1_000_000, MaxOutput: 4_000}, nil)
 	if _, _, err := run(t, big, "grow"); err != nil {
 		t.Fatal(err)

@@ -73,22 +73,23 @@ func (s *script) respond(r *modeltest.Request) modeltest.Reply {
 }
 
 type rig struct {
-	srv  *modeltest.Server
-	home session.Home
-	cwd  string
-	sc   *script
+	srv   *modeltest.Server
+	home  session.Home
+	cwd   string
+	store transcript.Store // nil: the home's file store
+	sc    *script
 }
 
-func newRig(t *testing.T, window int64, sc *script) *rig {
+func newRig(t *testing.T, k storeKind, window int64, sc *script) *rig {
 	t.Helper()
-	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), sc: sc}
+	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), store: k.store(), sc: sc}
 	r.srv = modeltest.Start(t, modeltest.Config{ContextWindow: window, Respond: sc.respond})
 	return r
 }
 
 func (r *rig) open(t *testing.T, w tokens.Window, o func(*agent.Options)) *agent.Agent {
 	t.Helper()
-	opts := agent.Options{Home: r.home, Cwd: r.cwd, ModelName: "claude-test", MaxTokens: 4000, Window: w,
+	opts := agent.Options{Home: r.home, Cwd: r.cwd, Store: r.store, ModelName: "claude-test", MaxTokens: 4000, Window: w,
 		Tools: []tool.Tool{bigTool{n: 2000}}, Entrypoint: "sdk-cli"}
 	return openOn(t, r.srv, opts, o)
 }
@@ -110,8 +111,12 @@ func run(t *testing.T, a *agent.Agent, prompt string) (compactions []*engine.Com
 }
 
 func TestAutoCompaction(t *testing.T) {
+	onStores(t, testAutoCompaction)
+}
+
+func testAutoCompaction(t *testing.T, k storeKind) {
 	sc := &script{steps: 30}
-	r := newRig(t, 40_000, sc)
+	r := newRig(t, k, 40_000, sc)
 	w := tokens.Window{Size: 40_000, MaxOutput: 4_000} // compacts at 23,000
 	a := r.open(t, w, nil)
 	compactions, notices, err := run(t, a, "PLANTED-FACT: please run Big many times")
@@ -145,17 +150,20 @@ func TestAutoCompaction(t *testing.T) {
 	if got, want := encode(t, conv.Messages()), encode(t, a.History()); got != want {
 		t.Errorf("resumed view differs from the live history after compaction")
 	}
-	data, _ := os.ReadFile(a.Path())
-	if n := bytes.Count(data, []byte(`"subtype":"compact_boundary"`)); n != len(compactions) {
-		t.Errorf("%d boundaries on disk, %d compactions reported", n, len(compactions))
+	if n := bytes.Count(stored(t, a), []byte(`"subtype":"compact_boundary"`)); n != len(compactions) {
+		t.Errorf("%d boundaries stored, %d compactions reported", n, len(compactions))
 	}
 }
 
 func TestPromptTooLongIsCompactedAndRetried(t *testing.T) {
+	onStores(t, testPromptTooLongIsCompactedAndRetried)
+}
+
+func testPromptTooLongIsCompactedAndRetried(t *testing.T, k storeKind) {
 	sc := &script{steps: 8}
 	// The server's window is smaller than the one cairn believes in:
 	// cairn's threshold is never reached, the server refuses.
-	r := newRig(t, 14_000, sc)
+	r := newRig(t, k, 14_000, sc)
 	a := r.open(t, tokens.Window{Size: 100_000, MaxOutput: 4_000}, nil)
 	compactions, notices, err := run(t, a, "go")
 	if err != nil {
@@ -170,8 +178,12 @@ func TestPromptTooLongIsCompactedAndRetried(t *testing.T) {
 }
 
 func TestSummaryFailuresTripTheBreakerAndStillFit(t *testing.T) {
+	onStores(t, testSummaryFailuresTripTheBreakerAndStillFit)
+}
+
+func testSummaryFailuresTripTheBreakerAndStillFit(t *testing.T, k storeKind) {
 	sc := &script{steps: 20, fail: 100}
-	r := newRig(t, 40_000, sc)
+	r := newRig(t, k, 40_000, sc)
 	a := r.open(t, tokens.Window{Size: 40_000, MaxOutput: 4_000}, nil)
 	_, notices, err := run(t, a, "go")
 	if err != nil {
@@ -184,15 +196,19 @@ func TestSummaryFailuresTripTheBreakerAndStillFit(t *testing.T) {
 }
 
 func TestResumeOfAnOversizedTranscript(t *testing.T) {
+	onStores(t, testResumeOfAnOversizedTranscript)
+}
+
+func testResumeOfAnOversizedTranscript(t *testing.T, k storeKind) {
 	sc := &script{steps: 40}
-	r := newRig(t, 0, sc) // no server limit while the transcript grows
+	r := newRig(t, k, 0, sc) // no server limit while the transcript grows
 	big := r.open(t, tokens.Window{Size: 1_000_000, MaxOutput: 4_000}, func(o *agent.Options) { o.Tools = []tool.Tool{bigTool{n: 6_000}} })
 	if _, _, err := run(t, big, "grow"); err != nil {
 		t.Fatal(err)
 	}
 	big.Close()
 	size := tokens.EstimateMessages(big.History())
-	grown := r.home.Dir
+	grown, grownStore := r.home.Dir, r.store
 	for _, times := range []float64{1.5, 3, 10} {
 		t.Run(fmt.Sprintf("%gx the window", times), func(t *testing.T) {
 			// Each resumes its own copy of the grown session, with a
@@ -200,6 +216,9 @@ func TestResumeOfAnOversizedTranscript(t *testing.T) {
 			r.home.Dir = t.TempDir()
 			if err := os.CopyFS(r.home.Dir, os.DirFS(grown)); err != nil {
 				t.Fatal(err)
+			}
+			if grownStore != nil {
+				r.store = copyStore(t, grownStore)
 			}
 			window := int64(float64(size) / times)
 			r.srv = modeltest.Start(t, modeltest.Config{ContextWindow: window, Respond: sc.respond})
@@ -244,8 +263,12 @@ var _ = transcript.TypeUser
 // section of the project's CLAUDE.md is part of every summary request's
 // instruction, not only of a /compact the user types.
 func TestAutoCompactionFollowsInstructionFiles(t *testing.T) {
+	onStores(t, testAutoCompactionFollowsInstructionFiles)
+}
+
+func testAutoCompactionFollowsInstructionFiles(t *testing.T, k storeKind) {
 	sc := &script{steps: 16}
-	r := newRig(t, 40_000, sc)
+	r := newRig(t, k, 40_000, sc)
 	claude := "# Build\nRun make.\n\n# Compact instructions\nKeep the ZEBRA-7 code in every summary.\n\n# Style\nTabs.\n"
 	if err := os.WriteFile(filepath.Join(r.cwd, "CLAUDE.md"), []byte(claude), 0o644); err != nil {
 		t.Fatal(err)
@@ -276,8 +299,12 @@ func TestAutoCompactionFollowsInstructionFiles(t *testing.T) {
 // prompt keeps its bytes while the session runs, and shows what was saved
 // meanwhile from the first request after a compaction.
 func TestCompactionRefreshesTheMemoryIndex(t *testing.T) {
+	onStores(t, testCompactionRefreshesTheMemoryIndex)
+}
+
+func testCompactionRefreshesTheMemoryIndex(t *testing.T, k storeKind) {
 	// Answers long enough for a compaction to free room.
-	r := newRig(t, 0, &script{answer: strings.Repeat("A long answer. ", 6500)})
+	r := newRig(t, k, 0, &script{answer: strings.Repeat("A long answer. ", 6500)})
 	dir := memory.Dir(r.home, r.cwd)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,9 @@ import (
 // TestTranscriptGoneWhileRunning deletes or replaces the transcript under a
 // running session: the next prompt is refused, plainly and before any
 // request, nothing is written into the file now at the path, and a resume
-// opens what is there.
+// opens what is there. On the file store only: it removes and replaces
+// the file under the session, which a store without files cannot have
+// done to it.
 func TestTranscriptGoneWhileRunning(t *testing.T) {
 	for _, replace := range []bool{false, true} {
 		name := map[bool]string{false: "deleted", true: "replaced"}[replace]
@@ -79,6 +81,10 @@ func TestTranscriptGoneWhileRunning(t *testing.T) {
 // them: the transcript keeps them in the order they happened, and a resume
 // (with the clock back again) continues from the last.
 func TestClockJumpsBack(t *testing.T) {
+	onStores(t, testClockJumpsBack)
+}
+
+func testClockJumpsBack(t *testing.T, k storeKind) {
 	home, cwd := session.Home{Dir: t.TempDir()}, t.TempDir()
 	srv := modeltest.Start(t, modeltest.Config{})
 	var mu sync.Mutex
@@ -94,7 +100,7 @@ func TestClockJumpsBack(t *testing.T) {
 		clock = clock.Add(d)
 		mu.Unlock()
 	}
-	opts := agent.Options{Home: home, Cwd: cwd, ModelName: "claude-test", MaxTokens: 4000, Entrypoint: "sdk-cli", DisableAutoCompact: true, Now: now}
+	opts := agent.Options{Home: home, Cwd: cwd, Store: k.store(), ModelName: "claude-test", MaxTokens: 4000, Entrypoint: "sdk-cli", DisableAutoCompact: true, Now: now}
 	a := openOn(t, srv, opts, nil)
 	for i, step := range []time.Duration{0, -time.Hour, -24 * time.Hour} {
 		jump(step)

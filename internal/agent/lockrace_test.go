@@ -113,7 +113,9 @@ func fdsOn(t *testing.T, path string) int {
 // must either be refused (the first still runs) or see everything the first
 // wrote — never resume from what it read before the first finished,
 // inventing an interrupted result for a call that completed and leaving
-// the first run's final reply on a dead branch.
+// the first run's final reply on a dead branch. On the file store only:
+// the race is between two holders of the file's lock, and the test counts
+// the descriptors open on the file.
 func TestResumeWhileAnotherRunFinishes(t *testing.T) {
 	home, cwd := session.Home{Dir: t.TempDir()}, t.TempDir()
 	const id = "7a1f0c2e-5b3d-4e6f-8a9b-0c1d2e3f4a5b"

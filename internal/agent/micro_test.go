@@ -79,13 +79,14 @@ type microRig struct {
 	srv   *modeltest.Server
 	home  session.Home
 	cwd   string
+	store transcript.Store // nil: the home's file store
 	clock *clock
 	model *reader
 }
 
-func newMicroRig(t *testing.T) *microRig {
+func newMicroRig(t *testing.T, k storeKind) *microRig {
 	t.Helper()
-	r := &microRig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), clock: &clock{now: time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)}}
+	r := &microRig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), store: k.store(), clock: &clock{now: time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)}}
 	r.model = &reader{cwd: r.cwd}
 	for i := 1; i <= 20; i++ {
 		var b strings.Builder
@@ -102,7 +103,7 @@ func newMicroRig(t *testing.T) *microRig {
 
 func (r *microRig) open(t *testing.T, o func(*agent.Options)) *agent.Agent {
 	t.Helper()
-	opts := agent.Options{Home: r.home, Cwd: r.cwd, ModelName: "claude-test", MaxTokens: 4000,
+	opts := agent.Options{Home: r.home, Cwd: r.cwd, Store: r.store, ModelName: "claude-test", MaxTokens: 4000,
 		Window: tokens.Window{Size: 1_000_000, MaxOutput: 4_000}, Tools: []tool.Tool{tools.Read{}, bigTool{n: 10}},
 		Entrypoint: "sdk-cli", Now: r.clock.Now, NewUUID: counter()}
 	return openOn(t, r.srv, opts, o)
@@ -147,9 +148,11 @@ func prompt(r *modeltest.Request) int64 {
 }
 
 // golden compares a request's messages and context_management, the
-// project folder written as /CWD and the cairn home as /HOME, with
-// testdata/name.
-func golden(t *testing.T, name string, r *modeltest.Request, cwd string, home ...string) {
+// project folder written as /CWD, with testdata/name; given the cairn
+// home and the folder that holds the session's folder (projectDir), those
+// are written as /HOME and /HOME/projects/PROJECT, which the file store's
+// session folder is in, so a golden holds on every store.
+func golden(t *testing.T, name string, r *modeltest.Request, cwd string, homeAndProject ...string) {
 	t.Helper()
 	var body bytes.Buffer
 	for _, k := range []string{"messages", "context_management"} {
@@ -162,9 +165,9 @@ func golden(t *testing.T, name string, r *modeltest.Request, cwd string, home ..
 		}
 	}
 	got := strings.ReplaceAll(body.String(), cwd, "/CWD")
-	for _, h := range home {
-		got = strings.ReplaceAll(got, session.Home{Dir: h}.ProjectDir(cwd), "/HOME/projects/PROJECT")
-		got = strings.ReplaceAll(got, h, "/HOME")
+	if len(homeAndProject) == 2 {
+		got = strings.ReplaceAll(got, homeAndProject[1], "/HOME/projects/PROJECT")
+		got = strings.ReplaceAll(got, homeAndProject[0], "/HOME")
 	}
 	path := filepath.Join("testdata", name)
 	if *updateMicro {
@@ -193,14 +196,9 @@ func boundaries(t *testing.T, a *agent.Agent) []*transcript.MicrocompactMetadata
 // is reports true.
 func records[T any](t *testing.T, a *agent.Agent, is func(*transcript.Entry) bool, decode func(*transcript.Entry) (*T, error)) []*T {
 	t.Helper()
-	data, err := os.ReadFile(a.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []*T
-	for line := range bytes.SplitSeq(bytes.TrimSpace(data), []byte("\n")) {
-		e, err := transcript.DecodeEntry(line)
-		if err != nil || !is(&e) {
+	for _, e := range storedEntries(t, a) {
+		if !is(&e) {
 			continue
 		}
 		md, err := decode(&e)
@@ -225,7 +223,11 @@ func ids(from, to int) []string {
 // each request extends the one before byte for byte, so the server reads
 // all of it from the cache. A resumed session sends the same projection.
 func TestMicroCountTrigger(t *testing.T) {
-	r := newMicroRig(t)
+	onStores(t, testMicroCountTrigger)
+}
+
+func testMicroCountTrigger(t *testing.T, k storeKind) {
+	r := newMicroRig(t, k)
 	micro := func(o *agent.Options) {
 		o.MicroCompact = compact.MicroConfig{Count: 6, KeepRecent: 2, ClearAtLeast: -1}
 	}
@@ -301,6 +303,10 @@ func TestMicroCountTrigger(t *testing.T) {
 // cache cold and clears all but the newest results; half an hour is not
 // enough.
 func TestMicroTimeTrigger(t *testing.T) {
+	onStores(t, testMicroTimeTrigger)
+}
+
+func testMicroTimeTrigger(t *testing.T, k storeKind) {
 	for _, tt := range []struct {
 		name    string
 		away    time.Duration
@@ -310,7 +316,7 @@ func TestMicroTimeTrigger(t *testing.T) {
 		{"cache cold", 61 * time.Minute, ids(1, 3)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newMicroRig(t)
+			r := newMicroRig(t, k)
 			opts := func(o *agent.Options) { o.MicroCompact = compact.MicroConfig{KeepRecent: 2} }
 			a := r.open(t, opts)
 			r.model.allow(5)
@@ -366,7 +372,11 @@ func TestMicroTimeTrigger(t *testing.T) {
 // cache's prefix is never rewritten client-side; each request asks the
 // server to clear, and the server does, reading the rest from its cache.
 func TestMicroServerSide(t *testing.T) {
-	r := newMicroRig(t)
+	onStores(t, testMicroServerSide)
+}
+
+func testMicroServerSide(t *testing.T, k storeKind) {
+	r := newMicroRig(t, k)
 	a := r.open(t, func(o *agent.Options) {
 		o.ContextManagement = true
 		o.EarlyCompactAt = -1 // server-side clearing is what is tested
@@ -443,6 +453,10 @@ func (f fetcher) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result, 
 // TestLargeResultOverHTTP: a 120 KB result reaches the model as a preview
 // naming its file; the model reads the file back with Read and gets it all.
 func TestLargeResultOverHTTP(t *testing.T) {
+	onStores(t, testLargeResultOverHTTP)
+}
+
+func testLargeResultOverHTTP(t *testing.T, k storeKind) {
 	var path string
 	step := 0
 	srv := modeltest.Start(t, modeltest.Config{Respond: func(req *modeltest.Request) modeltest.Reply {
@@ -466,7 +480,7 @@ func TestLargeResultOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	home, cwd := session.Home{Dir: t.TempDir()}, t.TempDir()
-	a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd, Model: m, ModelName: "claude-test", MaxTokens: 4000,
+	a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd, Store: k.store(), Model: m, ModelName: "claude-test", MaxTokens: 4000,
 		Tools: []tool.Tool{fetcher{n: 120_000}, tools.Read{}}, Entrypoint: "sdk-cli"})
 	if err != nil {
 		t.Fatal(err)
@@ -479,8 +493,14 @@ func TestLargeResultOverHTTP(t *testing.T) {
 	if len(reqs) != 3 || path == "" {
 		t.Fatalf("%d requests, path %q", len(reqs), path)
 	}
-	if want := filepath.Join(filepath.Dir(a.Path()), a.ID(), "tool-results", "toolu_big.txt"); path != want {
+	if want := filepath.Join(a.SessionDir(), "tool-results", "toolu_big.txt"); path != want {
 		t.Errorf("saved to %s, want %s", path, want)
+	}
+	if names := sidecarNames(t, a, "tool-results/"); !slices.Equal(names, []string{"tool-results/toolu_big.txt"}) {
+		t.Errorf("results stored beside the transcript: %q, want the one too large to send", names)
+	}
+	if b := storedSidecar(t, a, "tool-results/toolu_big.txt"); len(b) < 120_000 || !bytes.Contains(b, []byte("fetched row 01500")) {
+		t.Errorf("the store keeps %d bytes of the result beside the transcript", len(b))
 	}
 	if n := len(reqs[1].Body); n > 10_000 {
 		t.Errorf("the request after the big result is %d bytes: the result was not replaced", n)
@@ -493,9 +513,7 @@ func TestLargeResultOverHTTP(t *testing.T) {
 		t.Error("the file read back does not reach the model")
 	}
 	// The transcript's toolUseResult names the file.
-	data, _ := os.ReadFile(a.Path())
-	for line := range bytes.SplitSeq(bytes.TrimSpace(data), []byte("\n")) {
-		e, _ := transcript.DecodeEntry(line)
+	for _, e := range storedEntries(t, a) {
 		if len(e.ToolUseResult) == 0 || !bytes.Contains(e.Message, []byte("toolu_big")) {
 			continue
 		}
@@ -517,7 +535,11 @@ func TestLargeResultOverHTTP(t *testing.T) {
 // measured as it will be sent: a compaction forgets what was cleared) —
 // and a session resumed after them sends what the live one sent.
 func TestMicroAcrossCompaction(t *testing.T) {
-	r := newMicroRig(t)
+	onStores(t, testMicroAcrossCompaction)
+}
+
+func testMicroAcrossCompaction(t *testing.T, k storeKind) {
+	r := newMicroRig(t, k)
 	var mu sync.Mutex
 	calls := 0
 	r.srv = modeltest.Start(t, modeltest.Config{Now: r.clock.Now, Respond: func(req *modeltest.Request) modeltest.Reply {
@@ -597,7 +619,11 @@ func checkResumedView(t *testing.T, a *agent.Agent, last *modeltest.Request) com
 // conversation is rewound to are sent whole again, as a resume of the new
 // chain sends them.
 func TestRewindForgetsLaterClearing(t *testing.T) {
-	r := newMicroRig(t)
+	onStores(t, testRewindForgetsLaterClearing)
+}
+
+func testRewindForgetsLaterClearing(t *testing.T, k storeKind) {
+	r := newMicroRig(t, k)
 	a := r.open(t, func(o *agent.Options) {
 		o.MicroCompact = compact.MicroConfig{Count: 6, KeepRecent: 2, ClearAtLeast: -1}
 	})

@@ -69,6 +69,10 @@ func (saveTool) Run(_ context.Context, env *tool.Env, input json.RawMessage) (to
 // would restore it; the instruction file of the folder it wrote in comes
 // with its result; and micro-compaction clears its old results.
 func TestToolDefinedOutside(t *testing.T) {
+	onStores(t, testToolDefinedOutside)
+}
+
+func testToolDefinedOutside(t *testing.T, k storeKind) {
 	cwd := t.TempDir()
 	for _, d := range []string{"notes", "secret"} {
 		if err := os.MkdirAll(filepath.Join(cwd, d), 0o755); err != nil {
@@ -104,7 +108,7 @@ func TestToolDefinedOutside(t *testing.T) {
 		modeltest.Say("done"),
 	)
 	home := session.Home{Dir: t.TempDir()}
-	a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd,
+	a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd, Store: k.store(),
 		Instructions: instructions.NewTracker(instructions.Options{Cwd: cwd, Home: home.Dir, Managed: []string{}, ManagedRules: []string{}}), Model: m, ModelName: "claude-test", MaxTokens: 4000,
 		Tools: []tool.Tool{saveTool{}}, Entrypoint: "sdk-cli", DisableAutoCompact: true, Middleware: agent.Middleware{Gate: middleware.GateFunc(gate)},
 		MicroCompact: compact.MicroConfig{Count: 3, KeepRecent: 1, ClearAtLeast: -1}})

@@ -143,7 +143,7 @@ type faultRun struct {
 // fault must leave: the session finished, no request of the
 // conversation was refused as too long, and every planted fact is
 // visible to the model in the last request.
-func runFaults(t *testing.T, fm *faultModel, notesTimeout, summaryTimeout time.Duration) *faultRun {
+func runFaults(t *testing.T, k storeKind, fm *faultModel, notesTimeout, summaryTimeout time.Duration) *faultRun {
 	t.Helper()
 	facts := map[int]bool{3: true, 9: true, 16: true, 22: true, 29: true, 35: true}
 	fm.steps = 40
@@ -153,7 +153,7 @@ func runFaults(t *testing.T, fm *faultModel, notesTimeout, summaryTimeout time.D
 	}
 	fr.srv = modeltest.Start(t, modeltest.Config{ContextWindow: 60_000, Respond: fm.respond})
 	var mu sync.Mutex
-	r := &rig{srv: fr.srv, home: session.Home{Dir: t.TempDir()}, cwd: fr.cwd}
+	r := &rig{srv: fr.srv, home: session.Home{Dir: t.TempDir()}, cwd: fr.cwd, store: k.store()}
 	a := r.open(t, tokens.Window{Size: 60_000, MaxOutput: 4_000}, func(o *agent.Options) {
 		o.Tools = []tool.Tool{outTool{facts}, tools.Read{}, tools.Edit{}, tools.Bash{}}
 		o.EarlyCompactAt = 12_000
@@ -213,6 +213,10 @@ func (fr *faultRun) said(want string) []string {
 // nothing is dropped that the notes or a summary did not capture, and
 // one line says what happened.
 func TestNotesUpdateFaults(t *testing.T) {
+	onStores(t, testNotesUpdateFaults)
+}
+
+func testNotesUpdateFaults(t *testing.T, k storeKind) {
 	never := make(chan struct{})
 	t.Cleanup(func() { close(never) })
 	for _, tt := range []struct {
@@ -231,7 +235,7 @@ func TestNotesUpdateFaults(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fm := &faultModel{notesFault: func(n int) (modeltest.Reply, bool) { return tt.reply, n > 1 }}
-			fr := runFaults(t, fm, tt.timeout, time.Minute)
+			fr := runFaults(t, k, fm, tt.timeout, time.Minute)
 			if got := fr.said("session notes:"); len(got) != 1 || !strings.Contains(got[0], tt.want) {
 				t.Errorf("lines about the notes %q: want one, saying %q", got, tt.want)
 			}
@@ -247,6 +251,10 @@ func TestNotesUpdateFaults(t *testing.T) {
 // not run, the refusal is the tool's result, and the update counts as
 // failed (it captured nothing).
 func TestNotesUpdateCallsOtherTools(t *testing.T) {
+	onStores(t, testNotesUpdateCallsOtherTools)
+}
+
+func testNotesUpdateCallsOtherTools(t *testing.T, k storeKind) {
 	cwd := t.TempDir()
 	// The command does create the file when Bash does run it.
 	probe := filepath.Join(cwd, "probe")
@@ -259,7 +267,7 @@ func TestNotesUpdateCallsOtherTools(t *testing.T) {
 	pwned := filepath.Join(cwd, "pwned")
 	call := modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_bash", "Bash", fmt.Sprintf(`{"command":"touch %s"}`, pwned))}}
 	fm := &faultModel{notesFault: func(n int) (modeltest.Reply, bool) { return call, n > 1 }}
-	fr := runFaults(t, fm, time.Minute, time.Minute)
+	fr := runFaults(t, k, fm, time.Minute, time.Minute)
 	if _, err := os.Stat(pwned); err == nil {
 		t.Fatal("the notes update ran Bash")
 	}
@@ -283,6 +291,10 @@ func TestNotesUpdateCallsOtherTools(t *testing.T) {
 // the next attempt summarises, and every fact survives; one line says
 // what happened.
 func TestSummaryFaultsWithEarlyCompaction(t *testing.T) {
+	onStores(t, testSummaryFaultsWithEarlyCompaction)
+}
+
+func testSummaryFaultsWithEarlyCompaction(t *testing.T, k storeKind) {
 	never := make(chan struct{})
 	t.Cleanup(func() { close(never) })
 	for _, tt := range []struct {
@@ -301,7 +313,7 @@ func TestSummaryFaultsWithEarlyCompaction(t *testing.T) {
 				notesFault:   func(int) (modeltest.Reply, bool) { return modeltest.Error(500), true },
 				summaryFault: func(n int) (modeltest.Reply, bool) { return tt.reply, n == 1 },
 			}
-			fr := runFaults(t, fm, time.Minute, tt.timeout)
+			fr := runFaults(t, k, fm, time.Minute, tt.timeout)
 			if got := fr.said("auto-compaction failed"); len(got) != 1 || !strings.Contains(got[0], tt.want) {
 				t.Errorf("lines about the compaction %q: want one, saying %q", got, tt.want)
 			}

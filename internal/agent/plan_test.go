@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/session"
 	"github.com/cairn-dev/cairn/tool"
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 // modes is a tools.PlanModes that ends the turn with every plan, as a
@@ -51,7 +52,11 @@ const thePlan = "# PLAN-MARKER\n\n1. Rename the function.\n2. Update its callers
 // comes through two compactions verbatim, as Claude Code's
 // plan_file_reference, and a resumed session holds it again.
 func TestPlanSurvivesCompactionAndResume(t *testing.T) {
-	home, cwd := session.Home{Dir: t.TempDir()}, t.TempDir()
+	onStores(t, testPlanSurvivesCompactionAndResume)
+}
+
+func testPlanSurvivesCompactionAndResume(t *testing.T, k storeKind) {
+	home, cwd, store := session.Home{Dir: t.TempDir()}, t.TempDir(), k.store()
 	in, _ := json.Marshal(map[string]string{"plan": thePlan})
 	var once sync.Once
 	srv := modeltest.Start(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
@@ -71,7 +76,7 @@ func TestPlanSurvivesCompactionAndResume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd, Model: m, ModelName: "claude-test", MaxTokens: 4000,
+		a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd, Store: store, Model: m, ModelName: "claude-test", MaxTokens: 4000,
 			Window: tokens.Window{Size: 40_000, MaxOutput: 4_000},
 			Tools:  []tool.Tool{tools.Read{}, tools.ExitPlanMode{}, tools.EnterPlanMode{}}, Entrypoint: "sdk-cli",
 			PlanModes: pm, Continue: resume, NewUUID: counter()})
@@ -142,7 +147,11 @@ func TestPlanSurvivesCompactionAndResume(t *testing.T) {
 // into the transcript) keeps its plan, but the plan tools neither write
 // nor read that file: the plan moves into the home's plans folder.
 func TestPlanFileStaysInHome(t *testing.T) {
-	home, cwd := session.Home{Dir: t.TempDir()}, t.TempDir()
+	onStores(t, testPlanFileStaysInHome)
+}
+
+func testPlanFileStaysInHome(t *testing.T, k storeKind) {
+	home, cwd, store := session.Home{Dir: t.TempDir()}, t.TempDir(), k.store()
 	outside := filepath.Join(t.TempDir(), "victim.md")
 	if err := os.WriteFile(outside, []byte("SECRET\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -157,7 +166,7 @@ func TestPlanFileStaysInHome(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd, Model: m, ModelName: "claude-test", MaxTokens: 4000,
+		a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd, Store: store, Model: m, ModelName: "claude-test", MaxTokens: 4000,
 			Window: tokens.Window{Size: 40_000, MaxOutput: 4_000},
 			Tools:  []tool.Tool{tools.ExitPlanMode{}}, Entrypoint: "sdk-cli",
 			PlanModes: pm, Continue: resume, NewUUID: counter()})
@@ -172,15 +181,19 @@ func TestPlanFileStaysInHome(t *testing.T) {
 	path, _ := a.Plan()
 	a.Close()
 	// The transcript now names a file outside the home as the plan's.
-	b, err := os.ReadFile(a.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := stored(t, a)
 	if !strings.Contains(string(b), `"filePath":"`+path+`"`) {
 		t.Fatalf("the transcript does not record the plan's file %s", path)
 	}
-	if err := os.WriteFile(a.Path(), []byte(strings.ReplaceAll(string(b), `"filePath":"`+path+`"`, `"filePath":"`+outside+`"`)), 0o600); err != nil {
-		t.Fatal(err)
+	tampered := []byte(strings.ReplaceAll(string(b), `"filePath":"`+path+`"`, `"filePath":"`+outside+`"`))
+	if k == onFile {
+		if err := os.WriteFile(a.Path(), tampered, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		mem := transcript.NewMemStore()
+		mem.AppendRaw(a.ID(), tampered)
+		store = mem
 	}
 	r := open(true)
 	if p, c := r.Plan(); filepath.Dir(p) != filepath.Join(home.Dir, "plans") || c != thePlan {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -71,12 +70,19 @@ func cacheShare(u model.Usage) float64 {
 	return float64(u.CacheReadInputTokens) / float64(total)
 }
 
+// notesName is the session notes' name beside the transcript.
+const notesName = "session-memory/summary.md"
+
 // TestSessionMemoryCompaction runs a long scripted session: the notes are
 // kept up to date by forks that read their prompt from the cache, and
 // auto-compaction uses them with no summary request.
 func TestSessionMemoryCompaction(t *testing.T) {
+	onStores(t, testSessionMemoryCompaction)
+}
+
+func testSessionMemoryCompaction(t *testing.T, k storeKind) {
 	ns := &notesScript{script: &script{steps: 30}}
-	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), sc: ns.script}
+	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), store: k.store(), sc: ns.script}
 	r.srv = modeltest.Start(t, modeltest.Config{ContextWindow: 40_000, Respond: ns.respond})
 	var mu sync.Mutex
 	var warnings []string
@@ -142,8 +148,8 @@ func TestSessionMemoryCompaction(t *testing.T) {
 	if !bytes.Contains(last.Body, []byte("- NOTE-")) || !bytes.Contains(last.Body, []byte("PLANTED-FACT: please run Big many times")) {
 		t.Error("the last request carries neither the notes nor the user's request")
 	}
-	notes, err := os.ReadFile(a.NotesPath())
-	if err != nil || strings.Count(string(notes), "- NOTE-") != forks {
+	notes := storedSidecar(t, a, notesName)
+	if strings.Count(string(notes), "- NOTE-") != forks {
 		t.Errorf("notes after %d updates:\n%s", forks, notes)
 	}
 	// The live history is what a resume loads.
@@ -159,8 +165,12 @@ func TestSessionMemoryCompaction(t *testing.T) {
 // TestSessionMemoryBaseline is the same session without notes: every
 // compaction makes a summary request.
 func TestSessionMemoryBaseline(t *testing.T) {
+	onStores(t, testSessionMemoryBaseline)
+}
+
+func testSessionMemoryBaseline(t *testing.T, k storeKind) {
 	ns := &notesScript{script: &script{steps: 30}}
-	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), sc: ns.script}
+	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), store: k.store(), sc: ns.script}
 	r.srv = modeltest.Start(t, modeltest.Config{ContextWindow: 40_000, Respond: ns.respond})
 	a := r.open(t, tokens.Window{Size: 40_000, MaxOutput: 4_000}, func(o *agent.Options) {
 		o.Tools = append(o.Tools, tools.Read{}, tools.Edit{})
@@ -188,8 +198,12 @@ func TestSessionMemoryBaseline(t *testing.T) {
 // TestSummaryCommand is /summary: the notes are brought up to date at
 // once, on a resumed session that sent no request yet.
 func TestSummaryCommand(t *testing.T) {
+	onStores(t, testSummaryCommand)
+}
+
+func testSummaryCommand(t *testing.T, k storeKind) {
 	ns := &notesScript{script: &script{steps: 2}}
-	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), sc: ns.script}
+	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), store: k.store(), sc: ns.script}
 	r.srv = modeltest.Start(t, modeltest.Config{Respond: ns.respond})
 	withEdit := func(o *agent.Options) { o.Tools = append(o.Tools, tools.Read{}, tools.Edit{}) }
 	a := r.open(t, tokens.Window{}, withEdit)
@@ -222,6 +236,10 @@ func TestSummaryCommand(t *testing.T) {
 // TestSessionMemoryForkFails: every update fails; the conversation goes
 // on, says so, and compaction falls back to the summary request.
 func TestSessionMemoryForkFails(t *testing.T) {
+	onStores(t, testSessionMemoryForkFails)
+}
+
+func testSessionMemoryForkFails(t *testing.T, k storeKind) {
 	ns := &notesScript{script: &script{steps: 20}}
 	respond := func(req *modeltest.Request) modeltest.Reply {
 		if isNotesRequest(req) {
@@ -229,7 +247,7 @@ func TestSessionMemoryForkFails(t *testing.T) {
 		}
 		return ns.respond(req)
 	}
-	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), sc: ns.script}
+	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), store: k.store(), sc: ns.script}
 	r.srv = modeltest.Start(t, modeltest.Config{ContextWindow: 40_000, Respond: respond})
 	var mu sync.Mutex
 	var warnings []string
@@ -260,6 +278,10 @@ func TestSessionMemoryForkFails(t *testing.T) {
 // TestSessionMemoryNeverBlocks holds the fork's request until the turn
 // has ended: a conversation that waited for its notes would never end.
 func TestSessionMemoryNeverBlocks(t *testing.T) {
+	onStores(t, testSessionMemoryNeverBlocks)
+}
+
+func testSessionMemoryNeverBlocks(t *testing.T, k storeKind) {
 	ns := &notesScript{script: &script{steps: 8}}
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	respond := func(req *modeltest.Request) modeltest.Reply {
@@ -272,7 +294,7 @@ func TestSessionMemoryNeverBlocks(t *testing.T) {
 		}
 		return ns.respond(req)
 	}
-	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), sc: ns.script}
+	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), store: k.store(), sc: ns.script}
 	r.srv = modeltest.Start(t, modeltest.Config{Respond: respond})
 	var once sync.Once
 	let := func() { once.Do(func() { close(release) }) }
@@ -296,7 +318,7 @@ func TestSessionMemoryNeverBlocks(t *testing.T) {
 	}
 	let()
 	a.Close()
-	notes, _ := os.ReadFile(a.NotesPath())
+	notes := storedSidecar(t, a, notesName)
 	if !strings.Contains(string(notes), "- NOTE-1") {
 		t.Errorf("the update did not finish after the turn:\n%s", notes)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -104,8 +103,8 @@ func cachedMessages(t *testing.T, r *modeltest.Request) []string {
 	return out
 }
 
-func snipRig(t *testing.T, window int64, respond func(*modeltest.Request) modeltest.Reply) *rig {
-	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir()}
+func snipRig(t *testing.T, k storeKind, window int64, respond func(*modeltest.Request) modeltest.Reply) *rig {
+	r := &rig{home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), store: k.store()}
 	r.srv = modeltest.Start(t, modeltest.Config{ContextWindow: window, Respond: respond})
 	return r
 }
@@ -123,8 +122,12 @@ func runAll(t *testing.T, a *agent.Agent, prompt string) []engine.Event {
 }
 
 func TestSnipTagsAreStable(t *testing.T) {
+	onStores(t, testSnipTagsAreStable)
+}
+
+func testSnipTagsAreStable(t *testing.T, k storeKind) {
 	sc := &script{steps: 4}
-	r := newRig(t, 0, sc)
+	r := newRig(t, k, 0, sc)
 	a := r.open(t, tokens.Window{Size: 200_000, MaxOutput: 4_000}, nil)
 	runAll(t, a, "first task")
 	sc.steps = 6
@@ -170,8 +173,12 @@ func TestSnipTagsAreStable(t *testing.T) {
 }
 
 func TestSnipRemovesAndResumeAgrees(t *testing.T) {
+	onStores(t, testSnipRemovesAndResumeAgrees)
+}
+
+func testSnipRemovesAndResumeAgrees(t *testing.T, k storeKind) {
 	st := &snipSteps{}
-	r := snipRig(t, 0, st.respond)
+	r := snipRig(t, k, 0, st.respond)
 	st.steps = []func([]byte) modeltest.Reply{
 		callTool("toolu_1", "Big", `{}`), callTool("toolu_2", "Big", `{}`), sayText("explored"), // explore
 		sayText("ok, scratched"), // scratch that
@@ -207,12 +214,9 @@ func TestSnipRemovesAndResumeAgrees(t *testing.T) {
 	if h := encode(t, a.History()); strings.Contains(h, "toolu_1") || strings.Contains(h, `"text":"scratch that`) {
 		t.Error("the history still holds the snipped messages")
 	}
-	data, err := os.ReadFile(a.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := stored(t, a)
 	if !bytes.Contains(data, []byte(`"subtype":"snip_boundary"`)) || !bytes.Contains(data, []byte(`"snipMetadata":{"removedUuids":[`)) {
-		t.Error("no snip_boundary with removedUuids on disk")
+		t.Error("no snip_boundary with removedUuids stored")
 	}
 	if !bytes.Contains(data, []byte("toolu_1")) || !bytes.Contains(data, []byte("scratch that")) {
 		t.Error("the transcript lost the snipped lines")
@@ -224,7 +228,7 @@ func TestSnipRemovesAndResumeAgrees(t *testing.T) {
 	if got, want := encode(t, conv.Messages()), encode(t, a.History()); got != want {
 		t.Errorf("a resume would see another conversation:\nresumed: %s\nlive:    %s", got, want)
 	}
-	scroll := scrollBack(t, a.Path())
+	scroll := scrollBack(t, a)
 	if !strings.Contains(encode(t, scroll), `"text":"scratch that`) {
 		t.Error("scroll-back lost the snipped messages")
 	}
@@ -244,14 +248,11 @@ func TestSnipRemovesAndResumeAgrees(t *testing.T) {
 	}
 }
 
-func scrollBack(t *testing.T, path string) []model.Message {
+// scrollBack returns what a's transcript shows scrolling back: every
+// message, the snipped ones too.
+func scrollBack(t *testing.T, a *agent.Agent) []model.Message {
 	t.Helper()
-	src, err := transcript.OpenFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	conv, err := transcript.Load(t.Context(), src, transcript.LoadOptions{History: true})
+	conv, err := transcript.Load(t.Context(), transcript.BytesSource(stored(t, a)), transcript.LoadOptions{History: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,8 +273,12 @@ func (stubTool) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result, e
 }
 
 func TestSnipRefusesThroughTheAgent(t *testing.T) {
+	onStores(t, testSnipRefusesThroughTheAgent)
+}
+
+func testSnipRefusesThroughTheAgent(t *testing.T, k storeKind) {
 	st := &snipSteps{}
-	r := snipRig(t, 0, st.respond)
+	r := snipRig(t, k, 0, st.respond)
 	targets := []struct{ marker, want string }{
 		{`"tool_use_id":"toolu_todo"`, "todo list"},
 		{`"tool_use_id":"toolu_plan"`, "plan"},
@@ -337,8 +342,12 @@ func TestSnipRefusesThroughTheAgent(t *testing.T) {
 }
 
 func TestPinsSurviveTenCompactions(t *testing.T) {
+	onStores(t, testPinsSurviveTenCompactions)
+}
+
+func testPinsSurviveTenCompactions(t *testing.T, k storeKind) {
 	sc := &script{}
-	r := newRig(t, 40_000, sc)
+	r := newRig(t, k, 40_000, sc)
 	w := tokens.Window{Size: 40_000, MaxOutput: 4_000} // compacts at 23,000
 	a := r.open(t, w, nil)
 	const fact, note = "REPLY-FACT: the build needs Go 1.26", "PINNED-NOTE: deploy only on Fridays"
@@ -404,8 +413,12 @@ func TestPinsSurviveTenCompactions(t *testing.T) {
 }
 
 func TestSnipNudgeNearTheLimitOnly(t *testing.T) {
+	onStores(t, testSnipNudgeNearTheLimitOnly)
+}
+
+func testSnipNudgeNearTheLimitOnly(t *testing.T, k storeKind) {
 	sc := &script{steps: 30}
-	r := newRig(t, 40_000, sc)
+	r := newRig(t, k, 40_000, sc)
 	a := r.open(t, tokens.Window{Size: 40_000, MaxOutput: 4_000}, func(o *agent.Options) { o.Tools = []tool.Tool{bigTool{n: 1000}} })
 	if _, _, err := run(t, a, "run Big many times"); err != nil {
 		t.Fatal(err)

@@ -45,7 +45,11 @@ func (c counterTool) ForSubagent() tool.Tool {
 // the one with a copy is, and the subagent's calls count on the copy,
 // not on the session's state.
 func TestSessionScopedTool(t *testing.T) {
-	r := newTaskRig(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+	onStores(t, testSessionScopedTool)
+}
+
+func testSessionScopedTool(t *testing.T, k storeKind) {
+	r := newTaskRig(t, k, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
 		switch {
 		case isChild(r) && !answered(r, "toolu_count"):
 			return modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_count", "Count", `{}`)}}

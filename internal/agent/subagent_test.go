@@ -32,19 +32,20 @@ type taskRig struct {
 	srv      *modeltest.Server
 	home     session.Home
 	cwd      string
+	store    transcript.Store // nil: the home's file store
 	warnings []string
 }
 
-func newTaskRig(t *testing.T, cfg modeltest.Config) *taskRig {
+func newTaskRig(t *testing.T, k storeKind, cfg modeltest.Config) *taskRig {
 	t.Helper()
-	return &taskRig{srv: modeltest.Start(t, cfg), home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir()}
+	return &taskRig{srv: modeltest.Start(t, cfg), home: session.Home{Dir: t.TempDir()}, cwd: t.TempDir(), store: k.store()}
 }
 
 func (r *taskRig) open(t *testing.T, o func(*agent.Options)) *agent.Agent {
 	t.Helper()
 	defs, warnings := subagent.Load(subagent.Dirs(r.home.Dir, r.cwd)...)
 	r.warnings = warnings
-	opts := agent.Options{Home: r.home, Cwd: r.cwd, ModelName: "claude-test", MaxTokens: 4000,
+	opts := agent.Options{Home: r.home, Cwd: r.cwd, Store: r.store, ModelName: "claude-test", MaxTokens: 4000,
 		Tools: append([]tool.Tool{tools.NewTask(defs)}, tools.Core()...), Entrypoint: "sdk-cli",
 		NewUUID: counter(), DisableSessionMemory: true}
 	return openOn(t, r.srv, opts, o)
@@ -84,49 +85,41 @@ func childRequests(srv *modeltest.Server) []*modeltest.Request {
 	return out
 }
 
-// sidechains returns the session's subagent transcripts.
+// sidechains returns the names of the session's subagent transcripts
+// in its store (agent-<id>).
 func sidechains(t *testing.T, a *agent.Agent) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(filepath.Dir(a.Path()), a.ID(), "subagents", "agent-*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
+	_, names := subagentLogs(t, a)
+	return names
 }
 
-// checkSidechain reads a subagent's transcript: every line a sidechain
-// of the session with the file's agent id, no torn line, and a valid
-// conversation on load. It returns the agent id and the conversation.
-func checkSidechain(t *testing.T, a *agent.Agent, path string) (string, *transcript.Conversation) {
+// checkSidechain reads a subagent's transcript, by its name in the
+// store: every line a sidechain of the session with the name's agent id,
+// no torn line, and a valid conversation on load. It returns the agent id
+// and the conversation.
+func checkSidechain(t *testing.T, a *agent.Agent, name string) (string, *transcript.Conversation) {
 	t.Helper()
-	id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "agent-"), ".jsonl")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := strings.TrimPrefix(name, "agent-")
+	logs, _ := subagentLogs(t, a)
+	data := storedIn(t, logs, name)
 	if len(data) == 0 || data[len(data)-1] != '\n' {
-		t.Fatalf("%s does not end with a whole line", path)
+		t.Fatalf("%s does not end with a whole line", name)
 	}
 	for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 		e, err := transcript.DecodeEntry(line)
 		if err != nil {
-			t.Fatalf("%s line %d: %v", path, i+1, err)
+			t.Fatalf("%s line %d: %v", name, i+1, err)
 		}
 		if !e.IsSidechain || e.AgentID != id || e.SessionID != a.ID() {
-			t.Errorf("%s line %d is not a sidechain of session %s by agent %s: %s", path, i+1, a.ID(), id, line)
+			t.Errorf("%s line %d is not a sidechain of session %s by agent %s: %s", name, i+1, a.ID(), id, line)
 		}
 	}
-	src, err := transcript.OpenFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	conv, err := transcript.Load(t.Context(), src, transcript.LoadOptions{NoRepair: true})
+	conv, err := transcript.Load(t.Context(), transcript.BytesSource(data), transcript.LoadOptions{NoRepair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(conv.Warnings) != 0 || len(conv.Entries) == 0 {
-		t.Errorf("%s loads with %d entries, warnings %v", path, len(conv.Entries), conv.Warnings)
+		t.Errorf("%s loads with %d entries, warnings %v", name, len(conv.Entries), conv.Warnings)
 	}
 	return id, conv
 }
@@ -137,8 +130,12 @@ func checkSidechain(t *testing.T, a *agent.Agent, path string) (string, *transcr
 // session's transcript holds only the call and its result, and lists as
 // the one session.
 func TestTaskRunsASubagent(t *testing.T) {
+	onStores(t, testTaskRunsASubagent)
+}
+
+func testTaskRunsASubagent(t *testing.T, k storeKind) {
 	var file string
-	r := newTaskRig(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+	r := newTaskRig(t, k, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
 		switch {
 		case isChild(r) && !answered(r, "toolu_read"):
 			return modeltest.Reply{Content: []model.Block{readCall("toolu_read", file)}}
@@ -218,10 +215,7 @@ func TestTaskRunsASubagent(t *testing.T) {
 
 	// The session's transcript: no sidechain line; the result records
 	// the subagent.
-	data, err := os.ReadFile(a.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := stored(t, a)
 	if bytes.Contains(data, []byte(`"isSidechain":true`)) || !bytes.Contains(data, []byte("CHILD-TASK: read hello.txt")) {
 		t.Errorf("the session's transcript holds sidechain lines, or lacks the call")
 	}
@@ -250,9 +244,15 @@ func TestTaskRunsASubagent(t *testing.T) {
 	if n := len(parentConv.Messages()); n != 4 {
 		t.Errorf("the session loads as %d messages, want 4", n)
 	}
-	infos, err := session.List(t.Context(), r.home, session.ListOptions{Cwd: r.cwd})
-	if err != nil || len(infos) != 1 || infos[0].SessionID != a.ID() {
-		t.Errorf("sessions listed: %+v, %v", infos, err)
+	if stored, err := a.Store().Sessions(t.Context()); err != nil || len(stored) != 1 || stored[0].ID != a.ID() {
+		t.Errorf("sessions in the store: %+v, %v", stored, err)
+	}
+	if k == onFile {
+		// The command line's listing of the home, too.
+		infos, err := session.List(t.Context(), r.home, session.ListOptions{Cwd: r.cwd})
+		if err != nil || len(infos) != 1 || infos[0].SessionID != a.ID() {
+			t.Errorf("sessions listed: %+v, %v", infos, err)
+		}
 	}
 }
 
@@ -260,11 +260,15 @@ func TestTaskRunsASubagent(t *testing.T) {
 // each subagent's first request waits until the other's has arrived —
 // and each call gets its own subagent's report.
 func TestTasksRunConcurrently(t *testing.T) {
+	onStores(t, testTasksRunConcurrently)
+}
+
+func testTasksRunConcurrently(t *testing.T, k storeKind) {
 	var arrived sync.WaitGroup
 	arrived.Add(2)
 	both := make(chan struct{})
 	go func() { arrived.Wait(); close(both) }()
-	r := newTaskRig(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+	r := newTaskRig(t, k, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
 		if isChild(r) {
 			name := strings.TrimPrefix(task(r), "WORK-")
 			arrived.Done()
@@ -319,7 +323,11 @@ func TestTasksRunConcurrently(t *testing.T) {
 // TestSubagentCannotCallTask: the subagent is not offered Task, and a
 // call it makes anyway fails; no grandchild starts.
 func TestSubagentCannotCallTask(t *testing.T) {
-	r := newTaskRig(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+	onStores(t, testSubagentCannotCallTask)
+}
+
+func testSubagentCannotCallTask(t *testing.T, k storeKind) {
+	r := newTaskRig(t, k, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
 		switch {
 		case isChild(r) && !answered(r, "toolu_nested"):
 			return modeltest.Reply{Content: []model.Block{taskCall("toolu_nested", "general-purpose", "NESTED")}}
@@ -357,7 +365,11 @@ func TestSubagentCannotCallTask(t *testing.T) {
 // only those tools, and its file's body as instructions; an unknown
 // subagent_type fails with the valid ones; a broken file is a warning.
 func TestCustomAgents(t *testing.T) {
-	r := newTaskRig(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+	onStores(t, testCustomAgents)
+}
+
+func testCustomAgents(t *testing.T, k storeKind) {
+	r := newTaskRig(t, k, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
 		switch {
 		case isChild(r):
 			return modeltest.Text("READER-REPORT")
@@ -420,7 +432,11 @@ func TestCustomAgents(t *testing.T) {
 // TestSubagentIsGated: the subagent's calls go through the session's
 // permission gate; a refusal reaches the subagent, which reports it.
 func TestSubagentIsGated(t *testing.T) {
-	r := newTaskRig(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+	onStores(t, testSubagentIsGated)
+}
+
+func testSubagentIsGated(t *testing.T, k storeKind) {
+	r := newTaskRig(t, k, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
 		switch {
 		case isChild(r) && !answered(r, "toolu_bash"):
 			return modeltest.Reply{Content: []model.Block{modeltest.ToolUse("toolu_bash", "Bash", `{"command":"touch made-by-child"}`)}}
@@ -464,11 +480,15 @@ func TestSubagentIsGated(t *testing.T) {
 // the model stops both; both transcripts stay valid, and the session
 // goes on.
 func TestSubagentCancelled(t *testing.T) {
+	onStores(t, testSubagentCancelled)
+}
+
+func testSubagentCancelled(t *testing.T, k storeKind) {
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
 	childStarted := make(chan struct{})
 	var once sync.Once
-	r := newTaskRig(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+	r := newTaskRig(t, k, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
 		switch {
 		case isChild(r):
 			once.Do(func() { close(childStarted) })
@@ -499,17 +519,21 @@ func TestSubagentCancelled(t *testing.T) {
 	if last := conv.Entries[len(conv.Entries)-1]; !strings.Contains(string(last.Message), engine.InterruptedText) {
 		t.Errorf("the subagent's transcript ends with %s, want the interruption marker", last.Message)
 	}
-	// The subagent's writer let its transcript go.
-	app, err := transcript.NewFileStore(filepath.Dir(files[0])).OpenAppender(t.Context(), "agent-"+id)
-	if err != nil {
-		t.Fatalf("the subagent's transcript is still held: %v", err)
+	if k == onFile {
+		// The subagent's writer let its transcript go. (A store over
+		// another store's files is exclusive only among its own handles:
+		// a fresh one would take it anyway.)
+		app, err := transcript.NewFileStore(filepath.Join(a.SessionDir(), agent.SubagentsDir)).OpenAppender(t.Context(), "agent-"+id)
+		if err != nil {
+			t.Fatalf("the subagent's transcript is still held: %v", err)
+		}
+		app.Close()
 	}
-	app.Close()
-	conv, err = a.Conversation(t.Context())
+	conv, err := a.Conversation(t.Context())
 	if err != nil || len(conv.Warnings) != 0 {
 		t.Fatalf("the session's transcript: %v %v", err, conv.Warnings)
 	}
-	data, _ := os.ReadFile(a.Path())
+	data := stored(t, a)
 	if !bytes.Contains(data, []byte(engine.InterruptedForToolText)) {
 		t.Error("the Task call's result does not say it was interrupted")
 	}
@@ -521,9 +545,13 @@ func TestSubagentCancelled(t *testing.T) {
 // TestSubagentCompacts: a subagent whose work outgrows the context window
 // compacts its own conversation, in its own transcript, and finishes.
 func TestSubagentCompacts(t *testing.T) {
+	onStores(t, testSubagentCompacts)
+}
+
+func testSubagentCompacts(t *testing.T, k storeKind) {
 	var mu sync.Mutex
 	steps := 0
-	r := newTaskRig(t, modeltest.Config{ContextWindow: 40_000, Respond: func(r *modeltest.Request) modeltest.Reply {
+	r := newTaskRig(t, k, modeltest.Config{ContextWindow: 40_000, Respond: func(r *modeltest.Request) modeltest.Reply {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -557,11 +585,11 @@ func TestSubagentCompacts(t *testing.T) {
 		t.Fatalf("subagent transcripts %v, want one", files)
 	}
 	_, conv := checkSidechain(t, a, files[0])
-	data, _ := os.ReadFile(files[0])
-	if !bytes.Contains(data, []byte(`"subtype":"compact_boundary"`)) || !conv.Entries[0].IsCompactBoundary() {
+	logs, _ := subagentLogs(t, a)
+	if !bytes.Contains(storedIn(t, logs, files[0]), []byte(`"subtype":"compact_boundary"`)) || !conv.Entries[0].IsCompactBoundary() {
 		t.Errorf("the subagent's transcript has no compaction to load from")
 	}
-	if parent, _ := os.ReadFile(a.Path()); bytes.Contains(parent, []byte("compact_boundary")) {
+	if parent := stored(t, a); bytes.Contains(parent, []byte("compact_boundary")) {
 		t.Error("the subagent's compaction went to the session's transcript")
 	}
 }
@@ -569,9 +597,13 @@ func TestSubagentCompacts(t *testing.T) {
 // TestSubagentMaxTurns: the session's turn limit holds a subagent too;
 // one stopped by it says so in its result.
 func TestSubagentMaxTurns(t *testing.T) {
+	onStores(t, testSubagentMaxTurns)
+}
+
+func testSubagentMaxTurns(t *testing.T, k storeKind) {
 	var mu sync.Mutex
 	n := 0
-	r := newTaskRig(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+	r := newTaskRig(t, k, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -597,9 +629,15 @@ func TestSubagentMaxTurns(t *testing.T) {
 
 // TestSubagentStopSeesTranscript: when the SubagentStop hook point runs,
 // the subagent's final reply is already in its transcript, which the
-// hooks get the path of (agent_transcript_path).
+// hooks get the path of (agent_transcript_path) on the file store; on a
+// store that keeps no files the path is empty, and the transcript is in
+// the store.
 func TestSubagentStopSeesTranscript(t *testing.T) {
-	r := newTaskRig(t, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
+	onStores(t, testSubagentStopSeesTranscript)
+}
+
+func testSubagentStopSeesTranscript(t *testing.T, k storeKind) {
+	r := newTaskRig(t, k, modeltest.Config{Respond: func(r *modeltest.Request) modeltest.Reply {
 		switch {
 		case isChild(r):
 			return modeltest.Text("FINAL-REPORT")
@@ -609,11 +647,18 @@ func TestSubagentStopSeesTranscript(t *testing.T) {
 		return modeltest.Reply{Content: []model.Block{taskCall("toolu_task", "general-purpose", "report")}}
 	}})
 	var stops []bool // whether the transcript held the report, at each stop
-	a := r.open(t, func(o *agent.Options) {
+	var a *agent.Agent
+	a = r.open(t, func(o *agent.Options) {
 		o.Middleware.SubagentStop = func(_ context.Context, s agent.Subagent, _ *engine.Result, _ bool) string {
-			data, err := os.ReadFile(s.TranscriptPath)
-			if err != nil {
-				t.Error(err)
+			logs, _ := subagentLogs(t, a)
+			data := storedIn(t, logs, "agent-"+s.ID)
+			if k == onFile {
+				onDisk, err := os.ReadFile(s.TranscriptPath)
+				if err != nil || !bytes.Equal(onDisk, data) {
+					t.Errorf("the hooks' agent_transcript_path %s does not hold the stored transcript (%v)", s.TranscriptPath, err)
+				}
+			} else if s.TranscriptPath != "" {
+				t.Errorf("agent_transcript_path %q on a store that keeps no files", s.TranscriptPath)
 			}
 			stops = append(stops, bytes.Contains(data, []byte("FINAL-REPORT")))
 			return ""

@@ -12,8 +12,12 @@ import (
 // the transcript back only to the compaction), and a fork carries it into
 // its own transcript.
 func TestTitleOutlivesCompactionAndFork(t *testing.T) {
+	onStores(t, testTitleOutlivesCompactionAndFork)
+}
+
+func testTitleOutlivesCompactionAndFork(t *testing.T, k storeKind) {
 	sc := &script{steps: 3}
-	r := newRig(t, 0, sc)
+	r := newRig(t, k, 0, sc)
 	w := tokens.Window{Size: 200_000, MaxOutput: 4_000}
 	a := r.open(t, w, nil)
 	id := a.ID()

@@ -82,6 +82,11 @@ func (a *Agent) openDir(ctx context.Context) error {
 	return nil
 }
 
+// SessionDir is the session's folder, where its tools reach the files
+// beside the transcript by path: the file store's own, or the working
+// copy of a store that keeps them elsewhere (gone after Close).
+func (a *Agent) SessionDir() string { return a.dir }
+
 // fileHistoryPrefix starts the names under which a store keeps the
 // session's file-history backups (pgstore.FileHistoryPrefix): they belong
 // to the home, not to the session's folder.

@@ -233,7 +233,8 @@ func (l localSessions) Tail(ctx context.Context, id string, start func(), line f
 	if err != nil {
 		return err
 	}
-	return serve.TailFile(ctx, path, 500*time.Millisecond, start, line)
+	store, key := transcript.FileStoreOf(path)
+	return store.Follow(ctx, key, 500*time.Millisecond, start, line)
 }
 
 // Tail implements serve.Tailer: the store notifies each append.

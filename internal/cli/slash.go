@@ -172,7 +172,9 @@ func exportText(ctx context.Context, sess tui.Session) (string, error) {
 		// Through the session's store, which keeps it in a file or not.
 		src, err = st.Store().OpenSource(ctx, sess.ID())
 	} else {
-		src, err = transcript.OpenFile(sess.Path())
+		// A session that names only its file: through that file's store.
+		store, key := transcript.FileStoreOf(sess.Path())
+		src, err = store.OpenSource(ctx, key)
 	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, transcript.ErrNotFound) {

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/anthropic"
 	"github.com/cairn-dev/cairn/model/modeltest"
 )
@@ -117,4 +120,29 @@ func TestSelected(t *testing.T) {
 			t.Errorf("%q: %q, want %q", answer, got, want)
 		}
 	}
+}
+
+// TestRecallTimeout: a side request that never comes back fails the
+// recall after its timeout (30 seconds by default), in a synctest bubble
+// where those seconds pass at once and exactly.
+func TestRecallTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		if err := writeMemoriesErr(dir, 3, time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
+		m := &modeltest.Scripted{Answer: func(ctx context.Context, _ int, _ *model.Request) ([]model.Block, error) {
+			<-ctx.Done() // a side request that never comes back
+			return nil, ctx.Err()
+		}}
+		r := &Recaller{Dir: dir, Model: m, ModelName: "claude-small"}
+		start := time.Now()
+		got, err := r.Recall(t.Context(), "what did we decide?")
+		if d := time.Since(start); d != 30*time.Second {
+			t.Errorf("the recall gave up after %s, want the default 30s", d)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) || got != nil || len(m.Requests()) != 1 {
+			t.Errorf("Recall = %v, %v after %d requests: want the deadline's error after one", got, err, len(m.Requests()))
+		}
+	})
 }

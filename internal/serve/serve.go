@@ -15,8 +15,6 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -657,76 +655,4 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request) {
 		}
 		src.Close()
 	}
-}
-
-// TailFile follows the transcript file at path for a Tailer (see there),
-// looking every poll for bytes appended and reading only those. A file
-// that shrinks (replaced by a repair) is followed from its new end.
-func TailFile(ctx context.Context, path string, poll time.Duration, start func(), line func([]byte) error) error {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s: %w", path, ErrNotFound)
-	}
-	if err != nil {
-		return err
-	}
-	defer func() { f.Close() }()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	off := fi.Size()
-	start()
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	var pending []byte // a line being written
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		fi, err := os.Stat(path)
-		if err != nil {
-			continue // being replaced; look again
-		}
-		if fi.Size() < off || !os.SameFile(fi, statOf(f)) {
-			// Replaced: follow the new file from its end.
-			nf, err := os.Open(path)
-			if err != nil {
-				continue
-			}
-			f.Close()
-			f, off, pending = nf, fi.Size(), nil
-			continue
-		}
-		if fi.Size() == off {
-			continue
-		}
-		buf := make([]byte, fi.Size()-off)
-		n, err := f.ReadAt(buf, off)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		off += int64(n)
-		pending = append(pending, buf[:n]...)
-		end := bytes.LastIndexByte(pending, '\n')
-		if end < 0 {
-			continue
-		}
-		for l := range bytes.SplitSeq(pending[:end], []byte("\n")) {
-			if err := line(l); err != nil {
-				return err
-			}
-		}
-		pending = slices.Clone(pending[end+1:])
-	}
-}
-
-func statOf(f *os.File) fs.FileInfo {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	return fi
 }

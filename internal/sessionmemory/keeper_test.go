@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -623,31 +624,40 @@ func TestFailedFirstUpdateCoversNothing(t *testing.T) {
 // TestStalledUpdateWaitedForOnce: compaction waits Config.Wait for an
 // update under way; an update still stalled after that is not waited for
 // again, so it holds up one request, not every one until it times out.
+// In a synctest bubble: the wait is the minute configured, to the
+// nanosecond, and takes no time.
 func TestStalledUpdateWaitedForOnce(t *testing.T) {
-	release := make(chan struct{})
-	f := newFixture(t, func(ctx context.Context, _ int, _ *model.Request) ([]model.Block, error) {
-		select {
-		case <-release:
-		case <-ctx.Done():
+	synctest.Test(t, func(t *testing.T) {
+		const wait = time.Minute
+		release := make(chan struct{})
+		f := newFixture(t, func(ctx context.Context, _ int, _ *model.Request) ([]model.Block, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, errors.New("stalled")
+		}, func(c *Config) { c.Wait = wait })
+		defer close(release)
+		f.k.AfterResponse(t.Context(), f.request(), response(20_000, 0), []string{"a9"})
+		start := time.Now()
+		if _, _, err := f.k.Summary(t.Context()); err != nil {
+			t.Fatal(err)
 		}
-		return nil, errors.New("stalled")
-	}, func(c *Config) { c.Wait = 50 * time.Millisecond })
-	defer close(release)
-	f.k.AfterResponse(t.Context(), f.request(), response(20_000, 0), []string{"a9"})
-	start := time.Now()
-	if _, _, err := f.k.Summary(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d < 50*time.Millisecond {
-		t.Errorf("the first Summary returned after %s, before Wait", d)
-	}
-	// The second must not wait: a context that is already done would make
-	// a wait fail at once.
-	done, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, _, err := f.k.Summary(done); err != nil {
-		t.Errorf("the second Summary waited for the stalled update again: %v", err)
-	}
+		if d := time.Since(start); d != wait {
+			t.Errorf("the first Summary returned after %s, want the Wait of %s", d, wait)
+		}
+		// The second must not wait: a context that is already done would
+		// make a wait fail at once.
+		done, cancel := context.WithCancel(t.Context())
+		cancel()
+		start = time.Now()
+		if _, _, err := f.k.Summary(done); err != nil {
+			t.Errorf("the second Summary waited for the stalled update again: %v", err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the second Summary took %s", d)
+		}
+	})
 }
 
 func TestExtract(t *testing.T) {

@@ -18,13 +18,17 @@ import (
 // Each request gets the blocks Answer returns for it, streamed as the
 // provider clients stream them: a message start, text and thinking in
 // word-sized deltas, each block's stop, and the response. The stop reason
-// is tool_use when the blocks hold a tool call, otherwise end_turn. A
-// cancelled context ends the stream with ctx's error between deltas.
+// is tool_use when the blocks hold a tool call, otherwise end_turn. An
+// error from Answer fails the stream: at once when Answer gave no blocks,
+// otherwise after the blocks, in place of the response (a reply cut off
+// before its end). A cancelled context ends the stream with ctx's error
+// between deltas.
 // Scripted is safe for concurrent use; requests are numbered from 0 in the
 // order their streams start.
 type Scripted struct {
 	// Answer returns the content answering request n, or the error the
-	// stream fails with. NewScripted sets it to play steps in order.
+	// stream fails with (after the content, when it returns both).
+	// NewScripted sets it to play steps in order.
 	Answer func(ctx context.Context, n int, req *model.Request) ([]model.Block, error)
 	// Usage is request n's usage; nil reports zero.
 	Usage func(n int) model.Usage
@@ -65,6 +69,12 @@ func Fail(err error) Step {
 	return func(*model.Request) ([]model.Block, error) { return nil, err }
 }
 
+// FailAfter is a step whose stream gives blocks and then fails with err
+// instead of ending with the response.
+func FailAfter(err error, blocks ...model.Block) Step {
+	return func(*model.Request) ([]model.Block, error) { return blocks, err }
+}
+
 // Requests returns the requests received so far, in order.
 func (s *Scripted) Requests() []*model.Request {
 	s.mu.Lock()
@@ -83,9 +93,9 @@ func (s *Scripted) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 			yield(model.Chunk{}, err)
 			return
 		}
-		blocks, err := s.Answer(ctx, n, req)
-		if err != nil {
-			yield(model.Chunk{}, err)
+		blocks, failed := s.Answer(ctx, n, req)
+		if failed != nil && len(blocks) == 0 {
+			yield(model.Chunk{}, failed)
 			return
 		}
 		send := func(c model.Chunk) bool {
@@ -129,6 +139,10 @@ func (s *Scripted) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 			if !send(model.Chunk{Kind: model.ChunkBlockStop, Index: k, Block: b}) {
 				return
 			}
+		}
+		if failed != nil {
+			yield(model.Chunk{}, failed)
+			return
 		}
 		var u model.Usage
 		if s.Usage != nil {

@@ -33,6 +33,7 @@ func TestScripted(t *testing.T) {
 		modeltest.Call(modeltest.Thinking("hm", "sig"), model.TextBlock("one two"), modeltest.ToolUse("t1", "Read", `{}`)),
 		modeltest.Say("done"),
 		modeltest.Fail(boom),
+		modeltest.FailAfter(boom, model.TextBlock("cut off")),
 	)
 	got, resp, err := kinds(t, m, t.Context())
 	if err != nil {
@@ -49,14 +50,18 @@ func TestScripted(t *testing.T) {
 	if _, resp, _ := kinds(t, m, t.Context()); resp.StopReason != model.StopEndTurn || resp.Content[0].Text != "done" {
 		t.Errorf("second response %+v", resp)
 	}
-	if _, _, err := kinds(t, m, t.Context()); !errors.Is(err, boom) {
-		t.Errorf("third request: err %v, want %v", err, boom)
+	if got, _, err := kinds(t, m, t.Context()); !errors.Is(err, boom) || len(got) != 0 {
+		t.Errorf("third request: chunks %v, err %v; want %v at once", got, err, boom)
+	}
+	got, resp, err = kinds(t, m, t.Context())
+	if want := []model.ChunkKind{model.ChunkMessageStart, model.ChunkTextDelta, model.ChunkTextDelta, model.ChunkBlockStop}; !errors.Is(err, boom) || resp != nil || !cmp.Equal(want, got) {
+		t.Errorf("fourth request: chunks %v, err %v, response %+v; want %v, then %v and no response", got, err, resp, want, boom)
 	}
 	if _, _, err := kinds(t, m, t.Context()); err == nil {
 		t.Error("a request beyond the script succeeded")
 	}
-	if n := len(m.Requests()); n != 4 {
-		t.Errorf("%d requests remembered, want 4", n)
+	if n := len(m.Requests()); n != 5 {
+		t.Errorf("%d requests remembered, want 5", n)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()

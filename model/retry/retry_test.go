@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -16,37 +17,33 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/itertest"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/model/retry"
 )
 
-// attempt is what one call of the scripted model does: yield chunks, then
-// fail with err (or finish when err is nil).
+// attempt is what one request to the scripted model does: answer with a
+// text of words words, then fail with err (or end when err is nil). The
+// stream's chunks: none when it fails with no words; otherwise the
+// message's start, a delta a word, the block's stop (with words), and
+// the response or the error.
 type attempt struct {
-	chunks int
-	err    error
+	words int
+	err   error
 }
 
-// scripted is a hand-written model.Model that plays attempts in order.
-type scripted struct {
-	attempts []attempt
-	calls    int
-}
-
-func (s *scripted) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
-	return func(yield func(model.Chunk, error) bool) {
-		a := s.attempts[s.calls]
-		s.calls++
-		for i := range a.chunks {
-			if !yield(model.Chunk{Kind: model.ChunkTextDelta, Text: fmt.Sprint(i)}, nil) {
-				return
-			}
+// scripted returns a model that plays attempts in order.
+func scripted(attempts ...attempt) *modeltest.Scripted {
+	return &modeltest.Scripted{Answer: func(_ context.Context, n int, _ *model.Request) ([]model.Block, error) {
+		a := attempts[n]
+		if a.words == 0 {
+			return nil, a.err
 		}
-		if a.err != nil {
-			yield(model.Chunk{}, a.err)
-			return
+		words := make([]string, a.words)
+		for i := range words {
+			words[i] = fmt.Sprint(i)
 		}
-		yield(model.Chunk{Kind: model.ChunkDone, Response: &model.Response{}}, nil)
-	}
+		return []model.Block{model.TextBlock(strings.Join(words, " "))}, a.err
+	}}
 }
 
 var (
@@ -65,26 +62,26 @@ func TestStream(t *testing.T) {
 	}{
 		{
 			name:       "success at once",
-			attempts:   []attempt{{chunks: 2}},
-			wantChunks: 3,
+			attempts:   []attempt{{words: 2}},
+			wantChunks: 5,
 		},
 		{
 			name:       "backoff doubles",
-			attempts:   []attempt{{err: overloaded}, {err: overloaded}, {err: overloaded}, {chunks: 1}},
-			wantChunks: 2,
+			attempts:   []attempt{{err: overloaded}, {err: overloaded}, {err: overloaded}, {words: 1}},
+			wantChunks: 4,
 			wantWaits:  []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second},
 		},
 		{
 			name:       "backoff is capped",
 			opts:       retry.Options{BaseDelay: 20 * time.Second, MaxDelay: 30 * time.Second},
-			attempts:   []attempt{{err: overloaded}, {err: overloaded}, {err: overloaded}, {chunks: 0}},
-			wantChunks: 1,
+			attempts:   []attempt{{err: overloaded}, {err: overloaded}, {err: overloaded}, {words: 0}},
+			wantChunks: 2,
 			wantWaits:  []time.Duration{20 * time.Second, 30 * time.Second, 30 * time.Second},
 		},
 		{
 			name:       "retry-after is honoured",
 			attempts:   []attempt{{err: &model.APIError{Status: 429, RetryAfter: 7 * time.Second}}, {}},
-			wantChunks: 1,
+			wantChunks: 2,
 			wantWaits:  []time.Duration{7 * time.Second},
 		},
 		{
@@ -94,9 +91,9 @@ func TestStream(t *testing.T) {
 		},
 		{
 			name:       "never after a chunk",
-			attempts:   []attempt{{chunks: 1, err: overloaded}, {}},
+			attempts:   []attempt{{words: 1, err: overloaded}, {}},
 			wantErr:    overloaded,
-			wantChunks: 1,
+			wantChunks: 3,
 		},
 		{
 			name:     "not on a bad request",
@@ -118,7 +115,7 @@ func TestStream(t *testing.T) {
 		{
 			name:       "connection errors",
 			attempts:   []attempt{{err: io.ErrUnexpectedEOF}, {err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, {}},
-			wantChunks: 1,
+			wantChunks: 2,
 			wantWaits:  []time.Duration{500 * time.Millisecond, time.Second},
 		},
 		{
@@ -139,7 +136,7 @@ func TestStream(t *testing.T) {
 				}
 				notified = append(notified, d)
 			}
-			inner := &scripted{attempts: tt.attempts}
+			inner := scripted(tt.attempts...)
 			chunks := 0
 			var err error
 			for _, e := range retry.New(inner, opts).Stream(t.Context(), &model.Request{}) {
@@ -170,7 +167,7 @@ func TestStream(t *testing.T) {
 
 func TestJitter(t *testing.T) {
 	var waits []time.Duration
-	inner := &scripted{attempts: []attempt{{err: overloaded}, {err: overloaded}, {}}}
+	inner := scripted(attempt{err: overloaded}, attempt{err: overloaded}, attempt{})
 	m := retry.New(inner, retry.Options{
 		Jitter: func() float64 { return 0.5 },
 		Sleep:  func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil },
@@ -188,7 +185,7 @@ func TestJitter(t *testing.T) {
 // advances, nothing sleeps.
 func TestDefaultSleep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		inner := &scripted{attempts: []attempt{{err: overloaded}, {err: overloaded}, {}}}
+		inner := scripted(attempt{err: overloaded}, attempt{err: overloaded}, attempt{})
 		start := time.Now()
 		var err error
 		for _, e := range retry.New(inner, retry.Options{Jitter: func() float64 { return 0 }}).Stream(t.Context(), &model.Request{}) {
@@ -206,7 +203,7 @@ func TestDefaultSleep(t *testing.T) {
 func TestCancelWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
-		inner := &scripted{attempts: []attempt{{err: overloaded}, {}}}
+		inner := scripted(attempt{err: overloaded}, attempt{})
 		m := retry.New(inner, retry.Options{OnRetry: func(int, time.Duration, error) {
 			time.AfterFunc(100*time.Millisecond, cancel)
 		}})
@@ -221,8 +218,8 @@ func TestCancelWait(t *testing.T) {
 		if got := time.Since(start); got != 100*time.Millisecond {
 			t.Errorf("returned after %v, want 100ms", got)
 		}
-		if inner.calls != 1 {
-			t.Errorf("%d calls after cancel", inner.calls)
+		if n := len(inner.Requests()); n != 1 {
+			t.Errorf("%d calls after cancel", n)
 		}
 	})
 }
@@ -262,14 +259,14 @@ func TestRetryable(t *testing.T) {
 // of one after a retry; the stream yields nothing after, and no attempt
 // starts after the break.
 func TestStreamBreak(t *testing.T) {
-	var inner *scripted
+	var inner *modeltest.Scripted
 	itertest.BreakAtEvery(t, func(*testing.T) iter.Seq2[model.Chunk, error] {
-		inner = &scripted{attempts: []attempt{{err: overloaded}, {chunks: 3}}}
+		inner = scripted(attempt{err: overloaded}, attempt{words: 3})
 		opts := retry.Options{Jitter: func() float64 { return 0 }, Sleep: func(context.Context, time.Duration) error { return nil }}
 		return retry.New(inner, opts).Stream(t.Context(), &model.Request{})
 	}, func(t *testing.T, k int) {
-		if inner.calls != 2 {
-			t.Errorf("break after %d chunks: %d attempts, want 2", k+1, inner.calls)
+		if n := len(inner.Requests()); n != 2 {
+			t.Errorf("break after %d chunks: %d attempts, want 2", k+1, n)
 		}
 	})
 }
@@ -285,7 +282,7 @@ func TestRefusedGivesUp(t *testing.T) {
 	for i := range all {
 		all[i] = attempt{err: refused}
 	}
-	m := retry.New(&scripted{attempts: all}, opts)
+	m := retry.New(scripted(all...), opts)
 	var got error
 	for _, err := range m.Stream(context.Background(), &model.Request{}) {
 		got = err
@@ -304,7 +301,7 @@ func TestRefusedGivesUp(t *testing.T) {
 
 	waits = nil
 	mixed := append([]attempt{{err: overloaded}}, all[:retry.DefaultMaxAttempts-1]...)
-	m = retry.New(&scripted{attempts: mixed}, opts)
+	m = retry.New(scripted(mixed...), opts)
 	for _, err := range m.Stream(context.Background(), &model.Request{}) {
 		got = err
 	}

@@ -202,7 +202,8 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	path := fs.Arg(0)
 	start := time.Now()
-	src, err := transcript.OpenFile(path)
+	store, key := transcript.FileStoreOf(path)
+	src, err := store.OpenSource(ctx, key)
 	if err != nil {
 		return err
 	}
