@@ -78,11 +78,15 @@ type Options struct {
 	// join the session with their system prompt section ("" for none),
 	// and it is not asked again — so the tool list and the system prompt
 	// change once, at a turn boundary, and the prompt cache breaks once.
+	// Before that, Late may return part of the tools with ok false, and
+	// then they join at once: a headless run's first request carries the
+	// servers that started in time, the others join in a second change.
+	// Late never returns a tool twice; a section it returns replaces the
+	// one before, so it covers every server joined so far.
 	Late func() (tools []tool.Tool, instructions string, ok bool)
 	// LateEachRequest asks Late before every model request, not only at
 	// the start of a turn: a headless run, which may have a single turn,
-	// takes the tools at its next request once they are ready. The tool
-	// list still changes once.
+	// takes the tools at its next request once they are ready.
 	LateEachRequest bool
 	// Middleware decide over the session and add to it, besides what
 	// the session does itself (see Middleware).
@@ -883,16 +887,16 @@ func (a *Agent) system(ctx context.Context) ([]model.SystemBlock, error) {
 	return a.prompts.Build(ctx)
 }
 
-// joinLate adds the tools Options.Late brings, once they are ready.
+// joinLate adds the tools Options.Late brings, as they are ready.
 func (a *Agent) joinLate() {
 	if a.opts.Late == nil || a.lateJoined {
 		return
 	}
 	ts, instructions, ok := a.opts.Late()
-	if !ok {
+	if !ok && len(ts) == 0 && instructions == "" {
 		return
 	}
-	a.lateJoined = true
+	a.lateJoined = ok
 	if err := a.tools.Add(ts...); err != nil {
 		if a.opts.Warn != nil {
 			a.opts.Warn(fmt.Sprintf("the tools of the MCP servers that started late were not added: %v", err))

@@ -103,3 +103,72 @@ func TestLateTools(t *testing.T) {
 		})
 	}
 }
+
+// TestLateToolsInSteps: tools Late brings before it is done join the
+// request at hand (a headless run's first request gets the servers ready
+// by then), the rest join once it is done, and each system prompt carries
+// the section Late gave last.
+func TestLateToolsInSteps(t *testing.T) {
+	ready, asked := false, 0
+	late := func() ([]tool.Tool, string, bool) {
+		asked++
+		switch {
+		case asked == 1:
+			return []tool.Tool{readyTool{name: "Early"}}, "# Early instructions", false
+		case !ready:
+			return nil, "", false
+		}
+		return []tool.Tool{readyTool{name: "Late"}}, "# Early and Late instructions", true
+	}
+	m := modeltest.NewScripted(
+		modeltest.Call(modeltest.ToolUse("t1", "Start", `{}`)),
+		modeltest.Say("first turn done"),
+		modeltest.Say("second turn done"),
+	)
+	cwd, home := t.TempDir(), session.Home{Dir: t.TempDir()}
+	a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd,
+		Instructions: instructions.NewTracker(instructions.Options{Cwd: cwd, Home: home.Dir, Managed: []string{}, ManagedRules: []string{}}),
+		Model:        m, ModelName: "claude-test", MaxTokens: 4000, Entrypoint: "sdk-cli", DisableAutoCompact: true,
+		Tools: []tool.Tool{readyTool{name: "Start", ready: &ready}}, Late: late, LateEachRequest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for _, prompt := range []string{"first", "second"} {
+		for _, err := range a.Run(t.Context(), prompt) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	type request struct {
+		Tools   []string
+		Section string
+	}
+	var got []request
+	for _, req := range m.Requests() {
+		var r request
+		for _, s := range req.Tools {
+			if s.Name == "Start" || s.Name == "Early" || s.Name == "Late" {
+				r.Tools = append(r.Tools, s.Name)
+			}
+		}
+		for _, b := range req.System {
+			if i := strings.Index(b.Text, "# Early"); i >= 0 {
+				r.Section = strings.SplitN(b.Text[i:], "\n", 2)[0]
+			}
+		}
+		got = append(got, r)
+	}
+	want := []request{
+		{[]string{"Start", "Early"}, "# Early instructions"},
+		{[]string{"Start", "Early", "Late"}, "# Early and Late instructions"},
+		{[]string{"Start", "Early", "Late"}, "# Early and Late instructions"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("each request (-want +got):\n%s", diff)
+	}
+	if asked != 3 {
+		t.Errorf("Late was asked %d times, want 3: until it is done, then never", asked)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,8 +16,14 @@ import (
 	"github.com/cairn-dev/cairn/tool"
 )
 
-// A headless run's first request waits for the MCP servers still
-// starting only when its prompt needs them (needsMCP):
+// A headless run gives the MCP servers still starting a short grace
+// (mcpGraceDefault, CAIRN_MCP_GRACE_MS; never more than MCP_TIMEOUT),
+// counted from their start, so that a healthy server that takes a moment
+// to come up — most do, npx-based ones a second or more — is in its first
+// request even when the prompt does not name it, as in Claude Code,
+// while a server that never answers costs at most the grace. Its first
+// request waits longer, until every server has connected or failed (each
+// within MCP_TIMEOUT), only when its prompt needs them (needsMCP):
 //
 //   - the prompt names an MCP tool (anything with "mcp__" in it), a
 //     server's resource ("@server:"), or a configured server by its name,
@@ -28,23 +35,43 @@ import (
 //   - the prompts come on stdin (--input-format stream-json), so none is
 //     known before the first request.
 //
-// Then it waits, as Claude Code does, until every server has connected
-// or failed, each within MCP_TIMEOUT, and says on stderr which servers it
-// is waiting for when they are not all ready at once. Otherwise the first
-// request goes at once, one line on stderr names the servers still
-// starting, and their tools join the run's next request once every server
-// has connected or failed (Options.LateEachRequest).
+// Then it says on stderr which servers it is waiting for when they are
+// not all ready at once. Otherwise, once the grace is over, the first
+// request goes with the tools of the servers connected by then, one line
+// on stderr names the servers still starting, and their tools join the
+// run's next request once every server has connected or failed
+// (lateInSteps, Options.LateEachRequest).
+
+// mcpGraceDefault is how long a headless run waits for MCP servers still
+// starting when its prompt does not need them; CAIRN_MCP_GRACE_MS sets
+// it.
+const mcpGraceDefault = 3 * time.Second
 
 // mcpWaitSaid is how long a headless run waits for its servers in silence
 // before it says which ones it is waiting for.
 const mcpWaitSaid = 300 * time.Millisecond
 
+// mcpGrace reads CAIRN_MCP_GRACE_MS (milliseconds, 0 for no wait),
+// mcpGraceDefault when it is unset; a value that is not a whole number
+// of milliseconds is ignored with a warning.
+func mcpGrace(getenv func(string) string) (time.Duration, string) {
+	v := strings.TrimSpace(getenv("CAIRN_MCP_GRACE_MS"))
+	if v == "" {
+		return mcpGraceDefault, ""
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms < 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+		return mcpGraceDefault, fmt.Sprintf("CAIRN_MCP_GRACE_MS=%q is not a number of milliseconds; the run gives MCP servers the default %s to start", v, mcpGraceDefault)
+	}
+	return time.Duration(ms) * time.Millisecond, ""
+}
+
 // awaitMCP is called before a headless run's first request: it waits for
-// the servers if prompt needs them, and tells errOut what it does.
+// the servers the grace, or up to MCP_TIMEOUT if prompt needs them, and
+// tells errOut what it does.
 func (s *setup) awaitMCP(ctx context.Context, f *agentFlags, prompt string, ag *agent.Agent, errOut io.Writer) {
 	s.sayMCP(s.mcp.Early(), errOut)
-	pending := s.mcp.Pending()
-	if len(pending) == 0 {
+	if len(s.mcp.Pending()) == 0 {
 		s.sayMCPDone(errOut)
 		return
 	}
@@ -56,7 +83,23 @@ func (s *setup) awaitMCP(ctx context.Context, f *agentFlags, prompt string, ag *
 		why = "the session called MCP tools before"
 	}
 	if why == "" {
-		fmt.Fprintf(errOut, "cairn: MCP servers still starting: %s; the run does not wait for them: their tools join its first request made once every server is ready (name a server or one of its tools in the prompt to wait for them)\n", strings.Join(pending, ", "))
+		grace := min(s.mcpGrace, s.mcpTimeout)
+		select {
+		case <-s.mcp.Done():
+			s.sayMCPDone(errOut)
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(s.mcpStarted.Add(grace))):
+		}
+		pending := s.mcp.Pending()
+		if len(pending) == 0 { // the last one settled just now
+			s.mcp.Wait(ctx)
+			s.sayMCPDone(errOut)
+			return
+		}
+		fmt.Fprintf(errOut, "cairn: MCP servers still starting: %s; the run goes on without them after waiting %s (CAIRN_MCP_GRACE_MS sets how long, in milliseconds): their tools join its first request made once every server is ready (name a server or one of its tools in the prompt to wait up to MCP_TIMEOUT)\n",
+			strings.Join(pending, ", "), grace)
 		return
 	}
 	select {
@@ -69,6 +112,35 @@ func (s *setup) awaitMCP(ctx context.Context, f *agentFlags, prompt string, ag *
 		s.mcp.Wait(ctx)
 	}
 	s.sayMCPDone(errOut)
+}
+
+// lateInSteps brings a headless run's MCP tools (Options.Late) in at most
+// two steps: when first asked (the first request, after awaitMCP), those
+// of the servers connected by then; once every server has connected or
+// failed, the others, with the section of all.
+func lateInSteps(st *mcp.Starting) func() ([]tool.Tool, string, bool) {
+	given := map[string]bool{}
+	first := true
+	return func() ([]tool.Tool, string, bool) {
+		var ts []tool.Tool
+		var instructions string
+		servers := st.Servers()
+		switch {
+		case servers != nil:
+			ts, instructions = servers.Tools(), servers.Instructions()
+		case first:
+			ts, instructions = st.Ready()
+		}
+		first = false
+		var fresh []tool.Tool
+		for _, t := range ts {
+			if name := t.Spec().Name; !given[name] {
+				given[name] = true
+				fresh = append(fresh, t)
+			}
+		}
+		return fresh, instructions, servers != nil
+	}
 }
 
 // sayMCPDone prints the servers' warnings once all have settled.

@@ -43,6 +43,11 @@ type setup struct {
 	mcpConfigs []mcp.Config
 	// mcpTimeout bounds connecting to one server (MCP_TIMEOUT).
 	mcpTimeout time.Duration
+	// mcpStarted is when the servers started; mcpGrace is how long after
+	// it a headless run waits for them when its prompt does not need them
+	// (CAIRN_MCP_GRACE_MS).
+	mcpStarted time.Time
+	mcpGrace   time.Duration
 	// mcpSaid are the MCP warnings a headless run has printed already.
 	mcpMu   sync.Mutex
 	mcpSaid map[string]bool
@@ -175,18 +180,24 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 	s.warnings = append(s.warnings, mw...)
 	// The servers start in the background. The terminal UI opens at once
 	// and their tools join at the first turn after all of them have
-	// connected or failed; a headless run waits for them before its first
-	// request only if the prompt needs them (awaitMCP), and otherwise takes
-	// their tools at its next request once they are ready.
+	// connected or failed; a headless run gives them a short grace before
+	// its first request, waits for them longer only if the prompt needs
+	// them (awaitMCP), and otherwise takes the tools of the servers still
+	// starting at its next request once they are ready.
 	s.mcpConfigs, s.mcpTimeout = configs, mo.Timeout
 	if s.mcpTimeout <= 0 {
 		s.mcpTimeout = mcp.DefaultTimeout
 	}
+	s.mcpStarted = time.Now()
 	s.mcp = mcp.Start(ctx, configs, mo)
 	s.opts.Late = lateMCP(s.mcp)
 	if headless {
+		var w string
+		if s.mcpGrace, w = mcpGrace(env.Getenv); w != "" {
+			s.warnings = append(s.warnings, w)
+		}
 		s.opts.LateEachRequest = true
-		s.opts.Late = s.reportLate(s.opts.Late, out)
+		s.opts.Late = s.reportLate(lateInSteps(s.mcp), out)
 	}
 	closeMCP := s.mcp.Close
 	stop := s.stop

@@ -132,12 +132,13 @@ type server struct {
 // Cancelling ctx abandons the servers still connecting. The connections
 // outlive ctx: Close ends them.
 func Connect(ctx context.Context, configs []Config, o Options) *Servers {
-	return connectAll(ctx, configs, o, nil)
+	return assembleServers(connectEach(ctx, configs, o, nil))
 }
 
-// connectAll is Connect; settled, when set, is called (from any
-// goroutine) as each server has connected or failed.
-func connectAll(ctx context.Context, configs []Config, o Options, settled func(name string)) *Servers {
+// connectEach connects to every server of configs at once and returns
+// them in the configs' order once each has connected or failed; settled,
+// when set, is called (from any goroutine) with each server as it has.
+func connectEach(ctx context.Context, configs []Config, o Options, settled func(i int, sv *server)) []*server {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -147,49 +148,79 @@ func connectAll(ctx context.Context, configs []Config, o Options, settled func(n
 	if o.Environ == nil {
 		o.Environ = os.Environ()
 	}
-	s := &Servers{list: make([]*server, len(configs))}
+	list := make([]*server, len(configs))
 	var wg sync.WaitGroup
 	for i, c := range configs {
 		if c.Unapproved {
-			s.list[i] = &server{cfg: c, err: &NotApprovedError{Name: c.Name}}
+			list[i] = &server{cfg: c, err: &NotApprovedError{Name: c.Name}}
 			continue
 		}
 		wg.Go(func() {
-			s.list[i] = connect(ctx, c, o)
+			list[i] = connect(ctx, c, o)
 			if settled != nil {
-				settled(c.Name)
+				settled(i, list[i])
 			}
 		})
 	}
 	wg.Wait()
+	return list
+}
 
+// assembleServers gathers list (every server settled) into Servers and
+// leaves each server only the tools it is kept for.
+func assembleServers(list []*server) *Servers {
+	g := gather(list)
+	for i, sv := range list {
+		if sv.err == nil {
+			sv.tools = g.kept[i]
+		}
+	}
+	return &Servers{list: list, tools: g.tools, instructions: g.instructions, warnings: g.warnings}
+}
+
+// gathered are the tools, the instructions' section and the warnings of
+// a list of servers.
+type gathered struct {
+	tools        []tool.Tool
+	kept         [][]*serverTool // each server's tools kept, by index
+	instructions string
+	warnings     []string
+}
+
+// gather collects the tools and instructions of the connected servers of
+// list, in its order, skipping nil entries (servers not settled yet): a
+// tool whose name an earlier server's tool has is left out with a
+// warning. It changes no server.
+func gather(list []*server) gathered {
+	g := gathered{kept: make([][]*serverTool, len(list))}
 	owner := make(map[string]string) // tool name → server
 	var sections []string
-	for _, sv := range s.list {
-		if sv.err != nil {
-			s.warnings = append(s.warnings, failedWarning(sv.cfg, sv.err))
+	for i, sv := range list {
+		if sv == nil {
 			continue
 		}
-		kept := sv.tools[:0]
+		if sv.err != nil {
+			g.warnings = append(g.warnings, failedWarning(sv.cfg, sv.err))
+			continue
+		}
 		for _, t := range sv.tools {
 			name := t.spec.Name
 			if other, dup := owner[name]; dup {
-				s.warnings = append(s.warnings, fmt.Sprintf("MCP server %q offers a tool named %s, as server %q does; only the first is available (rename a server to tell them apart)", sv.cfg.Name, name, other))
+				g.warnings = append(g.warnings, fmt.Sprintf("MCP server %q offers a tool named %s, as server %q does; only the first is available (rename a server to tell them apart)", sv.cfg.Name, name, other))
 				continue
 			}
 			owner[name] = sv.cfg.Name
-			kept = append(kept, t)
-			s.tools = append(s.tools, t)
+			g.kept[i] = append(g.kept[i], t)
+			g.tools = append(g.tools, t)
 		}
-		sv.tools = kept
 		if text := strings.TrimSpace(sv.instructions); text != "" {
 			sections = append(sections, "## "+sv.cfg.Name+"\n"+text)
 		}
 	}
 	if len(sections) > 0 {
-		s.instructions = "# MCP server instructions\nThe MCP servers connected to this session describe how to use their tools and resources:\n\n" + strings.Join(sections, "\n\n")
+		g.instructions = "# MCP server instructions\nThe MCP servers connected to this session describe how to use their tools and resources:\n\n" + strings.Join(sections, "\n\n")
 	}
-	return s
+	return g
 }
 
 // failedWarning says that the server c is left out, and why.
@@ -204,10 +235,11 @@ func failedWarning(c Config, err error) string {
 type Starting struct {
 	done    chan struct{}
 	cancel  context.CancelFunc
-	servers *Servers // set before done is closed
 	mu      sync.Mutex
-	pending []string // names still connecting, in the configs' order
-	early   []string // warnings known at Start
+	servers *Servers  // set, under mu, before done is closed
+	settled []*server // by the configs' index; nil while connecting
+	pending []string  // names still connecting, in the configs' order
+	early   []string  // warnings known at Start
 	closed  bool
 }
 
@@ -217,7 +249,7 @@ type Starting struct {
 // connection.
 func Start(ctx context.Context, configs []Config, o Options) *Starting {
 	ctx, cancel := context.WithCancel(ctx)
-	st := &Starting{done: make(chan struct{}), cancel: cancel}
+	st := &Starting{done: make(chan struct{}), cancel: cancel, settled: make([]*server, len(configs))}
 	for _, c := range configs {
 		if c.Unapproved {
 			st.early = append(st.early, failedWarning(c, &NotApprovedError{Name: c.Name}))
@@ -226,11 +258,15 @@ func Start(ctx context.Context, configs []Config, o Options) *Starting {
 		}
 	}
 	go func() {
-		st.servers = connectAll(ctx, configs, o, func(name string) {
+		list := connectEach(ctx, configs, o, func(i int, sv *server) {
 			st.mu.Lock()
-			st.pending = slices.DeleteFunc(st.pending, func(n string) bool { return n == name })
+			st.settled[i] = sv
+			st.pending = slices.DeleteFunc(st.pending, func(n string) bool { return n == sv.cfg.Name })
 			st.mu.Unlock()
 		})
+		st.mu.Lock()
+		st.servers = assembleServers(list)
+		st.mu.Unlock()
 		close(st.done)
 	}()
 	return st
@@ -255,6 +291,24 @@ func (st *Starting) Early() []string {
 		return nil
 	}
 	return slices.Clone(st.early)
+}
+
+// Ready are the tools and the instructions' section of the servers
+// connected so far — all of Servers' once every server has connected or
+// failed. A server that connects later may take a tool name one of these
+// has: Servers then gives it to the server configured first. A nil
+// Starting has none.
+func (st *Starting) Ready() (tools []tool.Tool, instructions string) {
+	if st == nil {
+		return nil, ""
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.servers != nil {
+		return st.servers.Tools(), st.servers.Instructions()
+	}
+	g := gather(st.settled)
+	return g.tools, g.instructions
 }
 
 // Done is closed once every server has connected or failed.

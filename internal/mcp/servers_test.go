@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -352,5 +353,42 @@ func TestInstructionsCut(t *testing.T) {
 	}
 	if !strings.Contains(s.Instructions(), got) || len(s.Instructions()) > len(got)+200 {
 		t.Errorf("section of %d bytes", len(s.Instructions()))
+	}
+}
+
+// TestReady: while one server is still connecting, Ready holds the tools
+// and the instructions of those connected already; once all have
+// settled, those of Servers.
+func TestReady(t *testing.T) {
+	st := mcp.Start(t.Context(), []mcp.Config{stdio("notes", "notes"), stdio("stuck", "hang")}, mcp.Options{Timeout: time.Minute})
+	defer st.Close()
+	for deadline := time.Now().Add(30 * time.Second); !slices.Equal(st.Pending(), []string{"stuck"}); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the notes server did not connect within 30s; pending %q", st.Pending())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tools, instructions := st.Ready()
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Spec().Name)
+	}
+	want := []string{"mcp__notes__echo", "mcp__notes__env", "mcp__notes__fail", "mcp__notes__picture", "mcp__notes__slow", "mcp__notes__write_note"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("ready tools (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(instructions, "## notes\n"+mcptest.Instructions) {
+		t.Errorf("ready instructions:\n%s", instructions)
+	}
+	if st.Servers() != nil {
+		t.Errorf("Servers before the stuck server settled")
+	}
+	if res := run(t, tools[0], `{"text":"hi"}`); res.Detail != "echo: hi" {
+		t.Errorf("a ready tool's call: %+v", res)
+	}
+
+	var none *mcp.Starting
+	if tools, instructions := none.Ready(); tools != nil || instructions != "" {
+		t.Errorf("a nil Starting's Ready: %v %q", tools, instructions)
 	}
 }

@@ -101,8 +101,13 @@ func text(s string) *mcp.CallToolResult {
 
 // EnvVar, set in a test binary's environment, makes ServeIfAsked run it
 // as a stdio server: "notes" serves the notes server; "exit" writes to
-// stderr and exits at once with status 3; "hang" never answers.
+// stderr and exits at once with status 3; "hang" never answers; "slow"
+// serves the notes server after half a second (SlowStart), as a healthy
+// server that takes a moment to start does.
 const EnvVar = "CAIRN_MCPTEST_SERVER"
+
+// SlowStart is how long the "slow" server takes before it answers.
+const SlowStart = 500 * time.Millisecond
 
 // ServeIfAsked runs this process as the stdio server EnvVar names, and
 // exits, when EnvVar is set; otherwise it returns at once.
@@ -110,7 +115,10 @@ func ServeIfAsked() {
 	switch os.Getenv(EnvVar) {
 	case "":
 		return
-	case "notes":
+	case "notes", "slow":
+		if os.Getenv(EnvVar) == "slow" {
+			time.Sleep(SlowStart)
+		}
 		err := NewServer(&Notes{}).Run(context.Background(), &mcp.StdioTransport{})
 		if err != nil && !strings.Contains(err.Error(), "EOF") {
 			fmt.Fprintln(os.Stderr, "notes server:", err)
