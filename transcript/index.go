@@ -1,0 +1,426 @@
+package transcript
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/jsonl"
+	"github.com/cairn-dev/cairn/internal/jsonscan"
+	"github.com/cairn-dev/cairn/internal/tokens"
+)
+
+// IndexLine is what the index pass keeps of one line of a transcript: where
+// it is, the fields that place it in the conversation, and an estimate of
+// what its content adds to the context. The line's bytes stay in the file
+// (Index.ReadLine reads them back).
+type IndexLine struct {
+	Offset int64 // of the line's first byte
+	Length int   // without the newline
+	// Type is the line's type; "" for a blank or bad line.
+	Type string
+	// UUID and Parent are the line's uuid and parentUuid, set for lines of
+	// the chain (see Entry.IsChain) only. Logical is a compact boundary's
+	// logicalParentUuid: the conversation before the compaction.
+	UUID, Parent, Logical string
+	Sidechain             bool
+	Boundary              bool // a compact boundary
+	// Bad is set on a line that is not an entry (Index.Warnings names it).
+	Bad bool
+	// Tokens estimates the line's message content (user and assistant
+	// lines) or attachment from its raw bytes, without decoding it: about
+	// what estimateEntry counts for the decoded entry.
+	Tokens int32
+}
+
+// Index is a one-pass index over the lines of a transcript: it reads the
+// file once, a block at a time, and keeps per line only an IndexLine, so
+// its memory is the lines' envelopes, not their bodies. It checks each line
+// as much as the loader needs to reject the same lines: the structure of
+// the whole line and the type of each field an Entry has, but not the
+// inside of the strings it does not keep (their escapes).
+type Index struct {
+	src  io.ReaderAt
+	size int64
+	// Lines holds every line of the file, blank and bad ones included:
+	// Lines[i] is line i+1.
+	Lines []IndexLine
+	// Warnings name each line that is not an entry, and why, as Load words
+	// them ("line N (byte X): ...").
+	Warnings []string
+	// SessionID is the sessionId of the newest chain line.
+	SessionID string
+
+	byUUID map[string]int32
+	// The newest main-chain line, sidechain line and last-prompt record
+	// with a leaf: -1 when there is none.
+	lastChain, lastSide, lastPrompt int
+	lastPromptLeaf                  string
+
+	scratch Entry
+}
+
+// indexBlock is how much the index pass reads at a time.
+const indexBlock = 1 << 20
+
+// NewIndex reads src (size bytes) once and indexes its lines. Damaged
+// lines are kept as bad lines with a warning; only a read error or ctx
+// ending stops it.
+func NewIndex(ctx context.Context, src io.ReaderAt, size int64) (*Index, error) {
+	x := &Index{src: src, size: size, byUUID: make(map[string]int32), lastChain: -1, lastSide: -1, lastPrompt: -1}
+	limit := maxLine
+	if limit <= 0 {
+		limit = jsonl.MaxLineBytes
+	}
+	buf := make([]byte, indexBlock)
+	var off int64 // of buf[0] in the file
+	n := 0        // bytes of buf filled
+	skipping := false
+	var skipStart int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if want := min(int64(len(buf)-n), size-off-int64(n)); want > 0 {
+			k, err := src.ReadAt(buf[n:n+int(want)], off+int64(n))
+			n += k
+			if err != nil && (err != io.EOF || k < int(want)) {
+				return nil, fmt.Errorf("read transcript at byte %d: %w", off+int64(n), err)
+			}
+		}
+		eof := off+int64(n) >= size
+		start := 0
+		if skipping {
+			var end int64
+			j := bytes.IndexByte(buf[:n], '\n')
+			if j < 0 && !eof {
+				off, n = off+int64(n), 0
+				continue
+			}
+			end, start = off+int64(n), n
+			if j >= 0 {
+				end, start = off+int64(j), j+1
+			}
+			x.addLong(skipStart, end, limit)
+			skipping = false
+		}
+		for {
+			j := bytes.IndexByte(buf[start:n], '\n')
+			if j < 0 {
+				break
+			}
+			x.add(buf[start:start+j], off+int64(start), false)
+			start += j + 1
+		}
+		if eof {
+			if start < n {
+				x.add(buf[start:n], off+int64(start), true)
+			}
+			break
+		}
+		rest := n - start
+		switch {
+		case start == 0 && n == len(buf) && len(buf) > limit:
+			// Longer than any line is allowed to be: skipped to its end
+			// without holding it.
+			skipping, skipStart = true, off
+			off, n = off+int64(n), 0
+			continue
+		case start == 0 && n == len(buf):
+			// A line longer than the buffer: held whole, as the loader
+			// holds it, in a buffer that is dropped after it.
+			nb := make([]byte, min(2*len(buf), limit+1))
+			copy(nb, buf[:n])
+			buf = nb
+		case len(buf) > indexBlock && rest < indexBlock:
+			nb := make([]byte, indexBlock)
+			copy(nb, buf[start:n])
+			buf = nb
+		default:
+			copy(buf, buf[start:n])
+		}
+		off, n = off+int64(start), rest
+	}
+	return x, nil
+}
+
+// addLong records a line too long to read.
+func (x *Index) addLong(start, end int64, limit int) {
+	no := len(x.Lines) + 1
+	x.Lines = append(x.Lines, IndexLine{Offset: start, Length: int(end - start), Bad: true})
+	x.Warnings = append(x.Warnings, fmt.Sprintf("line %d (byte %d): longer than %d bytes, skipped", no, start, limit))
+}
+
+// add indexes one line (without its newline) that starts at off.
+func (x *Index) add(line []byte, off int64, torn bool) {
+	no := len(x.Lines) + 1
+	x.Lines = append(x.Lines, IndexLine{Offset: off, Length: len(line)})
+	il := &x.Lines[no-1]
+	warn := func(format string, args ...any) {
+		x.Warnings = append(x.Warnings, fmt.Sprintf("line %d (byte %d): ", no, off)+fmt.Sprintf(format, args...))
+	}
+	b := line
+	if len(bytes.TrimSpace(b)) == 0 {
+		return
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		i += bytes.LastIndexByte(b[i:], 0)
+		warn("%d bytes of null bytes and damaged data skipped", i+1)
+		b = b[i+1:]
+		if len(bytes.TrimSpace(b)) == 0 {
+			return
+		}
+	}
+	e, err := x.scan(b)
+	if err != nil {
+		il.Bad = true
+		if torn {
+			warn("incomplete last line (a write was cut short), skipped")
+		} else {
+			warn("not a valid entry (%v), skipped", err)
+		}
+		return
+	}
+	il.Type = internType(e.Type)
+	switch {
+	case e.Type == TypeLastPrompt:
+		if e.LeafUUID != "" {
+			x.lastPrompt, x.lastPromptLeaf = no-1, strings.Clone(e.LeafUUID)
+		}
+		return
+	case !e.IsChain():
+		return
+	}
+	il.UUID, il.Parent, il.Sidechain = strings.Clone(e.UUID), strings.Clone(e.ParentUUID), e.IsSidechain
+	if e.IsCompactBoundary() {
+		il.Boundary, il.Logical = true, strings.Clone(e.LogicalParentUUID)
+	}
+	if e.SessionID != x.SessionID {
+		x.SessionID = strings.Clone(e.SessionID)
+	}
+	x.byUUID[il.UUID] = int32(no - 1) // the later copy of a uuid counts
+	if e.IsSidechain {
+		x.lastSide = no - 1
+	} else {
+		x.lastChain = no - 1
+	}
+	var t int64
+	switch e.Type {
+	case TypeUser, TypeAssistant:
+		if e.Message != nil {
+			t = rawMessageTokens(e.Message)
+		}
+	case TypeAttachment:
+		t = int64(len(e.Attachment)+tokens.BytesPerToken-1) / tokens.BytesPerToken
+	}
+	il.Tokens = int32(min(t, 1<<31-1))
+}
+
+// scan reads the members of a line into x.scratch, rejecting what
+// decodeEntry rejects but for the inside of strings. The entry's strings
+// may alias line: what is kept is cloned.
+func (x *Index) scan(line []byte) (*Entry, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	x.scratch = Entry{}
+	e := &x.scratch
+	var parent, logical *string
+	err := jsonscan.LooseMembers(line, func(key []byte, f jsonscan.Flags, val []byte) error {
+		name, err := fieldName(key, f)
+		if err != nil || name == "" {
+			return err
+		}
+		return e.setField(name, val, &parent, &logical)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if e.Type == "" {
+		return nil, fmt.Errorf("no \"type\" field")
+	}
+	if parent != nil {
+		e.ParentUUID = *parent
+	}
+	if logical != nil {
+		e.LogicalParentUUID = *logical
+	}
+	e.Message, e.Attachment = nullToNil(e.Message), nullToNil(e.Attachment)
+	return e, nil
+}
+
+// internType returns the constant for a known line type, so that lines do
+// not each keep a copy of it.
+func internType(t string) string {
+	for _, k := range []string{TypeUser, TypeAssistant, TypeAttachment, TypeSystem, TypeLastPrompt} {
+		if t == k {
+			return k
+		}
+	}
+	return strings.Clone(t)
+}
+
+// rawMessageTokens estimates a raw message's content as
+// tokens.EstimateBlock estimates its decoded blocks, from the lengths of
+// the encoded strings (escapes count as the bytes they take, so text with
+// many newlines or quotes comes out a little high).
+func rawMessageTokens(msg []byte) int64 {
+	var n int64
+	_ = jsonscan.TrustedMembers(msg, func(key []byte, _ jsonscan.Flags, val []byte) error {
+		if string(key) == `"content"` {
+			n = rawContentTokens(val)
+		}
+		return nil
+	})
+	return n
+}
+
+func rawStringTokens(s []byte) int64 {
+	if len(s) < 2 || s[0] != '"' {
+		return 0
+	}
+	return int64(len(s)-2+tokens.BytesPerToken-1) / tokens.BytesPerToken
+}
+
+func rawContentTokens(c []byte) int64 {
+	if len(c) == 0 {
+		return 0
+	}
+	switch c[0] {
+	case '"':
+		return rawStringTokens(c)
+	case '[':
+		var n int64
+		_ = jsonscan.TrustedElements(c, func(el []byte) error {
+			n += rawBlockTokens(el)
+			return nil
+		})
+		return n
+	}
+	return 0
+}
+
+func rawBlockTokens(el []byte) int64 {
+	var typ, text, name, input, content []byte
+	err := jsonscan.TrustedMembers(el, func(key []byte, _ jsonscan.Flags, val []byte) error {
+		switch string(key) {
+		case `"type"`:
+			typ = val
+		case `"text"`, `"thinking"`:
+			text = val
+		case `"name"`:
+			name = val
+		case `"input"`:
+			input = val
+		case `"content"`:
+			content = val
+		}
+		return nil
+	})
+	if err != nil {
+		return int64(len(el)+tokens.BytesPerToken-1) / tokens.BytesPerToken
+	}
+	switch string(typ) {
+	case `"text"`, `"thinking"`:
+		return rawStringTokens(text)
+	case `"tool_use"`:
+		return rawStringTokens(name) + int64(len(input)+tokens.BytesPerToken-1)/tokens.BytesPerToken
+	case `"tool_result"`:
+		return rawContentTokens(content)
+	case `"image"`, `"document"`:
+		return 1600
+	}
+	return int64(len(el)+tokens.BytesPerToken-1) / tokens.BytesPerToken
+}
+
+// Line returns the index of the chain line with uuid (the later one when
+// the file has two), and whether there is one.
+func (x *Index) Line(uuid string) (int, bool) {
+	i, ok := x.byUUID[uuid]
+	return int(i), ok
+}
+
+// Leaf returns the line where the conversation ends, as Load finds it: the
+// newest last-prompt record's leaf when nothing was written after it, else
+// the newest main-chain line, else (a subagent's transcript) the newest
+// sidechain line; -1 when the file has no chain line. The warning, if any,
+// says why a last-prompt record's leaf was not taken.
+func (x *Index) Leaf() (int, []string) {
+	var warns []string
+	if x.lastPrompt > max(x.lastChain, x.lastSide) {
+		if i, ok := x.byUUID[x.lastPromptLeaf]; ok {
+			return int(i), nil
+		}
+		warns = append(warns, fmt.Sprintf("last-prompt names leaf %s, which is not in the file; resuming from the newest message", x.lastPromptLeaf))
+	}
+	if x.lastChain >= 0 {
+		return x.lastChain, warns
+	}
+	return x.lastSide, warns
+}
+
+// Chain returns the lines of the conversation that ends at leaf (a uuid;
+// "" for the session's leaf, see Leaf), oldest first: parents followed back
+// to the root or to the last compact boundary, which is included. A parent
+// not in the file ends the chain there, and a loop ends it where it closes,
+// each with a warning worded as Load words it. It follows parentUuid only:
+// the preserved segments of compact boundaries, snips and the results of
+// parallel tool calls off the chain are for the loader to add.
+func (x *Index) Chain(leaf string) ([]int, []string, error) {
+	e, warns := -1, []string(nil)
+	if leaf != "" {
+		i, ok := x.byUUID[leaf]
+		if !ok {
+			return nil, nil, fmt.Errorf("no message %q in this session", leaf)
+		}
+		e = int(i)
+	} else {
+		e, warns = x.Leaf()
+	}
+	if e < 0 {
+		return nil, warns, nil
+	}
+	if l := &x.Lines[e]; l.Boundary && l.Logical != "" {
+		if before, ok := x.byUUID[l.Logical]; ok {
+			warns = append(warns, fmt.Sprintf("compact boundary %s has no summary after it; resuming from before that compaction", l.UUID))
+			e = int(before)
+		}
+	}
+	seen := make([]uint64, (len(x.Lines)+63)/64)
+	var chain []int
+	for {
+		l := &x.Lines[e]
+		if seen[e/64]&(1<<(e%64)) != 0 {
+			warns = append(warns, fmt.Sprintf("entry %s: its parents form a loop; the conversation starts after it", l.UUID))
+			break
+		}
+		seen[e/64] |= 1 << (e % 64)
+		chain = append(chain, e)
+		if l.Boundary || l.Parent == "" {
+			break
+		}
+		p, ok := x.byUUID[l.Parent]
+		if !ok {
+			warns = append(warns, fmt.Sprintf("entry %s: parent %s is not in the file; the conversation starts at %s", l.UUID, l.Parent, l.UUID))
+			break
+		}
+		e = int(p)
+	}
+	slices.Reverse(chain)
+	return chain, warns, nil
+}
+
+// ReadLine reads line i's bytes (without the newline) back from the
+// file into buf, grown if needed, and returns them.
+func (x *Index) ReadLine(i int, buf []byte) ([]byte, error) {
+	l := x.Lines[i]
+	buf = slices.Grow(buf[:0], l.Length)[:l.Length]
+	if k, err := x.src.ReadAt(buf, l.Offset); k < l.Length {
+		return nil, fmt.Errorf("read line %d at byte %d: %w", i+1, l.Offset, err)
+	}
+	return buf, nil
+}
