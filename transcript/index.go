@@ -174,7 +174,7 @@ func (x *Index) add(line []byte, off int64, torn bool) {
 			return
 		}
 	}
-	e, err := x.scan(b)
+	e, msgTokens, err := x.scan(b)
 	if err != nil {
 		il.Bad = true
 		if torn {
@@ -210,38 +210,49 @@ func (x *Index) add(line []byte, off int64, torn bool) {
 	var t int64
 	switch e.Type {
 	case TypeUser, TypeAssistant:
-		if e.Message != nil {
-			t = rawMessageTokens(e.Message)
-		}
+		t = msgTokens
 	case TypeAttachment:
-		t = int64(len(e.Attachment)+tokens.BytesPerToken-1) / tokens.BytesPerToken
+		t = estimateBytes(len(e.Attachment))
 	}
 	il.Tokens = int32(min(t, 1<<31-1))
 }
 
 // scan reads the members of a line into x.scratch, rejecting what
-// decodeEntry rejects but for the inside of strings. The entry's strings
-// may alias line: what is kept is cloned.
-func (x *Index) scan(line []byte) (*Entry, error) {
+// decodeEntry rejects but for the inside of strings, and estimates the
+// tokens of its message content in the same pass. The entry's strings may
+// alias line: what is kept is cloned.
+func (x *Index) scan(line []byte) (*Entry, int64, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
-		return nil, fmt.Errorf("not a JSON object")
+		return nil, 0, fmt.Errorf("not a JSON object")
 	}
 	x.scratch = Entry{}
 	e := &x.scratch
 	var parent, logical *string
-	err := jsonscan.LooseMembers(line, func(key []byte, f jsonscan.Flags, val []byte) error {
+	var msgTokens int64
+	err := jsonscan.LooseMembersAt(line, func(key []byte, f jsonscan.Flags, b []byte, i int) (int, error) {
 		name, err := fieldName(key, f)
-		if err != nil || name == "" {
-			return err
+		if err != nil {
+			return 0, err
 		}
-		return e.setField(name, val, &parent, &logical)
+		var end int
+		if name == "message" {
+			// Its content is the bulk of the line: estimated while it is
+			// checked, not read twice.
+			end, msgTokens, err = messageTokens(b, i)
+		} else {
+			end, err = jsonscan.LooseValue(b, i)
+		}
+		if err != nil || name == "" {
+			return end, err
+		}
+		return end, e.setField(name, b[i:end:end], &parent, &logical)
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if e.Type == "" {
-		return nil, fmt.Errorf("no \"type\" field")
+		return nil, 0, fmt.Errorf("no \"type\" field")
 	}
 	if parent != nil {
 		e.ParentUUID = *parent
@@ -250,7 +261,10 @@ func (x *Index) scan(line []byte) (*Entry, error) {
 		e.LogicalParentUUID = *logical
 	}
 	e.Message, e.Attachment = nullToNil(e.Message), nullToNil(e.Attachment)
-	return e, nil
+	if e.Message == nil {
+		msgTokens = 0
+	}
+	return e, msgTokens, nil
 }
 
 // internType returns the constant for a known line type, so that lines do
@@ -264,77 +278,103 @@ func internType(t string) string {
 	return strings.Clone(t)
 }
 
-// rawMessageTokens estimates a raw message's content as
-// tokens.EstimateBlock estimates its decoded blocks, from the lengths of
-// the encoded strings (escapes count as the bytes they take, so text with
-// many newlines or quotes comes out a little high).
-func rawMessageTokens(msg []byte) int64 {
+// messageTokens reads the message value at b[i], checked as
+// jsonscan.LooseValue checks it, and estimates its content as
+// tokens.EstimateBlock estimates the decoded blocks, from the lengths of
+// the encoded strings (an escape counts as the bytes it takes, so text
+// with many newlines or quotes comes out a little high).
+func messageTokens(b []byte, i int) (int, int64, error) {
+	if b[i] != '{' {
+		end, err := jsonscan.LooseValue(b, i)
+		return end, 0, err
+	}
 	var n int64
-	_ = jsonscan.TrustedMembers(msg, func(key []byte, _ jsonscan.Flags, val []byte) error {
-		if string(key) == `"content"` {
-			n = rawContentTokens(val)
+	end, err := jsonscan.LooseObject(b, i, func(key []byte, _ jsonscan.Flags, b []byte, i int) (int, error) {
+		if string(key) != `"content"` {
+			return jsonscan.LooseValue(b, i)
 		}
-		return nil
+		end, t, err := contentTokens(b, i)
+		n = t
+		return end, err
 	})
-	return n
+	return end, n, err
 }
 
-func rawStringTokens(s []byte) int64 {
-	if len(s) < 2 || s[0] != '"' {
-		return 0
-	}
-	return int64(len(s)-2+tokens.BytesPerToken-1) / tokens.BytesPerToken
+// estimateBytes is tokens.Estimate of n bytes.
+func estimateBytes(n int) int64 {
+	return int64(n+tokens.BytesPerToken-1) / tokens.BytesPerToken
 }
 
-func rawContentTokens(c []byte) int64 {
-	if len(c) == 0 {
-		return 0
-	}
-	switch c[0] {
+// contentTokens reads a content value (a string or an array of blocks) at
+// b[i] and estimates it.
+func contentTokens(b []byte, i int) (int, int64, error) {
+	switch b[i] {
 	case '"':
-		return rawStringTokens(c)
+		end, err := jsonscan.LooseString(b, i)
+		return end, estimateBytes(end - i - 2), err
 	case '[':
 		var n int64
-		_ = jsonscan.TrustedElements(c, func(el []byte) error {
-			n += rawBlockTokens(el)
-			return nil
+		end, err := jsonscan.LooseArray(b, i, func(b []byte, i int) (int, error) {
+			end, t, err := blockTokens(b, i)
+			n += t
+			return end, err
 		})
-		return n
+		return end, n, err
 	}
-	return 0
+	end, err := jsonscan.LooseValue(b, i)
+	return end, 0, err
 }
 
-func rawBlockTokens(el []byte) int64 {
-	var typ, text, name, input, content []byte
-	err := jsonscan.TrustedMembers(el, func(key []byte, _ jsonscan.Flags, val []byte) error {
+// blockTokens reads one content block at b[i] and estimates it.
+func blockTokens(b []byte, i int) (int, int64, error) {
+	if b[i] != '{' {
+		end, err := jsonscan.LooseValue(b, i)
+		return end, estimateBytes(end - i), err
+	}
+	var typ []byte
+	var text, name, input int = -1, 0, 0
+	var content int64
+	end, err := jsonscan.LooseObject(b, i, func(key []byte, _ jsonscan.Flags, b []byte, i int) (int, error) {
+		if string(key) == `"content"` {
+			end, t, err := contentTokens(b, i)
+			content = t
+			return end, err
+		}
+		end, err := jsonscan.LooseValue(b, i)
+		if err != nil {
+			return 0, err
+		}
+		str := b[i] == '"'
 		switch string(key) {
 		case `"type"`:
-			typ = val
+			typ = b[i:end]
 		case `"text"`, `"thinking"`:
-			text = val
+			if str {
+				text = end - i - 2
+			}
 		case `"name"`:
-			name = val
+			if str {
+				name = end - i - 2
+			}
 		case `"input"`:
-			input = val
-		case `"content"`:
-			content = val
+			input = end - i
 		}
-		return nil
+		return end, nil
 	})
 	if err != nil {
-		return int64(len(el)+tokens.BytesPerToken-1) / tokens.BytesPerToken
+		return 0, 0, err
 	}
 	switch string(typ) {
 	case `"text"`, `"thinking"`:
-		return rawStringTokens(text)
+		return end, estimateBytes(max(text, 0)), nil
 	case `"tool_use"`:
-		return rawStringTokens(name) + int64(len(input)+tokens.BytesPerToken-1)/tokens.BytesPerToken
+		return end, estimateBytes(name) + estimateBytes(input), nil
 	case `"tool_result"`:
-		return rawContentTokens(content)
+		return end, content, nil
 	case `"image"`, `"document"`:
-		return 1600
+		return end, 1600, nil
 	}
-	return int64(len(el)+tokens.BytesPerToken-1) / tokens.BytesPerToken
+	return end, estimateBytes(end - i), nil
 }
 
 // Line returns the index of the chain line with uuid (the later one when

@@ -652,56 +652,129 @@ func HasKeyFold(b []byte, name string) bool {
 // closing quote. Values given to fn are slices of b; a string value may
 // hold an escape Unquote rejects.
 func LooseMembers(b []byte, fn MemberFunc) error {
+	return LooseMembersAt(b, func(key []byte, f Flags, b []byte, i int) (int, error) {
+		end, err := looseValue(b, i)
+		if err != nil {
+			return 0, err
+		}
+		return end, fn(key, f, b[i:end:end])
+	})
+}
+
+// ValueAtFunc reads the value that starts at b[i] (no white space before
+// it), a member's whose raw key literal and flags it is given, and returns
+// the index just past it.
+type ValueAtFunc func(key []byte, f Flags, b []byte, i int) (int, error)
+
+// LooseMembersAt is LooseMembers for a caller that reads the members'
+// values itself (with LooseValue, LooseObject, LooseArray or anything
+// else that checks them): value is called for each member at the start of
+// its value. b must hold one object and nothing else but white space.
+func LooseMembersAt(b []byte, value ValueAtFunc) error {
 	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return ErrNotObject
 	}
-	i = SkipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		i++
-	} else {
-		for {
-			if i >= len(b) {
-				return syntaxErr(i, "unexpected end of JSON input")
-			}
-			if b[i] != '"' {
-				return syntaxErr(i, "invalid character %q looking for beginning of object key string", b[i])
-			}
-			kend, err := looseString(b, i)
-			if err != nil {
-				return err
-			}
-			key := b[i:kend:kend]
-			i = SkipSpace(b, kend)
-			if i >= len(b) || b[i] != ':' {
-				return syntaxErr(i, "want ':' after object key")
-			}
-			i = SkipSpace(b, i+1)
-			vstart := i
-			if i, err = looseValue(b, i); err != nil {
-				return err
-			}
-			if err := fn(key, StringFlags(key), b[vstart:i:i]); err != nil {
-				return err
-			}
-			i = SkipSpace(b, i)
-			if i >= len(b) {
-				return syntaxErr(i, "unexpected end of JSON input")
-			}
-			if b[i] == '}' {
-				i++
-				break
-			}
-			if b[i] != ',' {
-				return syntaxErr(i, "invalid character %q after object key:value pair", b[i])
-			}
-			i = SkipSpace(b, i+1)
-		}
+	end, err := LooseObject(b, i, value)
+	if err != nil {
+		return err
 	}
-	if SkipSpace(b, i) != len(b) {
-		return syntaxErr(i, "invalid character after top-level value")
+	if SkipSpace(b, end) != len(b) {
+		return syntaxErr(end, "invalid character after top-level value")
 	}
 	return nil
+}
+
+// LooseObject reads the object that starts at b[i] as LooseMembersAt
+// does, and returns the index just past it.
+func LooseObject(b []byte, i int, value ValueAtFunc) (int, error) {
+	if i >= len(b) || b[i] != '{' {
+		return 0, ErrNotObject
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		if b[i] != '"' {
+			return 0, syntaxErr(i, "invalid character %q looking for beginning of object key string", b[i])
+		}
+		kend, err := looseString(b, i)
+		if err != nil {
+			return 0, err
+		}
+		key := b[i:kend:kend]
+		i = SkipSpace(b, kend)
+		if i >= len(b) || b[i] != ':' {
+			return 0, syntaxErr(i, "want ':' after object key")
+		}
+		i = SkipSpace(b, i+1)
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		if i, err = value(key, StringFlags(key), b, i); err != nil {
+			return 0, err
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		if b[i] == '}' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return 0, syntaxErr(i, "invalid character %q after object key:value pair", b[i])
+		}
+		i = SkipSpace(b, i+1)
+	}
+}
+
+// LooseArray reads the array that starts at b[i], calling elem at the
+// start of each element to read it, and returns the index just past it.
+func LooseArray(b []byte, i int, elem func(b []byte, i int) (int, error)) (int, error) {
+	if i >= len(b) || b[i] != '[' {
+		return 0, ErrNotArray
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		var err error
+		if i, err = elem(b, i); err != nil {
+			return 0, err
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		if b[i] == ']' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return 0, syntaxErr(i, "invalid character %q after array element", b[i])
+		}
+		i = SkipSpace(b, i+1)
+	}
+}
+
+// LooseValue returns the end of the value that starts at b[i], checked as
+// LooseMembers checks values.
+func LooseValue(b []byte, i int) (int, error) { return looseValue(b, i) }
+
+// LooseString returns the end of the string literal that starts at b[i],
+// found by its closing quote alone.
+func LooseString(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, syntaxErr(i, "want a string")
+	}
+	return looseString(b, i)
 }
 
 // looseString returns the end of the string literal at b[i], found by its
