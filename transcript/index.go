@@ -231,6 +231,11 @@ func (x *Index) scan(line []byte) (*Entry, int64, error) {
 	var parent, logical *string
 	var msgTokens int64
 	err := jsonscan.LooseMembersAt(line, func(key []byte, f jsonscan.Flags, b []byte, i int) (int, error) {
+		if f == 0 {
+			if end, done, err := checkOnly(key[1:len(key)-1], b, i); done {
+				return end, err
+			}
+		}
 		name, err := fieldName(key, f)
 		if err != nil {
 			return 0, err
@@ -265,6 +270,37 @@ func (x *Index) scan(line []byte) (*Entry, int64, error) {
 		msgTokens = 0
 	}
 	return e, msgTokens, nil
+}
+
+// checkOnly reads the value at b[i] of a member the index does not keep,
+// with the plain key k, checking its type as setField does: done is false
+// for a key it does not know, which the caller then reads.
+func checkOnly(k, b []byte, i int) (end int, done bool, err error) {
+	var want string
+	switch string(k) {
+	case "cwd", "version", "gitBranch", "timestamp", "userType", "entrypoint", "slug",
+		"permissionMode", "promptSource", "requestId", "promptId", "agentId", "level",
+		"sourceToolAssistantUUID", "lastPrompt", "customTitle":
+		want = "a string"
+	case "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "isApiErrorMessage":
+		want = "true or false"
+	case "toolUseResult", "content", "compactMetadata", "snipMetadata":
+	default:
+		return 0, false, nil
+	}
+	end, err = jsonscan.LooseValue(b, i)
+	if err != nil {
+		return 0, true, err
+	}
+	v := b[i:end]
+	switch {
+	case want == "" || jsonscan.IsNull(v):
+	case want == "a string" && v[0] == '"':
+	case want == "true or false" && (string(v) == "true" || string(v) == "false"):
+	default:
+		return 0, true, fmt.Errorf("field %q: want %s, not %.20s", k, want, v)
+	}
+	return end, true, nil
 }
 
 // internType returns the constant for a known line type, so that lines do

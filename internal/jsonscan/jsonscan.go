@@ -715,7 +715,7 @@ func LooseObject(b []byte, i int, value ValueAtFunc) (int, error) {
 		if i >= len(b) {
 			return 0, syntaxErr(i, "unexpected end of JSON input")
 		}
-		if i, err = value(key, StringFlags(key), b, i); err != nil {
+		if i, err = value(key, keyFlags(key), b, i); err != nil {
 			return 0, err
 		}
 		i = SkipSpace(b, i)
@@ -775,6 +775,19 @@ func LooseString(b []byte, i int) (int, error) {
 		return 0, syntaxErr(i, "want a string")
 	}
 	return looseString(b, i)
+}
+
+// keyFlags is StringFlags for a short literal: one loop over its bytes.
+func keyFlags(s []byte) Flags {
+	var f Flags
+	for _, c := range s {
+		if c == '\\' {
+			f |= Escaped
+		} else if c >= 0x80 {
+			f |= NonASCII
+		}
+	}
+	return f
 }
 
 // looseString returns the end of the string literal at b[i], found by its
