@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -78,35 +79,19 @@ func NewIndex(ctx context.Context, src io.ReaderAt, size int64) (*Index, error) 
 	buf := make([]byte, indexBlock)
 	var off int64 // of buf[0] in the file
 	n := 0        // bytes of buf filled
-	skipping := false
-	var skipStart int64
-	for {
+	for off < size {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if want := min(int64(len(buf)-n), size-off-int64(n)); want > 0 {
 			k, err := src.ReadAt(buf[n:n+int(want)], off+int64(n))
 			n += k
-			if err != nil && (err != io.EOF || k < int(want)) {
-				return nil, fmt.Errorf("read transcript at byte %d: %w", off+int64(n), err)
+			if k < int(want) {
+				return nil, fmt.Errorf("read transcript at byte %d: %w", off+int64(n), cmp.Or(err, io.ErrUnexpectedEOF))
 			}
 		}
 		eof := off+int64(n) >= size
 		start := 0
-		if skipping {
-			var end int64
-			j := bytes.IndexByte(buf[:n], '\n')
-			if j < 0 && !eof {
-				off, n = off+int64(n), 0
-				continue
-			}
-			end, start = off+int64(n), n
-			if j >= 0 {
-				end, start = off+int64(j), j+1
-			}
-			x.addLong(skipStart, end, limit)
-			skipping = false
-		}
 		for {
 			j := bytes.IndexByte(buf[start:n], '\n')
 			if j < 0 {
@@ -121,30 +106,49 @@ func NewIndex(ctx context.Context, src io.ReaderAt, size int64) (*Index, error) 
 			}
 			break
 		}
-		rest := n - start
-		switch {
-		case start == 0 && n == len(buf) && len(buf) > limit:
-			// Longer than any line is allowed to be: skipped to its end
-			// without holding it.
-			skipping, skipStart = true, off
-			off, n = off+int64(n), 0
+		if start == 0 && n == len(buf) {
+			// A line longer than the buffer: its end is found first, then
+			// it is read whole into a buffer of its own (the loader holds
+			// a line whole too), or skipped when longer than any line may
+			// be.
+			end, err := x.lineEnd(off+int64(n), make([]byte, 64<<10))
+			if err != nil {
+				return nil, err
+			}
+			if end-off > int64(limit) {
+				x.addLong(off, end, limit)
+			} else {
+				line := make([]byte, end-off)
+				copy(line, buf[:n])
+				if k, err := src.ReadAt(line[n:], off+int64(n)); k < len(line)-n {
+					return nil, fmt.Errorf("read transcript at byte %d: %w", off+int64(n+k), cmp.Or(err, io.ErrUnexpectedEOF))
+				}
+				x.add(line, off, end == size)
+			}
+			off, n = end+1, 0
 			continue
-		case start == 0 && n == len(buf):
-			// A line longer than the buffer: held whole, as the loader
-			// holds it, in a buffer that is dropped after it.
-			nb := make([]byte, min(2*len(buf), limit+1))
-			copy(nb, buf[:n])
-			buf = nb
-		case len(buf) > indexBlock && rest < indexBlock:
-			nb := make([]byte, indexBlock)
-			copy(nb, buf[start:n])
-			buf = nb
-		default:
-			copy(buf, buf[start:n])
 		}
-		off, n = off+int64(start), rest
+		copy(buf, buf[start:n])
+		off, n = off+int64(start), n-start
 	}
 	return x, nil
+}
+
+// lineEnd returns the offset of the first newline at or after from, or
+// the file's size when there is none, reading through buf.
+func (x *Index) lineEnd(from int64, buf []byte) (int64, error) {
+	for from < x.size {
+		want := int(min(int64(len(buf)), x.size-from))
+		k, err := x.src.ReadAt(buf[:want], from)
+		if k < want {
+			return 0, fmt.Errorf("read transcript at byte %d: %w", from+int64(k), cmp.Or(err, io.ErrUnexpectedEOF))
+		}
+		if j := bytes.IndexByte(buf[:k], '\n'); j >= 0 {
+			return from + int64(j), nil
+		}
+		from += int64(k)
+	}
+	return x.size, nil
 }
 
 // addLong records a line too long to read.

@@ -198,6 +198,33 @@ func TestIndexLongLine(t *testing.T) {
 	}
 }
 
+// TestIndexLongEntry indexes a valid line longer than the index reads at
+// a time: it is an entry of the chain, whole.
+func TestIndexLongEntry(t *testing.T) {
+	ok := `{"type":"user","uuid":"a","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}` + "\n"
+	long := `{"type":"assistant","uuid":"b","parentUuid":"a","sessionId":"s","message":{"role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("y", 3<<20) + `"}]}}` + "\n"
+	last := `{"type":"user","uuid":"c","parentUuid":"b","sessionId":"s","message":{"role":"user","content":"again"}}`
+	for _, file := range []string{ok + long + last, ok + long, ok + strings.TrimSuffix(long, "\n")} {
+		b := []byte(file)
+		x := indexOf(t, b)
+		if len(x.Warnings) > 0 {
+			t.Errorf("warnings %q", x.Warnings)
+		}
+		chain, _, _ := x.Chain("")
+		if len(chain) < 2 || chain[1] != 1 {
+			t.Fatalf("chain %v, want line 1 in it", chain)
+		}
+		got, err := x.ReadLine(1, nil)
+		if err != nil || string(got) != strings.TrimSuffix(long, "\n") {
+			t.Errorf("ReadLine(1) = %.40q…, %v; want the long line", got, err)
+		}
+		if tk := x.Lines[1].Tokens; tk != 3<<20/4 {
+			t.Errorf("long line: %d tokens, want %d", tk, 3<<20/4)
+		}
+		checkAgainstLoad(t, b)
+	}
+}
+
 func chainLines(ids ...string) []byte {
 	var b strings.Builder
 	for i := 0; i+1 < len(ids); i += 2 {
