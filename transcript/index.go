@@ -198,7 +198,12 @@ func (x *Index) add(line []byte, off int64, torn bool) {
 	case !e.IsChain():
 		return
 	}
-	il.UUID, il.Parent, il.Sidechain = strings.Clone(e.UUID), strings.Clone(e.ParentUUID), e.IsSidechain
+	il.UUID, il.Sidechain = strings.Clone(e.UUID), e.IsSidechain
+	if p, ok := x.byUUID[e.ParentUUID]; ok && e.ParentUUID != "" {
+		il.Parent = x.Lines[p].UUID // most parents come first: their uuid is shared
+	} else {
+		il.Parent = strings.Clone(e.ParentUUID)
+	}
 	if e.IsCompactBoundary() {
 		il.Boundary, il.Logical = true, strings.Clone(e.LogicalParentUUID)
 	}
