@@ -33,12 +33,13 @@ type IndexLine struct {
 	Bad bool
 	// Tokens estimates the line's message content (user and assistant
 	// lines) or attachment from its raw bytes, without decoding it: about
-	// what estimateEntry counts for the decoded entry.
+	// what Conversation.ContextTokens estimates for the decoded entry.
 	Tokens int32
 }
 
 // Index is a one-pass index over the lines of a transcript: it reads the
-// file once, a block at a time, and keeps per line only an IndexLine, so
+// file once, a block at a time (a line longer than a block is measured,
+// then read whole), and keeps per line only an IndexLine, so
 // its memory is the lines' envelopes, not their bodies. It checks each line
 // as much as the loader needs to reject the same lines: the structure of
 // the whole line and the type of each field an Entry has, but not the
@@ -49,10 +50,11 @@ type Index struct {
 	// Lines holds every line of the file, blank and bad ones included:
 	// Lines[i] is line i+1.
 	Lines []IndexLine
-	// Warnings name each line that is not an entry, and why, as Load words
-	// them ("line N (byte X): ...").
+	// Warnings name each line that is not an entry, and why: the lines Load
+	// names, in its words ("line N (byte X): ..."; the reason a line is not
+	// valid JSON may be worded otherwise).
 	Warnings []string
-	// SessionID is the sessionId of the newest chain line.
+	// SessionID is the newest sessionId of the chain lines, as Load's.
 	SessionID string
 
 	byUUID map[string]int32
@@ -207,7 +209,7 @@ func (x *Index) add(line []byte, off int64, torn bool) {
 	if e.IsCompactBoundary() {
 		il.Boundary, il.Logical = true, strings.Clone(e.LogicalParentUUID)
 	}
-	if e.SessionID != x.SessionID {
+	if e.SessionID != "" && e.SessionID != x.SessionID {
 		x.SessionID = strings.Clone(e.SessionID)
 	}
 	x.byUUID[il.UUID] = int32(no - 1) // the later copy of a uuid counts

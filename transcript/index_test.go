@@ -146,7 +146,16 @@ func TestIndexAgreesWithLoad(t *testing.T) {
 		files[name] = buf.Bytes()
 	}
 	for name, b := range files {
-		t.Run(name, func(t *testing.T) { checkAgainstLoad(t, b) })
+		t.Run(name, func(t *testing.T) {
+			checkAgainstLoad(t, b)
+			conv, err := transcript.Load(context.Background(), transcript.BytesSource(b), transcript.LoadOptions{NoRepair: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x := indexOf(t, b); x.SessionID != conv.SessionID || x.SessionID == "" {
+				t.Errorf("index session %q, Load's %q", x.SessionID, conv.SessionID)
+			}
+		})
 	}
 }
 
