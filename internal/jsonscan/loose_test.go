@@ -68,3 +68,46 @@ func FuzzLooseMembers(f *testing.F) {
 		}
 	})
 }
+
+// TestLooseObjectArray reads nested values with callers' own readers, as
+// the transcript index reads a message's content blocks.
+func TestLooseObjectArray(t *testing.T) {
+	read := func(in string) error {
+		return LooseMembersAt([]byte(in), func(key []byte, _ Flags, b []byte, i int) (int, error) {
+			if string(key) != `"content"` || b[i] != '[' {
+				return LooseValue(b, i)
+			}
+			return LooseArray(b, i, func(b []byte, i int) (int, error) {
+				if b[i] != '{' {
+					return LooseValue(b, i)
+				}
+				return LooseObject(b, i, func(key []byte, _ Flags, b []byte, i int) (int, error) {
+					if string(key) == `"text"` {
+						return LooseString(b, i)
+					}
+					return LooseValue(b, i)
+				})
+			})
+		})
+	}
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{
+		{`{"role":"user","content":[{"type":"text","text":"a"},{"text":"b"},"x",[]]}`, true},
+		{`{"content":[]}`, true},
+		{`{"content":[{}]}`, true},
+		{`{"content":[{"text":1}]}`, false}, // LooseString wants a string
+		{`{"content":[{"text":"a"},]}`, false},
+		{`{"content":[{"text":"a"}}`, false},
+		{`{"content":[{"text":"a",}]}`, false},
+		{`{"content":[{"text" "a"}]}`, false},
+		{`{"content":[{"text":"a"}] x}`, false},
+		{`{"content":[{"text":"a"}]} x`, false},
+		{`{"content":[{"text":"a`, false},
+	} {
+		if err := read(tc.in); (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want ok %v", tc.in, err, tc.ok)
+		}
+	}
+}
