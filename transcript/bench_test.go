@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -243,4 +244,54 @@ func BenchmarkReloadAfterTurn(b *testing.B) {
 			b.ReportMetric(float64(read), "read-B/op")
 		})
 	}
+}
+
+func BenchmarkIndex10MB(b *testing.B)  { benchmarkIndex(b, 10<<20) }
+func BenchmarkIndex100MB(b *testing.B) { benchmarkIndex(b, 100<<20) }
+func BenchmarkIndex400MB(b *testing.B) { benchmarkIndex(b, 400<<20) }
+
+// benchmarkIndex measures the index pass (NewIndex and Chain) over a
+// generated session of about size bytes with no compaction: the whole file
+// is the conversation. CAIRN_BENCH_DIR, when set, keeps the generated files
+// there between runs. heap-MB is the heap in use with the index held, after
+// a collection.
+func benchmarkIndex(b *testing.B, size int64) {
+	path := benchFile(b, size)
+	src, err := transcript.OpenFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	b.SetBytes(src.Size())
+	b.ReportAllocs()
+	var x *transcript.Index
+	for b.Loop() {
+		x, err = transcript.NewIndex(context.Background(), src, src.Size())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if chain, _, err := x.Chain(""); err != nil || len(chain) == 0 {
+			b.Fatalf("Chain: %d lines, %v", len(chain), err)
+		}
+	}
+	b.StopTimer()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MB")
+	runtime.KeepAlive(x)
+}
+
+// benchFile returns a generated session of about size bytes, without
+// compaction, made once in CAIRN_BENCH_DIR when that is set.
+func benchFile(b *testing.B, size int64) string {
+	dir := os.Getenv("CAIRN_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	path := filepath.Join(dir, fmt.Sprintf("flat-%dMB-seed1.jsonl", size>>20))
+	if _, err := os.Stat(path); err != nil {
+		generateFile(b, path, gen.Options{Size: size, Seed: 1})
+	}
+	return path
 }

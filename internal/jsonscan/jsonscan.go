@@ -641,3 +641,272 @@ func HasKeyFold(b []byte, name string) bool {
 	})
 	return err == nil && found
 }
+
+// LooseMembers calls fn for each member of the object b holds, as Members
+// does, but checks less to go faster: the structure (brackets, keys,
+// colons, commas, numbers and literals) is checked as strictly as Members
+// checks it, while the inside of string literals is not (their escapes and
+// control characters). It is for a pass that needs only a few members of
+// a large object: a line cut short, garbage or unbalanced brackets are
+// still an error, and skipping a string is a vectorised search for its
+// closing quote. Values given to fn are slices of b; a string value may
+// hold an escape Unquote rejects.
+func LooseMembers(b []byte, fn MemberFunc) error {
+	return LooseMembersAt(b, func(key []byte, f Flags, b []byte, i int) (int, error) {
+		end, err := looseValue(b, i)
+		if err != nil {
+			return 0, err
+		}
+		return end, fn(key, f, b[i:end:end])
+	})
+}
+
+// ValueAtFunc reads the value that starts at b[i] (no white space before
+// it), a member's whose raw key literal and flags it is given, and returns
+// the index just past it.
+type ValueAtFunc func(key []byte, f Flags, b []byte, i int) (int, error)
+
+// LooseMembersAt is LooseMembers for a caller that reads the members'
+// values itself (with LooseValue, LooseObject, LooseArray or anything
+// else that checks them): value is called for each member at the start of
+// its value. b must hold one object and nothing else but white space.
+func LooseMembersAt(b []byte, value ValueAtFunc) error {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return ErrNotObject
+	}
+	end, err := LooseObject(b, i, value)
+	if err != nil {
+		return err
+	}
+	if SkipSpace(b, end) != len(b) {
+		return syntaxErr(end, "invalid character after top-level value")
+	}
+	return nil
+}
+
+// LooseObject reads the object that starts at b[i] as LooseMembersAt
+// does, and returns the index just past it.
+func LooseObject(b []byte, i int, value ValueAtFunc) (int, error) {
+	if i >= len(b) || b[i] != '{' {
+		return 0, ErrNotObject
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		if b[i] != '"' {
+			return 0, syntaxErr(i, "invalid character %q looking for beginning of object key string", b[i])
+		}
+		kend, err := looseString(b, i)
+		if err != nil {
+			return 0, err
+		}
+		key := b[i:kend:kend]
+		i = SkipSpace(b, kend)
+		if i >= len(b) || b[i] != ':' {
+			return 0, syntaxErr(i, "want ':' after object key")
+		}
+		i = SkipSpace(b, i+1)
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		if i, err = value(key, keyFlags(key), b, i); err != nil {
+			return 0, err
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		if b[i] == '}' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return 0, syntaxErr(i, "invalid character %q after object key:value pair", b[i])
+		}
+		i = SkipSpace(b, i+1)
+	}
+}
+
+// LooseArray reads the array that starts at b[i], calling elem at the
+// start of each element to read it, and returns the index just past it.
+func LooseArray(b []byte, i int, elem func(b []byte, i int) (int, error)) (int, error) {
+	if i >= len(b) || b[i] != '[' {
+		return 0, ErrNotArray
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		var err error
+		if i, err = elem(b, i); err != nil {
+			return 0, err
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		if b[i] == ']' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return 0, syntaxErr(i, "invalid character %q after array element", b[i])
+		}
+		i = SkipSpace(b, i+1)
+	}
+}
+
+// LooseValue returns the end of the value that starts at b[i], checked as
+// LooseMembers checks values.
+func LooseValue(b []byte, i int) (int, error) { return looseValue(b, i) }
+
+// LooseString returns the end of the string literal that starts at b[i],
+// found by its closing quote alone.
+func LooseString(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, syntaxErr(i, "want a string")
+	}
+	return looseString(b, i)
+}
+
+// keyFlags is StringFlags for a short literal: one loop over its bytes.
+func keyFlags(s []byte) Flags {
+	var f Flags
+	for _, c := range s {
+		if c == '\\' {
+			f |= Escaped
+		} else if c >= 0x80 {
+			f |= NonASCII
+		}
+	}
+	return f
+}
+
+// looseString returns the end of the string literal at b[i], found by its
+// closing quote alone.
+func looseString(b []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, syntaxErr(len(b), "unterminated string")
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1, nil
+		}
+		j++
+	}
+}
+
+// looseValue returns the end of the value at b[i], checked as LooseMembers
+// says. Containers are walked without recursion: a stack of the open
+// brackets, and what may come next.
+func looseValue(b []byte, i int) (int, error) {
+	var stackBuf [64]byte
+	stack := stackBuf[:0]
+	// After a value (or an opening bracket) the next byte must close the
+	// container or, after a value, be a comma.
+	for {
+		// A value is expected at b[i].
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		var err error
+		switch c := b[i]; {
+		case c == '"':
+			if i, err = looseString(b, i); err != nil {
+				return 0, err
+			}
+		case c == '{' || c == '[':
+			if len(stack) >= maxDepth {
+				return 0, syntaxErr(i, "exceeded max depth")
+			}
+			stack = append(stack, c)
+			i = SkipSpace(b, i+1)
+			if i < len(b) && (c == '{' && b[i] == '}' || c == '[' && b[i] == ']') {
+				stack = stack[:len(stack)-1]
+				i++
+				break
+			}
+			if c == '{' {
+				if i, err = looseKey(b, i); err != nil {
+					return 0, err
+				}
+			}
+			continue
+		case c == 't':
+			i, err = literal(b, i, "true")
+		case c == 'f':
+			i, err = literal(b, i, "false")
+		case c == 'n':
+			i, err = literal(b, i, "null")
+		case c == '-' || '0' <= c && c <= '9':
+			i, err = number(b, i)
+		default:
+			return 0, syntaxErr(i, "invalid character %q looking for beginning of value", c)
+		}
+		if err != nil {
+			return 0, err
+		}
+		// A value ended: close containers, or go on after a comma.
+		for {
+			if len(stack) == 0 {
+				return i, nil
+			}
+			i = SkipSpace(b, i)
+			if i >= len(b) {
+				return 0, syntaxErr(i, "unexpected end of JSON input")
+			}
+			top := stack[len(stack)-1]
+			switch {
+			case b[i] == ',':
+				i = SkipSpace(b, i+1)
+				if top == '{' {
+					if i, err = looseKey(b, i); err != nil {
+						return 0, err
+					}
+				}
+			case top == '{' && b[i] == '}', top == '[' && b[i] == ']':
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			default:
+				return 0, syntaxErr(i, "invalid character %q after a value", b[i])
+			}
+			break
+		}
+	}
+}
+
+// looseKey reads an object key and its colon at b[i], returning where the
+// value starts.
+func looseKey(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		if i >= len(b) {
+			return 0, syntaxErr(i, "unexpected end of JSON input")
+		}
+		return 0, syntaxErr(i, "invalid character %q looking for beginning of object key string", b[i])
+	}
+	end, err := looseString(b, i)
+	if err != nil {
+		return 0, err
+	}
+	i = SkipSpace(b, end)
+	if i >= len(b) || b[i] != ':' {
+		return 0, syntaxErr(i, "want ':' after object key")
+	}
+	return SkipSpace(b, i+1), nil
+}

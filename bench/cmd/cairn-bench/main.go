@@ -57,6 +57,7 @@ func main() {
 const usageText = `usage:
   cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage]
   cairn-bench resume [-tsv] [-cpuprofile FILE] [-memprofile FILE] FILE
+  cairn-bench index [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
   cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
   cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]
@@ -76,6 +77,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return genCmd(rest, stdout)
 	case "resume":
 		return resumeCmd(ctx, rest, stdout)
+	case "index":
+		return indexCmd(ctx, rest, stdout)
 	case "append":
 		return appendCmd(ctx, rest, stdout)
 	case "firstreq":
