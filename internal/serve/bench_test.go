@@ -20,7 +20,8 @@ import (
 
 // BenchmarkHistory100MB pages through a 100 MB session with no
 // compaction: the newest page, paging back, and the page before an event
-// about a third of the way back — by a scan back from the end (History),
+// about a third of the way back — by a search back from the end (History;
+// -line-scan: by the line scan it replaced),
 // and through the server: the first request to a fresh server (with no
 // index yet: the scan, the index built after; with the index an earlier
 // run kept), and with the index built. index-build is what building the
@@ -72,6 +73,15 @@ func BenchmarkHistory100MB(b *testing.B) {
 	b.Run("before-a-third-back", func(b *testing.B) {
 		for b.Loop() {
 			if p, err := serve.History(ctx, src, before, 100); err != nil || len(p.Events) != 100 {
+				b.Fatal(len(p.Events), err)
+			}
+		}
+	})
+	// As it was: the line scan back to before, decoding the lines the
+	// text "uuid":"<before>" is in, not the raw search for it.
+	b.Run("before-a-third-back-line-scan", func(b *testing.B) {
+		for b.Loop() {
+			if p, err := serve.HistoryByLines(ctx, src, before, 100); err != nil || len(p.Events) != 100 {
 				b.Fatal(len(p.Events), err)
 			}
 		}
@@ -129,8 +139,14 @@ func BenchmarkHistory100MB(b *testing.B) {
 	if err := (&serve.Index{Dir: kept}).Build(ctx, src, "s"); err != nil {
 		b.Fatal(err)
 	}
-	for _, c := range []struct{ name, dir string }{{"cold-link-fresh-server-no-index", ""}, {"cold-link-fresh-server-index-kept", kept}} {
+	for _, c := range []struct {
+		name, dir string
+		lineScan  bool
+	}{{"cold-link-fresh-server-no-index", "", false}, {"cold-link-fresh-server-no-index-line-scan", "", true}, {"cold-link-fresh-server-index-kept", kept, false}} {
 		b.Run(c.name, func(b *testing.B) {
+			if c.lineScan {
+				serve.LineScanOnly(b) // as it was, for the comparison
+			}
 			for b.Loop() {
 				b.StopTimer()
 				idx := &serve.Index{Dir: c.dir}

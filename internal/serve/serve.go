@@ -365,11 +365,18 @@ func history(ctx context.Context, src transcript.Source, before string, limit in
 	var pat []byte
 	if before != "" {
 		pat = []byte(`"uuid":"` + before + `"`)
+		if needsEscape(before) {
+			pat = []byte(`"uuid"`) // its JSON text is not before's
+		}
 	}
 	found := before == ""
 	end := src.Size()
 	if from != nil {
 		found, end = true, from.off
+	} else if sp, ok, err := seekBefore(ctx, src, before); err != nil {
+		return Page{}, span{}, err
+	} else if ok {
+		found, end = true, sp.off
 	}
 	var rev []json.RawMessage
 	var firstID string
