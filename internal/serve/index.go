@@ -188,12 +188,12 @@ func topUUID(line []byte) []byte {
 	for i := 0; i < len(line); i++ {
 		switch line[i] {
 		case '"':
-			end := stringEnd(line, i)
+			end := jsonscan.SkipString(line, i)
 			if depth == 1 && string(line[i:end]) == `"uuid"` {
 				j := jsonscan.SkipSpace(line, end)
 				if j < len(line) && line[j] == ':' {
 					if j = jsonscan.SkipSpace(line, j+1); j < len(line) && line[j] == '"' {
-						vend := stringEnd(line, j)
+						vend := jsonscan.SkipString(line, j)
 						out = nil
 						if vend-j >= 2 && line[vend-1] == '"' {
 							out = line[j+1 : vend-1]
@@ -217,27 +217,6 @@ func topUUID(line []byte) []byte {
 		}
 	}
 	return out
-}
-
-// stringEnd returns the index just past the string literal at b[i] (its
-// closing quote), len(b) when it has none.
-func stringEnd(b []byte, i int) int {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return len(b)
-		}
-		j += k
-		n := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
 }
 
 // Build indexes session from src, or extends its index over the lines
