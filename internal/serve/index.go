@@ -116,6 +116,20 @@ func (x *Index) lookup(ctx context.Context, src transcript.Source, session, id s
 	return sp, found, true
 }
 
+// current reports whether the index of session held in memory describes
+// src and has read all of it. It reads nothing of src but the last line
+// the index read (to check it): what is missing or behind is left to a
+// build in the background, so a newest page never waits on one.
+func (x *Index) current(src transcript.Source, session string) bool {
+	fi := x.get(session)
+	if fi == nil || !fi.matches(src) {
+		return false
+	}
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	return fi.end >= src.Size()
+}
+
 // matches reports whether fi still describes src: the same file, at least
 // as long, its last read line still in place.
 func (fi *fileIndex) matches(src transcript.Source) bool {

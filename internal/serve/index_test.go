@@ -360,3 +360,63 @@ func TestWarmAll(t *testing.T) {
 		t.Errorf("%d sources opened, %d bytes indexed: the kept index was not used", n, fresh.Indexed("big"))
 	}
 }
+
+// gatedSessions opens the first source at once and holds each later one
+// (the background build's) until gate is closed.
+type gatedSessions struct {
+	fileSessions
+	opened *atomic.Int64
+	gate   chan struct{}
+}
+
+func (g gatedSessions) Source(ctx context.Context, id string) (transcript.Source, error) {
+	if g.opened.Add(1) > 1 {
+		<-g.gate
+	}
+	return g.fileSessions.Source(ctx, id)
+}
+
+// TestNewestPageDoesNotIndex: the newest page of a session whose kept
+// index is megabytes behind is answered without reading what was
+// appended since; the background build reads it, after.
+func TestNewestPageDoesNotIndex(t *testing.T) {
+	dir, keep := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	data := generated(t, 600<<10, 1)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := (&serve.Index{MinBytes: 1, Dir: keep}).Build(ctx, mustOpen(t, path), "s"); err != nil {
+		t.Fatal(err)
+	}
+	more := generated(t, 8<<20, 3)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(more); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	size := int64(len(data) + len(more))
+
+	var opened atomic.Int64
+	gate := make(chan struct{})
+	idx := &serve.Index{MinBytes: 1, Dir: keep}
+	srv := httptest.NewServer(serve.Handler(serve.Options{Sessions: gatedSessions{fileSessions{dir}, &opened, gate}, Token: token, Index: idx}))
+	defer srv.Close()
+	if code, body := get(t, srv, "/api/sessions/s/events?limit=50", token); code != http.StatusOK {
+		close(gate)
+		t.Fatalf("%d %s", code, body)
+	}
+	before := idx.Indexed("s")
+	close(gate)
+	idx.Wait()
+	if before != 0 {
+		t.Errorf("the newest page indexed %d bytes before it was sent", before)
+	}
+	if n := idx.Indexed("s"); n != size {
+		t.Errorf("after the background build, %d bytes indexed of %d", n, size)
+	}
+}

@@ -490,11 +490,9 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	// A big session with no index yet has one built in the background,
 	// once this page is sent (not competing with it). On the newest page
 	// too: the person may page back or share a link into the history next.
-	warm := false
-	if before == "" && s.o.Index.wants(src) {
-		_, _, ok := s.o.Index.lookup(r.Context(), src, id, "")
-		warm = !ok
-	}
+	// The newest page only asks whether the index is there and current,
+	// reading nothing: the build extends it, after.
+	warm := before == "" && s.o.Index.wants(src) && !s.o.Index.current(src, id)
 	locate := func() (*span, error) {
 		if !s.o.Index.wants(src) {
 			return nil, nil
