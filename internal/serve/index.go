@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"context"
 	"io"
+	"os"
 	"sync"
 
 	"github.com/cairn-dev/cairn/internal/jsonl"
@@ -20,8 +21,9 @@ import (
 // transcript.Identified) and the bytes it has read from the start. It is
 // extended over lines appended since, and dropped, never used, when the
 // file is another or shorter or the last line it read is no longer there.
-// A span it gives is checked against the line it names before use, so a
-// stale one costs a scan, never a wrong page. Memory is bounded by
+// A span it gives is checked before use (it must begin a line, the event
+// it names), so a stale one costs a scan, never a wrong page; the server
+// scans too for an id the index lacks before it answers 400. Memory is bounded by
 // MaxBytes over all sessions, the least recently used dropped first. With
 // Dir set, indexes outlive the process: a session's is read back (checked
 // the same way) instead of built again.
@@ -449,6 +451,19 @@ func (x *Index) drop(session string, fi *fileIndex) {
 	defer x.mu.Unlock()
 	if e, ok := x.m[session]; ok && e.Value.(*fileIndex) == fi {
 		x.remove(e)
+	}
+}
+
+// forget drops the index of session, in memory and kept in Dir: it was
+// found stale (it lacked an event the file holds).
+func (x *Index) forget(session string) {
+	x.mu.Lock()
+	if e, ok := x.m[session]; ok {
+		x.remove(e)
+	}
+	x.mu.Unlock()
+	if path := x.indexPath(session); path != "" {
+		os.Remove(path)
 	}
 }
 

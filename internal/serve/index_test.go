@@ -420,3 +420,56 @@ func TestNewestPageDoesNotIndex(t *testing.T) {
 		t.Errorf("after the background build, %d bytes indexed of %d", n, size)
 	}
 }
+
+// TestIndexLacksRewrittenEvent: a file rewritten in place that keeps its
+// inode, size and last line but names an event the index never read
+// (one event's id changed) still serves a link to that event, by a scan,
+// and has its index built again: an id the index lacks is no 400 unless
+// the file lacks it too.
+func TestIndexLacksRewrittenEvent(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	data := generated(t, 600<<10, 1)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	idx := &serve.Index{MinBytes: 1}
+	srv := httptest.NewServer(serve.Handler(serve.Options{Sessions: fileSessions{dir}, Token: token, Index: idx}))
+	defer srv.Close()
+	if code, body := get(t, srv, "/api/sessions/s/events", token); code != http.StatusOK {
+		t.Fatalf("newest page: %d %s", code, body)
+	}
+	idx.Wait()
+	if idx.Indexed("s") != int64(len(data)) {
+		t.Fatalf("the index has read %d bytes of %d", idx.Indexed("s"), len(data))
+	}
+
+	ids := chainIDs(t, data)
+	old := ids[len(ids)/3]
+	renamed := "ffffffff" + old[8:] // as long: every offset stays
+	data = bytes.ReplaceAll(data, []byte(`"`+old+`"`), []byte(`"`+renamed+`"`))
+	if err := os.WriteFile(path, data, 0o600); err != nil { // in place: the same inode
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, step := range []string{"index stale", "index rebuilt"} {
+		for _, before := range []string{renamed, ids[len(ids)/2]} {
+			want, err := serve.History(ctx, mustOpen(t, path), before, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, body := get(t, srv, "/api/sessions/s/events?limit=50&before="+before, token)
+			var got serve.Page
+			if code != http.StatusOK || json.Unmarshal(body, &got) != nil {
+				t.Fatalf("%s: before %s: %d %s", step, before, code, body)
+			}
+			if diff := cmp.Diff(uuidsOfPage(t, want), uuidsOfPage(t, got)); diff != "" {
+				t.Errorf("%s: before %s (-History +served):\n%s", step, before, diff)
+			}
+		}
+		idx.Wait()
+	}
+	if code, body := get(t, srv, "/api/sessions/s/events?before="+old, token); code != http.StatusBadRequest {
+		t.Errorf("before the id no longer in the file: %d %s, want 400", code, body)
+	}
+}
