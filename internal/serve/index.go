@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/jsonl"
 	"github.com/cairn-dev/cairn/internal/jsonscan"
@@ -38,6 +39,10 @@ type Index struct {
 	// session, written once built): a server started afresh reads the
 	// index of a session instead of building it, checked as above.
 	Dir string
+	// Context, when set, stops the builds in the background once done
+	// (at shutdown): a build stopped is not kept, and is done again by
+	// the next run.
+	Context context.Context
 
 	mu      sync.Mutex
 	m       map[string]*list.Element // of *fileIndex, by session
@@ -326,7 +331,10 @@ func (x *Index) warm(session string, open func(context.Context) (transcript.Sour
 // work builds the queued indexes, one after the other, until none is left.
 func (x *Index) work() {
 	defer x.wg.Done()
-	ctx := context.Background()
+	ctx := x.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	for {
 		x.mu.Lock()
 		if len(x.queue) == 0 {
@@ -337,7 +345,9 @@ func (x *Index) work() {
 		j := x.queue[0]
 		x.queue = x.queue[1:]
 		x.mu.Unlock()
-		if src, err := j.open(ctx); err == nil {
+		if ctx.Err() != nil {
+			// Stopped: what is left waits for the next run.
+		} else if src, err := j.open(ctx); err == nil {
 			x.build(ctx, src, j.session, j.keepOnly) // a failure leaves the scan, as before
 			src.Close()
 		}
@@ -352,11 +362,13 @@ func (x *Index) work() {
 // indexes kept in Dir are up to date (without Dir it does nothing) and
 // the first link into a session's history, even to a server started
 // afresh, costs a page, not a scan. It returns once the sessions are
-// listed; what it queued is built after what people look at.
+// listed; what it queued is built after what people look at. First it
+// removes the temporary files a run stopped while saving left in Dir.
 func (x *Index) WarmAll(ctx context.Context, sessions Sessions) error {
 	if x.Dir == "" {
 		return nil
 	}
+	x.removeStale(time.Now())
 	q := ListQuery{Limit: PageSize}
 	for {
 		page, next, err := sessions.List(ctx, q)

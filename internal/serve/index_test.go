@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -471,5 +472,38 @@ func TestIndexLacksRewrittenEvent(t *testing.T) {
 	}
 	if code, body := get(t, srv, "/api/sessions/s/events?before="+old, token); code != http.StatusBadRequest {
 		t.Errorf("before the id no longer in the file: %d %s, want 400", code, body)
+	}
+}
+
+// TestWarmAllRemovesStale: WarmAll removes the temporary files a run
+// stopped while saving left in Dir (not one being written now), and a
+// stopped Context keeps the background from building.
+func TestWarmAllRemovesStale(t *testing.T) {
+	dir, keep := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.jsonl"), generated(t, 200<<10, 1), 0o600)
+	stale, recent := filepath.Join(keep, ".s.123.tmp"), filepath.Join(keep, ".s.456.tmp")
+	for _, name := range []string{stale, recent} {
+		if err := os.WriteFile(name, []byte("half an index"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hour := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(stale, hour, hour); err != nil {
+		t.Fatal(err)
+	}
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	idx := &serve.Index{MinBytes: 1, Dir: keep, Context: stopped}
+	if err := idx.WarmAll(context.Background(), fileSessions{dir}); err != nil {
+		t.Fatal(err)
+	}
+	idx.Wait()
+	var kept []string
+	ents, _ := os.ReadDir(keep)
+	for _, de := range ents {
+		kept = append(kept, de.Name())
+	}
+	if diff := cmp.Diff([]string{".s.456.tmp"}, kept); diff != "" {
+		t.Errorf("in Dir after WarmAll, stopped (-want +got):\n%s", diff)
 	}
 }
