@@ -24,8 +24,9 @@ import (
 // file is another or shorter or the last line it read is no longer there.
 // A span it gives is checked before use (it must begin a line, the event
 // it names), so a stale one costs a scan, never a wrong page; the server
-// scans too for an id the index lacks before it answers 400. Memory is bounded by
-// MaxBytes over all sessions, the least recently used dropped first. With
+// scans too for an id the index lacks before it answers 400. Memory is
+// bounded by MaxBytes over all sessions, the least recently used dropped
+// first. With
 // Dir set, indexes outlive the process: a session's is read back (checked
 // the same way) instead of built again.
 // A zero Index is ready; it is safe for concurrent use.
