@@ -58,7 +58,10 @@ func newServeCmd(env Env) *cobra.Command {
 			// The offsets of big local sessions' events are kept between
 			// runs, so a link into one's history costs a page from the
 			// first request on (the store has indexes of its own).
-			index := &serve.Index{}
+			// A build stopped at shutdown is not kept (the next run does it).
+			building, stop := context.WithCancel(ctx)
+			defer stop()
+			index := &serve.Index{Context: building}
 			if storeFlag == "" {
 				index.Dir = filepath.Join(home.Dir, "cache", "serve-index")
 			}
@@ -73,7 +76,10 @@ func newServeCmd(env Env) *cobra.Command {
 				defer cancel()
 				srv.Shutdown(shut)
 			}()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			err = srv.Serve(ln)
+			stop()
+			index.Wait() // stopped, not killed mid-save
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
 				return err
 			}
 			return nil

@@ -487,13 +487,13 @@ func hex4(s []byte, i int) (rune, bool) {
 func Skip(b []byte, i int) int {
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		return SkipString(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				j = skipString(b, j) - 1
+				j = SkipString(b, j) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -513,8 +513,11 @@ func Skip(b []byte, i int) int {
 	}
 }
 
-// skipString returns the end of the checked string literal at b[i].
-func skipString(b []byte, i int) int {
+// SkipString returns the index just past the string literal that opens
+// at b[i] (a '"'): past its closing quote, the first one preceded by an
+// even number of backslashes, or len(b) when it has none. It checks
+// nothing else (Valid does).
+func SkipString(b []byte, i int) int {
 	j := i + 1
 	for {
 		k := bytes.IndexByte(b[j:], '"')
@@ -542,7 +545,7 @@ func TrustedMembers(b []byte, fn MemberFunc) error {
 	}
 	i = SkipSpace(b, i+1)
 	for i < len(b) && b[i] == '"' {
-		kend := skipString(b, i)
+		kend := SkipString(b, i)
 		key := b[i:kend:kend]
 		f := StringFlags(key)
 		i = SkipSpace(b, kend)

@@ -125,3 +125,26 @@ func FuzzScan(f *testing.F) {
 		}
 	})
 }
+
+func TestSkipString(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		at   int
+		want int
+	}{
+		{`"a"`, 0, 3},
+		{`"a"x`, 0, 3},
+		{`x"ab"`, 1, 5},
+		{`"a\"b"`, 0, 6},  // an escaped quote is inside
+		{`"a\\"b"`, 0, 5}, // an escaped backslash, then the end
+		{`"a\\\"b"`, 0, 8},
+		{`""`, 0, 2},
+		{`"open`, 0, 5}, // no end: len(b)
+		{`"\"`, 0, 3},   // the only quote after the first is escaped
+		{`{"k":"v"}`, 5, 8},
+	} {
+		if got := jsonscan.SkipString([]byte(c.in), c.at); got != c.want {
+			t.Errorf("SkipString(%s, %d) = %d, want %d", c.in, c.at, got, c.want)
+		}
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"container/list"
 	"context"
 	"io"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/jsonl"
 	"github.com/cairn-dev/cairn/internal/jsonscan"
@@ -20,9 +22,11 @@ import (
 // transcript.Identified) and the bytes it has read from the start. It is
 // extended over lines appended since, and dropped, never used, when the
 // file is another or shorter or the last line it read is no longer there.
-// A span it gives is checked against the line it names before use, so a
-// stale one costs a scan, never a wrong page. Memory is bounded by
-// MaxBytes over all sessions, the least recently used dropped first. With
+// A span it gives is checked before use (it must begin a line, the event
+// it names), so a stale one costs a scan, never a wrong page; the server
+// scans too for an id the index lacks before it answers 400. Memory is
+// bounded by MaxBytes over all sessions, the least recently used dropped
+// first. With
 // Dir set, indexes outlive the process: a session's is read back (checked
 // the same way) instead of built again.
 // A zero Index is ready; it is safe for concurrent use.
@@ -36,6 +40,10 @@ type Index struct {
 	// session, written once built): a server started afresh reads the
 	// index of a session instead of building it, checked as above.
 	Dir string
+	// Context, when set, stops the builds in the background once done
+	// (at shutdown): a build stopped is not kept, and is done again by
+	// the next run.
+	Context context.Context
 
 	mu      sync.Mutex
 	m       map[string]*list.Element // of *fileIndex, by session
@@ -116,6 +124,20 @@ func (x *Index) lookup(ctx context.Context, src transcript.Source, session, id s
 	return sp, found, true
 }
 
+// current reports whether the index of session held in memory describes
+// src and has read all of it. It reads nothing of src but the last line
+// the index read (to check it): what is missing or behind is left to a
+// build in the background, so a newest page never waits on one.
+func (x *Index) current(src transcript.Source, session string) bool {
+	fi := x.get(session)
+	if fi == nil || !fi.matches(src) {
+		return false
+	}
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	return fi.end >= src.Size()
+}
+
 // matches reports whether fi still describes src: the same file, at least
 // as long, its last read line still in place.
 func (fi *fileIndex) matches(src transcript.Source) bool {
@@ -188,12 +210,12 @@ func topUUID(line []byte) []byte {
 	for i := 0; i < len(line); i++ {
 		switch line[i] {
 		case '"':
-			end := stringEnd(line, i)
+			end := jsonscan.SkipString(line, i)
 			if depth == 1 && string(line[i:end]) == `"uuid"` {
 				j := jsonscan.SkipSpace(line, end)
 				if j < len(line) && line[j] == ':' {
 					if j = jsonscan.SkipSpace(line, j+1); j < len(line) && line[j] == '"' {
-						vend := stringEnd(line, j)
+						vend := jsonscan.SkipString(line, j)
 						out = nil
 						if vend-j >= 2 && line[vend-1] == '"' {
 							out = line[j+1 : vend-1]
@@ -217,27 +239,6 @@ func topUUID(line []byte) []byte {
 		}
 	}
 	return out
-}
-
-// stringEnd returns the index just past the string literal at b[i] (its
-// closing quote), len(b) when it has none.
-func stringEnd(b []byte, i int) int {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return len(b)
-		}
-		j += k
-		n := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
 }
 
 // Build indexes session from src, or extends its index over the lines
@@ -331,7 +332,10 @@ func (x *Index) warm(session string, open func(context.Context) (transcript.Sour
 // work builds the queued indexes, one after the other, until none is left.
 func (x *Index) work() {
 	defer x.wg.Done()
-	ctx := context.Background()
+	ctx := x.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	for {
 		x.mu.Lock()
 		if len(x.queue) == 0 {
@@ -342,7 +346,9 @@ func (x *Index) work() {
 		j := x.queue[0]
 		x.queue = x.queue[1:]
 		x.mu.Unlock()
-		if src, err := j.open(ctx); err == nil {
+		if ctx.Err() != nil {
+			// Stopped: what is left waits for the next run.
+		} else if src, err := j.open(ctx); err == nil {
 			x.build(ctx, src, j.session, j.keepOnly) // a failure leaves the scan, as before
 			src.Close()
 		}
@@ -357,11 +363,13 @@ func (x *Index) work() {
 // indexes kept in Dir are up to date (without Dir it does nothing) and
 // the first link into a session's history, even to a server started
 // afresh, costs a page, not a scan. It returns once the sessions are
-// listed; what it queued is built after what people look at.
+// listed; what it queued is built after what people look at. First it
+// removes the temporary files a run stopped while saving left in Dir.
 func (x *Index) WarmAll(ctx context.Context, sessions Sessions) error {
 	if x.Dir == "" {
 		return nil
 	}
+	x.removeStale(time.Now())
 	q := ListQuery{Limit: PageSize}
 	for {
 		page, next, err := sessions.List(ctx, q)
@@ -456,6 +464,19 @@ func (x *Index) drop(session string, fi *fileIndex) {
 	defer x.mu.Unlock()
 	if e, ok := x.m[session]; ok && e.Value.(*fileIndex) == fi {
 		x.remove(e)
+	}
+}
+
+// forget drops the index of session, in memory and kept in Dir: it was
+// found stale (it lacked an event the file holds).
+func (x *Index) forget(session string) {
+	x.mu.Lock()
+	if e, ok := x.m[session]; ok {
+		x.remove(e)
+	}
+	x.mu.Unlock()
+	if path := x.indexPath(session); path != "" {
+		os.Remove(path)
 	}
 }
 

@@ -3,9 +3,14 @@ package serve
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 func TestTopUUID(t *testing.T) {
@@ -49,6 +54,37 @@ func TestWritePage(t *testing.T) {
 		json.Unmarshal(want, &wantv)
 		if diff := cmp.Diff(wantv, got); diff != "" || w.Header().Get("Content-Type") != "application/json" {
 			t.Errorf("(-encoding/json +writePage):\n%s", diff)
+		}
+	}
+}
+
+// TestLineIsAtLineStart: a span whose bytes are the event but do not
+// begin a line (here, the tail of a longer line) is refused.
+func TestLineIsAtLineStart(t *testing.T) {
+	event := `{"type":"user","uuid":"a1","parentUuid":null,"message":{"role":"user","content":"hi"}}`
+	data := `{"type":"user","uuid":"z0","message":{"role":"user","content":"x"}}` + "\n" + `{"pad":1}` + event + "\n" + event + "\n"
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := transcript.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	inner := int64(strings.Index(data, event))
+	whole := int64(strings.LastIndex(data, event))
+	n := int64(len(event))
+	for _, c := range []struct {
+		sp   span
+		want bool
+	}{
+		{span{whole, n}, true},
+		{span{inner, n}, false},
+		{span{0, int64(strings.IndexByte(data, '\n'))}, false}, // z0, not a1
+	} {
+		if got := lineIs(src, c.sp, "a1"); got != c.want {
+			t.Errorf("lineIs(%+v) = %v, want %v", c.sp, got, c.want)
 		}
 	}
 }

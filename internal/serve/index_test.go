@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -358,5 +359,151 @@ func TestWarmAll(t *testing.T) {
 	fresh.Wait()
 	if n := opened.Load(); n != 1 || fresh.Indexed("big") != int64(len(big)) {
 		t.Errorf("%d sources opened, %d bytes indexed: the kept index was not used", n, fresh.Indexed("big"))
+	}
+}
+
+// gatedSessions opens the first source at once and holds each later one
+// (the background build's) until gate is closed.
+type gatedSessions struct {
+	fileSessions
+	opened *atomic.Int64
+	gate   chan struct{}
+}
+
+func (g gatedSessions) Source(ctx context.Context, id string) (transcript.Source, error) {
+	if g.opened.Add(1) > 1 {
+		<-g.gate
+	}
+	return g.fileSessions.Source(ctx, id)
+}
+
+// TestNewestPageDoesNotIndex: the newest page of a session whose kept
+// index is megabytes behind is answered without reading what was
+// appended since; the background build reads it, after.
+func TestNewestPageDoesNotIndex(t *testing.T) {
+	dir, keep := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	data := generated(t, 600<<10, 1)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := (&serve.Index{MinBytes: 1, Dir: keep}).Build(ctx, mustOpen(t, path), "s"); err != nil {
+		t.Fatal(err)
+	}
+	more := generated(t, 8<<20, 3)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(more); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	size := int64(len(data) + len(more))
+
+	var opened atomic.Int64
+	gate := make(chan struct{})
+	idx := &serve.Index{MinBytes: 1, Dir: keep}
+	srv := httptest.NewServer(serve.Handler(serve.Options{Sessions: gatedSessions{fileSessions{dir}, &opened, gate}, Token: token, Index: idx}))
+	defer srv.Close()
+	if code, body := get(t, srv, "/api/sessions/s/events?limit=50", token); code != http.StatusOK {
+		close(gate)
+		t.Fatalf("%d %s", code, body)
+	}
+	before := idx.Indexed("s")
+	close(gate)
+	idx.Wait()
+	if before != 0 {
+		t.Errorf("the newest page indexed %d bytes before it was sent", before)
+	}
+	if n := idx.Indexed("s"); n != size {
+		t.Errorf("after the background build, %d bytes indexed of %d", n, size)
+	}
+}
+
+// TestIndexLacksRewrittenEvent: a file rewritten in place that keeps its
+// inode, size and last line but names an event the index never read
+// (one event's id changed) still serves a link to that event, by a scan,
+// and has its index built again: an id the index lacks is no 400 unless
+// the file lacks it too.
+func TestIndexLacksRewrittenEvent(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	data := generated(t, 600<<10, 1)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	idx := &serve.Index{MinBytes: 1}
+	srv := httptest.NewServer(serve.Handler(serve.Options{Sessions: fileSessions{dir}, Token: token, Index: idx}))
+	defer srv.Close()
+	if code, body := get(t, srv, "/api/sessions/s/events", token); code != http.StatusOK {
+		t.Fatalf("newest page: %d %s", code, body)
+	}
+	idx.Wait()
+	if idx.Indexed("s") != int64(len(data)) {
+		t.Fatalf("the index has read %d bytes of %d", idx.Indexed("s"), len(data))
+	}
+
+	ids := chainIDs(t, data)
+	old := ids[len(ids)/3]
+	renamed := "ffffffff" + old[8:] // as long: every offset stays
+	data = bytes.ReplaceAll(data, []byte(`"`+old+`"`), []byte(`"`+renamed+`"`))
+	if err := os.WriteFile(path, data, 0o600); err != nil { // in place: the same inode
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, step := range []string{"index stale", "index rebuilt"} {
+		for _, before := range []string{renamed, ids[len(ids)/2]} {
+			want, err := serve.History(ctx, mustOpen(t, path), before, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, body := get(t, srv, "/api/sessions/s/events?limit=50&before="+before, token)
+			var got serve.Page
+			if code != http.StatusOK || json.Unmarshal(body, &got) != nil {
+				t.Fatalf("%s: before %s: %d %s", step, before, code, body)
+			}
+			if diff := cmp.Diff(uuidsOfPage(t, want), uuidsOfPage(t, got)); diff != "" {
+				t.Errorf("%s: before %s (-History +served):\n%s", step, before, diff)
+			}
+		}
+		idx.Wait()
+	}
+	if code, body := get(t, srv, "/api/sessions/s/events?before="+old, token); code != http.StatusBadRequest {
+		t.Errorf("before the id no longer in the file: %d %s, want 400", code, body)
+	}
+}
+
+// TestWarmAllRemovesStale: WarmAll removes the temporary files a run
+// stopped while saving left in Dir (not one being written now), and a
+// stopped Context keeps the background from building.
+func TestWarmAllRemovesStale(t *testing.T) {
+	dir, keep := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.jsonl"), generated(t, 200<<10, 1), 0o600)
+	stale, recent := filepath.Join(keep, ".s.123.tmp"), filepath.Join(keep, ".s.456.tmp")
+	for _, name := range []string{stale, recent} {
+		if err := os.WriteFile(name, []byte("half an index"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hour := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(stale, hour, hour); err != nil {
+		t.Fatal(err)
+	}
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	idx := &serve.Index{MinBytes: 1, Dir: keep, Context: stopped}
+	if err := idx.WarmAll(context.Background(), fileSessions{dir}); err != nil {
+		t.Fatal(err)
+	}
+	idx.Wait()
+	var kept []string
+	ents, _ := os.ReadDir(keep)
+	for _, de := range ents {
+		kept = append(kept, de.Name())
+	}
+	if diff := cmp.Diff([]string{".s.456.tmp"}, kept); diff != "" {
+		t.Errorf("in Dir after WarmAll, stopped (-want +got):\n%s", diff)
 	}
 }

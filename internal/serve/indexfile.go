@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // An index kept in Index.Dir is one file a session, <session>.idx:
@@ -66,6 +67,21 @@ func (x *Index) save(fi *fileIndex) error {
 		os.Remove(f.Name())
 	}
 	return err
+}
+
+// staleAfter is how old a temporary file in Dir must be to be taken for
+// one a run stopped while saving left behind: a save writes its file in
+// far less, so one this old is being written by no one.
+const staleAfter = time.Minute
+
+// removeStale removes the temporary files in Dir older than staleAfter.
+func (x *Index) removeStale(now time.Time) {
+	names, _ := filepath.Glob(filepath.Join(x.Dir, ".*.tmp"))
+	for _, name := range names {
+		if st, err := os.Lstat(name); err == nil && st.Mode().IsRegular() && now.Sub(st.ModTime()) > staleAfter {
+			os.Remove(name)
+		}
+	}
 }
 
 var errBadIndex = errors.New("not a whole index")

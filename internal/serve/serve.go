@@ -341,14 +341,22 @@ func (c *Cursors) page(ctx context.Context, src transcript.Source, session, befo
 	return page, nil
 }
 
-// lineIs reports whether the line at sp is the event id.
+// lineIs reports whether sp is a line (it begins the file or follows a
+// newline) and that line is the event id.
 func lineIs(src transcript.Source, sp span, id string) bool {
 	if sp.off < 0 || sp.n <= 0 || sp.off+sp.n > src.Size() {
 		return false
 	}
-	b := make([]byte, sp.n)
-	if _, err := src.ReadAt(b, sp.off); err != nil {
+	start := max(sp.off-1, 0)
+	b := make([]byte, sp.off+sp.n-start)
+	if _, err := src.ReadAt(b, start); err != nil {
 		return false
+	}
+	if sp.off > 0 {
+		if b[0] != '\n' {
+			return false
+		}
+		b = b[1:]
 	}
 	got, ok := chainID(b)
 	return ok && got == id
@@ -497,11 +505,10 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	// A big session with no index yet has one built in the background,
 	// once this page is sent (not competing with it). On the newest page
 	// too: the person may page back or share a link into the history next.
-	warm := false
-	if before == "" && s.o.Index.wants(src) {
-		_, _, ok := s.o.Index.lookup(r.Context(), src, id, "")
-		warm = !ok
-	}
+	// The newest page only asks whether the index is there and current,
+	// reading nothing: the build extends it, after.
+	warm := before == "" && s.o.Index.wants(src) && !s.o.Index.current(src, id)
+	lacked := false // the index had no line for before
 	locate := func() (*span, error) {
 		if !s.o.Index.wants(src) {
 			return nil, nil
@@ -512,11 +519,18 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			warm = true
 			return nil, nil
 		case !found:
-			return nil, ErrUnknownBefore
+			// Rare (the server gave the link): the scan says whether
+			// the file lacks it too, or was rewritten under the index.
+			lacked = true
+			return nil, nil
 		}
 		return &sp, nil
 	}
 	page, err := s.cursors.page(r.Context(), src, id, before, limitOf(r), locate)
+	if lacked && err == nil {
+		s.o.Index.forget(id) // stale: built again
+		warm = true
+	}
 	if warm || s.o.Index.behind(id) {
 		defer s.warm(id)
 	}
