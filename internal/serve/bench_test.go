@@ -23,7 +23,7 @@ import (
 // about a third of the way back — by a search back from the end (History;
 // -line-scan: by the line scan it replaced),
 // and through the server: the first request to a fresh server (with no
-// index yet: the scan, the index built after; with the index an earlier
+// index yet: the search, the index built after; with the index an earlier
 // run kept), and with the index built. index-build is what building the
 // index costs (one read of the session).
 func BenchmarkHistory100MB(b *testing.B) {

@@ -27,7 +27,7 @@ func seekLine(ctx context.Context, src io.ReaderAt, size int64, id string) (sp s
 		return span{}, false, false, nil
 	}
 	pat := []byte(`"uuid":"` + id + `"`)
-	buf := make([]byte, seekBlock+int64(len(pat)))
+	buf := make([]byte, min(size, seekBlock)+int64(len(pat)))
 	var hits []int
 	skip := -1
 	// Each round looks for the text starting in [lo, hi), in a block read
