@@ -1,6 +1,7 @@
 package tui_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -170,6 +171,41 @@ func TestSlashCommands(t *testing.T) {
 	f = d.waitFor("Started a new session.")
 	if strings.Contains(f, "Hello there.") {
 		t.Errorf("/clear kept the old conversation on screen:\n%s", f)
+	}
+}
+
+// TestCommandTypedWhileClearing: a command typed while /clear opens the
+// new session waits for it and runs in the new session, instead of
+// being wiped off the screen with the old conversation.
+func TestCommandTypedWhileClearing(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := r.options(s)
+	release := make(chan struct{})
+	opts.Open = func(ctx context.Context, ref string) (tui.Session, error) {
+		select { // the new session opens when the test says so
+		case <-release:
+			return r.open(ctx, ref)
+		case <-t.Context().Done():
+			return nil, t.Context().Err()
+		}
+	}
+	d := start(t, opts)
+	d.waitFor("to auto-compact")
+	d.typeText("/clear")
+	d.press("enter")
+	d.waitFor("Opening…")
+	d.typeText("/cost")
+	d.press("enter")
+	d.waitFor("queued: /cost")
+	close(release)
+	f := d.waitFor("Total cost:")
+	cleared, cost := strings.Index(f, "Started a new session."), strings.Index(f, "> /cost")
+	if cleared < 0 || cost < cleared || strings.Contains(f, "waits for the session") || strings.Contains(f, "queued:") {
+		t.Errorf("/cost typed while /clear ran does not follow the new session:\n%s", f)
 	}
 }
 
