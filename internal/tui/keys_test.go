@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/history"
@@ -70,20 +71,37 @@ func TestPromptHistoryAndMultiline(t *testing.T) {
 	if body := string(r.srv.Last().Body); strings.Count(body, "a long pasted line") != 60 {
 		t.Error("the paste was not sent whole")
 	}
-	d.press("up")
-	d.waitFor("> [Pasted text #1 +60 lines]")
-	d.press("up")
-	f := d.waitFor("> first line")
-	if !strings.Contains(f, "  second line") {
-		t.Errorf("↑ did not bring back both lines:\n%s", f)
+	// The transcript shows the prompts too: look at the prompt box only.
+	// ↑ puts the cursor at the start of the prompt brought back, so ↓
+	// first walks its lines, then goes to the newer prompt.
+	for _, c := range []struct {
+		key  string
+		want []string
+	}{
+		{"up", []string{"> [Pasted text #1 +60 lines]"}},
+		{"up", []string{"> first line", "  second line"}},
+		{"down", []string{"> first line", "  second line"}},
+		{"down", []string{"> [Pasted text #1 +60 lines]"}},
+	} {
+		d.press(c.key)
+		if d := cmp.Diff(c.want, promptBox(d.frame())); d != "" {
+			t.Errorf("the prompt box after %s (-want +got):\n%s", c.key, d)
+		}
 	}
-	d.press("down")
-	d.waitFor("> [Pasted text #1 +60 lines]")
 
-	// history.jsonl has both prompts, the long paste by its hash.
-	entries, err := r.hist.Read(t.Context(), r.dir, s.ID(), 10)
-	if err != nil {
-		t.Fatal(err)
+	// history.jsonl has both prompts, the long paste by its hash. The UI
+	// adds a prompt to it in a command of its own, which may run after the
+	// turn's reply is on the screen: wait for it.
+	var entries []history.Entry
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		entries, err = r.hist.Read(t.Context(), r.dir, s.ID(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // nothing to wait on but the file
 	}
 	if len(entries) != 2 || entries[0].Display != "[Pasted text #1 +60 lines]" || entries[1].Display != "first line\nsecond line" {
 		t.Fatalf("history = %+v", entries)
@@ -94,6 +112,28 @@ func TestPromptHistoryAndMultiline(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.home.Dir, "paste-cache", history.HashPaste(big)+".txt")); err != nil {
 		t.Error(err)
 	}
+}
+
+// promptBox is the prompt box's lines in frame (between the last two
+// rules), without the blank ones.
+func promptBox(frame string) []string {
+	lines := strings.Split(frame, "\n")
+	var rules []int
+	for i, l := range lines {
+		if strings.HasPrefix(l, "───") {
+			rules = append(rules, i)
+		}
+	}
+	if len(rules) < 2 {
+		return nil
+	}
+	var box []string
+	for _, l := range lines[rules[len(rules)-2]+1 : rules[len(rules)-1]] {
+		if strings.TrimSpace(l) != "" {
+			box = append(box, l)
+		}
+	}
+	return box
 }
 
 func TestCtrlCClearsThenExits(t *testing.T) {
