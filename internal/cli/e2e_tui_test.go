@@ -51,14 +51,21 @@ func (x tmux) screen() string { return x.run("capture-pane", "-p", "-t", x.name)
 
 func (x tmux) waitFor(want string) string {
 	x.t.Helper()
+	return x.waitUntil(fmt.Sprintf("%q", want), func(s string) bool { return strings.Contains(s, want) })
+}
+
+// waitUntil waits until the screen is ok, and returns it; what names
+// the awaited screen in the failure.
+func (x tmux) waitUntil(what string, ok func(string) bool) string {
+	x.t.Helper()
 	var s string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
-		if s = x.screen(); strings.Contains(s, want) {
+		if s = x.screen(); ok(s) {
 			return s
 		}
 		time.Sleep(100 * time.Millisecond) // a real terminal: nothing to wait on but the screen
 	}
-	x.t.Fatalf("the terminal never showed %q; it shows:\n%s", want, s)
+	x.t.Fatalf("the terminal never showed %s; it shows:\n%s", what, s)
 	return ""
 }
 

@@ -1,6 +1,7 @@
 package tui_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/history"
@@ -69,20 +71,37 @@ func TestPromptHistoryAndMultiline(t *testing.T) {
 	if body := string(r.srv.Last().Body); strings.Count(body, "a long pasted line") != 60 {
 		t.Error("the paste was not sent whole")
 	}
-	d.press("up")
-	d.waitFor("> [Pasted text #1 +60 lines]")
-	d.press("up")
-	f := d.waitFor("> first line")
-	if !strings.Contains(f, "  second line") {
-		t.Errorf("↑ did not bring back both lines:\n%s", f)
+	// The transcript shows the prompts too: look at the prompt box only.
+	// ↑ puts the cursor at the start of the prompt brought back, so ↓
+	// first walks its lines, then goes to the newer prompt.
+	for _, c := range []struct {
+		key  string
+		want []string
+	}{
+		{"up", []string{"> [Pasted text #1 +60 lines]"}},
+		{"up", []string{"> first line", "  second line"}},
+		{"down", []string{"> first line", "  second line"}},
+		{"down", []string{"> [Pasted text #1 +60 lines]"}},
+	} {
+		d.press(c.key)
+		if d := cmp.Diff(c.want, promptBox(d.frame())); d != "" {
+			t.Errorf("the prompt box after %s (-want +got):\n%s", c.key, d)
+		}
 	}
-	d.press("down")
-	d.waitFor("> [Pasted text #1 +60 lines]")
 
-	// history.jsonl has both prompts, the long paste by its hash.
-	entries, err := r.hist.Read(t.Context(), r.dir, s.ID(), 10)
-	if err != nil {
-		t.Fatal(err)
+	// history.jsonl has both prompts, the long paste by its hash. The UI
+	// adds a prompt to it in a command of its own, which may run after the
+	// turn's reply is on the screen: wait for it.
+	var entries []history.Entry
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		entries, err = r.hist.Read(t.Context(), r.dir, s.ID(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // nothing to wait on but the file
 	}
 	if len(entries) != 2 || entries[0].Display != "[Pasted text #1 +60 lines]" || entries[1].Display != "first line\nsecond line" {
 		t.Fatalf("history = %+v", entries)
@@ -93,6 +112,28 @@ func TestPromptHistoryAndMultiline(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.home.Dir, "paste-cache", history.HashPaste(big)+".txt")); err != nil {
 		t.Error(err)
 	}
+}
+
+// promptBox is the prompt box's lines in frame (between the last two
+// rules), without the blank ones.
+func promptBox(frame string) []string {
+	lines := strings.Split(frame, "\n")
+	var rules []int
+	for i, l := range lines {
+		if strings.HasPrefix(l, "───") {
+			rules = append(rules, i)
+		}
+	}
+	if len(rules) < 2 {
+		return nil
+	}
+	var box []string
+	for _, l := range lines[rules[len(rules)-2]+1 : rules[len(rules)-1]] {
+		if strings.TrimSpace(l) != "" {
+			box = append(box, l)
+		}
+	}
+	return box
 }
 
 func TestCtrlCClearsThenExits(t *testing.T) {
@@ -170,6 +211,41 @@ func TestSlashCommands(t *testing.T) {
 	f = d.waitFor("Started a new session.")
 	if strings.Contains(f, "Hello there.") {
 		t.Errorf("/clear kept the old conversation on screen:\n%s", f)
+	}
+}
+
+// TestCommandTypedWhileClearing: a command typed while /clear opens the
+// new session waits for it and runs in the new session, instead of
+// being wiped off the screen with the old conversation.
+func TestCommandTypedWhileClearing(t *testing.T) {
+	r := newRig(t, modeltest.Config{})
+	s, err := r.open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := r.options(s)
+	release := make(chan struct{})
+	opts.Open = func(ctx context.Context, ref string) (tui.Session, error) {
+		select { // the new session opens when the test says so
+		case <-release:
+			return r.open(ctx, ref)
+		case <-t.Context().Done():
+			return nil, t.Context().Err()
+		}
+	}
+	d := start(t, opts)
+	d.waitFor("to auto-compact")
+	d.typeText("/clear")
+	d.press("enter")
+	d.waitFor("Opening…")
+	d.typeText("/cost")
+	d.press("enter")
+	d.waitFor("queued: /cost")
+	close(release)
+	f := d.waitFor("Total cost:")
+	cleared, cost := strings.Index(f, "Started a new session."), strings.Index(f, "> /cost")
+	if cleared < 0 || cost < cleared || strings.Contains(f, "waits for the session") || strings.Contains(f, "queued:") {
+		t.Errorf("/cost typed while /clear ran does not follow the new session:\n%s", f)
 	}
 }
 

@@ -125,16 +125,14 @@ func nestedTables(text string) (body string, tables []string) {
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		trimmed := strings.TrimSpace(line)
+		indented := line != strings.TrimLeft(line, " \t")
 		switch {
-		case fence != "":
-			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
-				fence = ""
-			}
-		case strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
-			fence = trimmed[:3]
+		case trackFence(&fence, trimmed):
 		case listItem.MatchString(line):
 			inList = true
-		case inList && i+1 < len(lines) && trimmed != "" && line != strings.TrimLeft(line, " \t"): // indented under an item
+		case trimmed != "" && !indented: // a paragraph after the list ends it
+			inList = false
+		case inList && i+1 < len(lines) && trimmed != "" && indented: // indented under an item
 			n := delimiterCells(lines[i+1])
 			if n == 0 || n != len(tableCells(line)) {
 				break
@@ -334,12 +332,7 @@ func splitBlocks(text string) (complete []string, tail string) {
 		next := i + end + 1
 		trimmed := strings.TrimSpace(line)
 		switch {
-		case fence != "":
-			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
-				fence = ""
-			}
-		case strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
-			fence = trimmed[:3]
+		case trackFence(&fence, trimmed):
 		case trimmed == "" && next < len(text) && !continuesList(text[next:]):
 			if block := strings.TrimSpace(text[start:i]); block != "" {
 				complete = append(complete, text[start:i])
@@ -349,6 +342,24 @@ func splitBlocks(text string) (complete []string, tail string) {
 		i = next
 	}
 	return complete, text[start:]
+}
+
+// trackFence follows code fences line by line: given a line (trimmed)
+// and the fence open before it ("" for none), it updates fence and
+// reports whether the line is a fence line or inside a fenced block, so
+// no Markdown structure is looked for in it.
+func trackFence(fence *string, trimmed string) bool {
+	switch {
+	case *fence != "":
+		if strings.HasPrefix(trimmed, *fence) && strings.Trim(trimmed, (*fence)[:1]) == "" {
+			*fence = ""
+		}
+		return true
+	case strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
+		*fence = trimmed[:3]
+		return true
+	}
+	return false
 }
 
 // continuesList reports whether the text after a blank line goes on with

@@ -40,6 +40,8 @@ func TestMarkdownLayout(t *testing.T) {
 			[]string{"1. first", "  • nested", "   x │ y", "  ───┼───", "   3 │ 4", "2. second"}},
 		{"a table in a list item wraps to the screen", "- item\n\n  | name | what it does |\n  |---|---|\n  | x | one two three four five six |", 24,
 			[]string{"• item", " name │ what it does", "──────┼─────────────────", " x    │ one two three", "      │ four five six"}},
+		{"an indented code block after a list and a paragraph is code", "- item\n\nPara.\n\n    | a | b |\n    |---|---|\n    | 1 | 2 |\n", 40,
+			[]string{"• item", "", "Para.", "", "  | a | b |", "  |---|---|", "  | 1 | 2 |"}},
 		{"a pipe in code is no table", "```\n| a |\n|---|\n```", 40,
 			[]string{"  | a |", "  |---|"}},
 	} {

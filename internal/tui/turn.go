@@ -38,12 +38,20 @@ func tick() tea.Cmd {
 }
 
 // submit sends a prompt, runs a slash command, or queues the prompt
-// when the session is busy.
+// when the session is busy (and the command when an operation such as
+// /clear or /compact is changing the session).
 func (m *Model) submit(display, text string, pastes map[int]history.Paste) tea.Cmd {
 	m.tr.end()
 	hist := m.record(display, pastes)
 	if name, args, ok := slashCommand(text); ok {
 		if _, own := m.custom(name); !own && name != "init" {
+			if m.work != nil && !m.work.turn {
+				// An operation on the session (opening one, compacting)
+				// changes what the command would act on and show: it runs
+				// when the operation is done.
+				m.queue = append(m.queue, queued{display, text})
+				return hist
+			}
 			return tea.Batch(hist, m.command(name, args))
 		}
 		if name == "init" { // a prompt to the model, shown as the command
@@ -270,13 +278,20 @@ func (m *Model) onTurnEnd(msg turnEndMsg) tea.Cmd {
 	return m.dequeue()
 }
 
-// dequeue starts the next queued prompt, if any.
+// dequeue starts the next queued prompt or runs the next queued
+// command, if any.
 func (m *Model) dequeue() tea.Cmd {
 	if len(m.queue) == 0 || m.work != nil {
 		return nil
 	}
 	q := m.queue[0]
 	m.queue = m.queue[1:]
+	if name, args, ok := slashCommand(q.text); ok {
+		if _, own := m.custom(name); !own && name != "init" {
+			cmd := m.command(name, args)
+			return tea.Batch(cmd, m.dequeue()) // the next waits if this one started work
+		}
+	}
 	return m.startTurn(q.display, q.text)
 }
 
