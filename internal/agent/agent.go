@@ -862,7 +862,7 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	} else if ok {
 		in = x
 	}
-	a.joinLate()
+	a.JoinLate()
 	if !a.resumed && len(a.engine.History()) == 0 {
 		in.Attachments = append(in.Attachments, a.environment())
 	}
@@ -882,13 +882,17 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 // so the request that follows carries them.
 func (a *Agent) system(ctx context.Context) ([]model.SystemBlock, error) {
 	if a.opts.LateEachRequest {
-		a.joinLate()
+		a.JoinLate()
 	}
 	return a.prompts.Build(ctx)
 }
 
-// joinLate adds the tools Options.Late brings, as they are ready.
-func (a *Agent) joinLate() {
+// JoinLate adds the tools Options.Late brings, as they are ready. Run
+// and (with Options.LateEachRequest) each request do it; a headless run
+// also does it once it has waited for its MCP servers, so that what it
+// reports before its first turn (the stream-json init, /context) lists
+// the tools that request will carry. Not during a turn.
+func (a *Agent) JoinLate() {
 	if a.opts.Late == nil || a.lateJoined {
 		return
 	}

@@ -67,9 +67,12 @@ func mcpGrace(getenv func(string) string) (time.Duration, string) {
 }
 
 // awaitMCP is called before a headless run's first request: it waits for
-// the servers the grace, or up to MCP_TIMEOUT if prompt needs them, and
-// tells errOut what it does.
+// the servers the grace, or up to MCP_TIMEOUT if prompt needs them, tells
+// errOut what it does, and then has the tools of the servers up by then
+// join ag, so that the init event and a /context before any request list
+// them.
 func (s *setup) awaitMCP(ctx context.Context, f *agentFlags, prompt string, ag *agent.Agent, errOut io.Writer) {
+	defer ag.JoinLate()
 	s.sayMCP(s.mcp.Early(), errOut)
 	if len(s.mcp.Pending()) == 0 {
 		s.sayMCPDone(errOut)
