@@ -112,6 +112,26 @@ func (r *Registry) Add(tools ...Tool) error {
 	return nil
 }
 
+// Replace puts each of tools in the place of the registered tool of its
+// name (an MCP tool whose name another server turned out to own). A name
+// not registered is an error, and then nothing is replaced.
+func (r *Registry) Replace(tools ...Tool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range tools {
+		if _, ok := r.index[t.Spec().Name]; !ok {
+			return fmt.Errorf("tool %q is not registered", t.Spec().Name)
+		}
+	}
+	for _, t := range tools {
+		name := t.Spec().Name
+		r.index[name] = t
+		i := slices.IndexFunc(r.tools, func(u Tool) bool { return u.Spec().Name == name })
+		r.tools[i] = t
+	}
+	return nil
+}
+
 // Lookup returns the tool named name.
 func (r *Registry) Lookup(name string) (Tool, bool) {
 	r.mu.RLock()

@@ -120,9 +120,12 @@ func (s *setup) awaitMCP(ctx context.Context, f *agentFlags, prompt string, ag *
 // lateInSteps brings a headless run's MCP tools (Options.Late) in at most
 // two steps: when first asked (the first request, after awaitMCP), those
 // of the servers connected by then; once every server has connected or
-// failed, the others, with the section of all.
+// failed, the others, with the section of all. A name given in the
+// first step whose tool then belongs to another server (one configured
+// earlier that came up later takes it, as Servers' warnings say) is given
+// again with that server's tool, which replaces the first (Options.Late).
 func lateInSteps(st *mcp.Starting) func() ([]tool.Tool, string, bool) {
-	given := map[string]bool{}
+	given := map[string]tool.Tool{}
 	first := true
 	return func() ([]tool.Tool, string, bool) {
 		var ts []tool.Tool
@@ -137,8 +140,8 @@ func lateInSteps(st *mcp.Starting) func() ([]tool.Tool, string, bool) {
 		first = false
 		var fresh []tool.Tool
 		for _, t := range ts {
-			if name := t.Spec().Name; !given[name] {
-				given[name] = true
+			if name := t.Spec().Name; given[name] != t {
+				given[name] = t
 				fresh = append(fresh, t)
 			}
 		}
