@@ -110,11 +110,21 @@ func (s *setup) awaitMCP(ctx context.Context, f *agentFlags, prompt string, ag *
 	case <-ctx.Done():
 		return
 	case <-time.After(mcpWaitSaid):
-		fmt.Fprintf(errOut, "cairn: waiting for MCP servers still starting: %s (%s; each gets at most %s, which MCP_TIMEOUT sets in milliseconds)\n",
-			strings.Join(s.mcp.Pending(), ", "), why, s.mcpTimeout)
+		sayWaiting(errOut, s.mcp.Pending(), why, s.mcpTimeout)
 		s.mcp.Wait(ctx)
 	}
 	s.sayMCPDone(errOut)
+}
+
+// sayWaiting tells w that the run waits for the servers pending (why,
+// each at most timeout); nothing when none is pending any more (the last
+// one settled between the timer and the line).
+func sayWaiting(w io.Writer, pending []string, why string, timeout time.Duration) {
+	if len(pending) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "cairn: waiting for MCP servers still starting: %s (%s; each gets at most %s, which MCP_TIMEOUT sets in milliseconds)\n",
+		strings.Join(pending, ", "), why, timeout)
 }
 
 // lateInSteps brings a headless run's MCP tools (Options.Late) in at most

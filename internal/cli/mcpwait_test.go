@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,23 @@ func TestLateInStepsOwnerChanged(t *testing.T) {
 	}
 	if got := find(second); got != owned {
 		t.Errorf("the second step does not replace a_b's %s with a.b's, which Servers keeps (%q)", name, servers.Warnings())
+	}
+}
+
+// TestSayWaiting: the line naming the servers a run waits for, and none
+// when the last of them settled between the timer and the line.
+func TestSayWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		pending []string
+		want    string
+	}{
+		{[]string{"notes", "stuck"}, "cairn: waiting for MCP servers still starting: notes, stuck (the prompt names notes; each gets at most 30s, which MCP_TIMEOUT sets in milliseconds)\n"},
+		{nil, ""},
+	} {
+		var b strings.Builder
+		sayWaiting(&b, tc.pending, "the prompt names notes", 30*time.Second)
+		if diff := cmp.Diff(tc.want, b.String()); diff != "" {
+			t.Errorf("pending %q (-want +got):\n%s", tc.pending, diff)
+		}
 	}
 }
