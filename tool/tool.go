@@ -69,7 +69,7 @@ func Errorf(format string, args ...any) Result {
 }
 
 // Registry is an ordered set of tools, looked up by name. It is safe for
-// concurrent use; Add changes it, between a session's turns.
+// concurrent use; Add and Replace change it, between a session's turns.
 type Registry struct {
 	mu    sync.RWMutex
 	tools []Tool
