@@ -69,7 +69,7 @@ func Errorf(format string, args ...any) Result {
 }
 
 // Registry is an ordered set of tools, looked up by name. It is safe for
-// concurrent use; Add changes it, between a session's turns.
+// concurrent use; Add and Replace change it, between a session's turns.
 type Registry struct {
 	mu    sync.RWMutex
 	tools []Tool
@@ -108,6 +108,26 @@ func (r *Registry) Add(tools ...Tool) error {
 	for _, t := range tools {
 		r.index[t.Spec().Name] = t
 		r.tools = append(r.tools, t)
+	}
+	return nil
+}
+
+// Replace puts each of tools in the place of the registered tool of its
+// name (an MCP tool whose name another server turned out to own). A name
+// not registered is an error, and then nothing is replaced.
+func (r *Registry) Replace(tools ...Tool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range tools {
+		if _, ok := r.index[t.Spec().Name]; !ok {
+			return fmt.Errorf("tool %q is not registered", t.Spec().Name)
+		}
+	}
+	for _, t := range tools {
+		name := t.Spec().Name
+		r.index[name] = t
+		i := slices.IndexFunc(r.tools, func(u Tool) bool { return u.Spec().Name == name })
+		r.tools[i] = t
 	}
 	return nil
 }

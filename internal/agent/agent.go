@@ -81,8 +81,10 @@ type Options struct {
 	// Before that, Late may return part of the tools with ok false, and
 	// then they join at once: a headless run's first request carries the
 	// servers that started in time, the others join in a second change.
-	// Late never returns a tool twice; a section it returns replaces the
-	// one before, so it covers every server joined so far.
+	// A tool Late returns under a name it returned before replaces that
+	// one in place (a server configured earlier that came up later owns
+	// the name); a section it returns replaces the one before, so it
+	// covers every server joined so far.
 	Late func() (tools []tool.Tool, instructions string, ok bool)
 	// LateEachRequest asks Late before every model request, not only at
 	// the start of a turn: a headless run, which may have a single turn,
@@ -300,6 +302,8 @@ type Agent struct {
 	snaps <-chan loadedSnapshots
 	// lateJoined is set once Options.Late's tools have joined.
 	lateJoined bool
+	// lateNames are the names of the tools Options.Late brought so far.
+	lateNames map[string]bool
 	// mwClosed is set once the middlewares were closed.
 	mwClosed bool
 }
@@ -862,7 +866,7 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	} else if ok {
 		in = x
 	}
-	a.joinLate()
+	a.JoinLate()
 	if !a.resumed && len(a.engine.History()) == 0 {
 		in.Attachments = append(in.Attachments, a.environment())
 	}
@@ -882,13 +886,17 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 // so the request that follows carries them.
 func (a *Agent) system(ctx context.Context) ([]model.SystemBlock, error) {
 	if a.opts.LateEachRequest {
-		a.joinLate()
+		a.JoinLate()
 	}
 	return a.prompts.Build(ctx)
 }
 
-// joinLate adds the tools Options.Late brings, as they are ready.
-func (a *Agent) joinLate() {
+// JoinLate adds the tools Options.Late brings, as they are ready. Run
+// and (with Options.LateEachRequest) each request do it; a headless run
+// also does it once it has waited for its MCP servers, so that what it
+// reports before its first turn (the stream-json init, /context) lists
+// the tools that request will carry. Not during a turn.
+func (a *Agent) JoinLate() {
 	if a.opts.Late == nil || a.lateJoined {
 		return
 	}
@@ -897,11 +905,29 @@ func (a *Agent) joinLate() {
 		return
 	}
 	a.lateJoined = ok
-	if err := a.tools.Add(ts...); err != nil {
+	var added, replaced []tool.Tool
+	for _, t := range ts {
+		if a.lateNames[t.Spec().Name] {
+			replaced = append(replaced, t)
+		} else {
+			added = append(added, t)
+		}
+	}
+	err := a.tools.Add(added...)
+	if err == nil {
+		err = a.tools.Replace(replaced...)
+	}
+	if err != nil {
 		if a.opts.Warn != nil {
 			a.opts.Warn(fmt.Sprintf("the tools of the MCP servers that started late were not added: %v", err))
 		}
 		return
+	}
+	if a.lateNames == nil {
+		a.lateNames = map[string]bool{}
+	}
+	for _, t := range added {
+		a.lateNames[t.Spec().Name] = true
 	}
 	if instructions != "" {
 		a.prompts.Set(prompt.MCPKey, instructions)

@@ -172,3 +172,61 @@ func TestLateToolsInSteps(t *testing.T) {
 		t.Errorf("Late was asked %d times, want 3: until it is done, then never", asked)
 	}
 }
+
+// describedTool is a tool whose description tells two of one name apart.
+type describedTool struct {
+	readyTool
+	description string
+}
+
+func (d describedTool) Spec() model.ToolSpec {
+	s := d.readyTool.Spec()
+	s.Description = d.description
+	return s
+}
+
+// TestLateToolReplaced: a tool Late brings again under a name it brought
+// before (a server configured earlier, up late, takes the name) replaces
+// the first in place, and the other tools of that step still join.
+func TestLateToolReplaced(t *testing.T) {
+	asked := 0
+	late := func() ([]tool.Tool, string, bool) {
+		asked++
+		if asked == 1 {
+			return []tool.Tool{describedTool{readyTool{name: "Shared"}, "from B"}}, "", false
+		}
+		return []tool.Tool{describedTool{readyTool{name: "Shared"}, "from A"}, readyTool{name: "OnlyA"}}, "", true
+	}
+	cwd, home := t.TempDir(), session.Home{Dir: t.TempDir()}
+	var warnings []string
+	a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd,
+		Instructions: instructions.NewTracker(instructions.Options{Cwd: cwd, Home: home.Dir, Managed: []string{}, ManagedRules: []string{}}),
+		Model:        modeltest.NewScripted(), ModelName: "claude-test", MaxTokens: 4000, Entrypoint: "sdk-cli", DisableAutoCompact: true,
+		Tools: []tool.Tool{readyTool{name: "Start"}}, Late: late, LateEachRequest: true,
+		Warn: func(w string) { warnings = append(warnings, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	specs := func() []string {
+		var out []string
+		for _, s := range a.ToolSpecs() {
+			if s.Name != "Start" && s.Name != "Shared" && s.Name != "OnlyA" {
+				continue
+			}
+			out = append(out, s.Name+": "+s.Description)
+		}
+		return out
+	}
+	a.JoinLate()
+	if diff := cmp.Diff([]string{"Start: a tool", "Shared: from B"}, specs()); diff != "" {
+		t.Errorf("after the first step (-want +got):\n%s", diff)
+	}
+	a.JoinLate()
+	if diff := cmp.Diff([]string{"Start: a tool", "Shared: from A", "OnlyA: a tool"}, specs()); diff != "" {
+		t.Errorf("after the second step (-want +got):\n%s", diff)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings %q", warnings)
+	}
+}

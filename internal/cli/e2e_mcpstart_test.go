@@ -2,10 +2,14 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
@@ -206,5 +210,66 @@ func TestMCPHeadlessNeeds(t *testing.T) {
 	code, _, errOut := p.cairn(t, "-p", "-c", "and again")
 	if code != 0 || !strings.Contains(errOut, "(the session called MCP tools before;") {
 		t.Errorf("-c of a session that called MCP tools does not wait for them: exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// TestStreamJSONInitListsMCPTools: the init event of a headless run lists
+// the tools its first request carries, the MCP servers' among them, as an
+// SDK host reads them there; and -p /context, which sends no request,
+// counts the tools of a server that was up within the grace.
+func TestStreamJSONInitListsMCPTools(t *testing.T) {
+	p := newProject(t)
+	p.withMCPServers(t, map[string]string{"notes": "notes"})
+	p.env = append(p.env, "MCP_TIMEOUT=60000", "CAIRN_MCP_GRACE_MS=20000")
+	p.srv.Enqueue(modeltest.Text("Answered."))
+	code, out, errOut := p.cairn(t, "-p", "ask notes", "--output-format", "stream-json", "--verbose")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var initTools []string
+	for line := range strings.Lines(out) {
+		var ev struct {
+			Type, Subtype string
+			Tools         []string
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "system" && ev.Subtype == "init" {
+			initTools = ev.Tools
+		}
+	}
+	var req struct {
+		Tools []struct{ Name string }
+	}
+	if err := json.Unmarshal(p.srv.Last().Body, &req); err != nil {
+		t.Fatal(err)
+	}
+	var sent []string
+	for _, tl := range req.Tools {
+		sent = append(sent, tl.Name)
+	}
+	if !slices.Contains(sent, "mcp__notes__echo") {
+		t.Fatalf("the request lacks mcp__notes__echo: %v", sent)
+	}
+	if diff := cmp.Diff(sent, initTools); diff != "" {
+		t.Errorf("init's tools differ from the request's (-request +init):\n%s", diff)
+	}
+
+	toolsLine := regexp.MustCompile(`(?m)^  Tools +([0-9,]+)$`)
+	count := func(env ...string) string {
+		t.Helper()
+		q := newProject(t)
+		if len(env) > 0 {
+			q.withMCPServers(t, map[string]string{"notes": "notes"})
+		}
+		q.env = append(q.env, env...)
+		code, out, errOut := q.cairn(t, "-p", "/context")
+		m := toolsLine.FindStringSubmatch(out)
+		if code != 0 || m == nil {
+			t.Fatalf("/context: exit %d, stdout %q, stderr %q", code, out, errOut)
+		}
+		return m[1]
+	}
+	without, with := count(), count("MCP_TIMEOUT=60000", "CAIRN_MCP_GRACE_MS=20000")
+	if without == with {
+		t.Errorf("/context counts %s tokens of tools with the notes server up as without it", with)
 	}
 }

@@ -67,9 +67,12 @@ func mcpGrace(getenv func(string) string) (time.Duration, string) {
 }
 
 // awaitMCP is called before a headless run's first request: it waits for
-// the servers the grace, or up to MCP_TIMEOUT if prompt needs them, and
-// tells errOut what it does.
+// the servers the grace, or up to MCP_TIMEOUT if prompt needs them, tells
+// errOut what it does, and then has the tools of the servers up by then
+// join ag, so that the init event and a /context before any request list
+// them.
 func (s *setup) awaitMCP(ctx context.Context, f *agentFlags, prompt string, ag *agent.Agent, errOut io.Writer) {
+	defer ag.JoinLate()
 	s.sayMCP(s.mcp.Early(), errOut)
 	if len(s.mcp.Pending()) == 0 {
 		s.sayMCPDone(errOut)
@@ -107,19 +110,32 @@ func (s *setup) awaitMCP(ctx context.Context, f *agentFlags, prompt string, ag *
 	case <-ctx.Done():
 		return
 	case <-time.After(mcpWaitSaid):
-		fmt.Fprintf(errOut, "cairn: waiting for MCP servers still starting: %s (%s; each gets at most %s, which MCP_TIMEOUT sets in milliseconds)\n",
-			strings.Join(s.mcp.Pending(), ", "), why, s.mcpTimeout)
+		sayWaiting(errOut, s.mcp.Pending(), why, s.mcpTimeout)
 		s.mcp.Wait(ctx)
 	}
 	s.sayMCPDone(errOut)
 }
 
+// sayWaiting tells w that the run waits for the servers pending (why,
+// each at most timeout); nothing when none is pending any more (the last
+// one settled between the timer and the line).
+func sayWaiting(w io.Writer, pending []string, why string, timeout time.Duration) {
+	if len(pending) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "cairn: waiting for MCP servers still starting: %s (%s; each gets at most %s, which MCP_TIMEOUT sets in milliseconds)\n",
+		strings.Join(pending, ", "), why, timeout)
+}
+
 // lateInSteps brings a headless run's MCP tools (Options.Late) in at most
 // two steps: when first asked (the first request, after awaitMCP), those
 // of the servers connected by then; once every server has connected or
-// failed, the others, with the section of all.
+// failed, the others, with the section of all. A name given in the
+// first step whose tool then belongs to another server (one configured
+// earlier that came up later takes it, as Servers' warnings say) is given
+// again with that server's tool, which replaces the first (Options.Late).
 func lateInSteps(st *mcp.Starting) func() ([]tool.Tool, string, bool) {
-	given := map[string]bool{}
+	given := map[string]tool.Tool{}
 	first := true
 	return func() ([]tool.Tool, string, bool) {
 		var ts []tool.Tool
@@ -134,8 +150,8 @@ func lateInSteps(st *mcp.Starting) func() ([]tool.Tool, string, bool) {
 		first = false
 		var fresh []tool.Tool
 		for _, t := range ts {
-			if name := t.Spec().Name; !given[name] {
-				given[name] = true
+			if name := t.Spec().Name; given[name] != t {
+				given[name] = t
 				fresh = append(fresh, t)
 			}
 		}

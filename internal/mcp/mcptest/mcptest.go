@@ -103,8 +103,12 @@ func text(s string) *mcp.CallToolResult {
 // as a stdio server: "notes" serves the notes server; "exit" writes to
 // stderr and exits at once with status 3; "hang" never answers; "slow"
 // serves the notes server after half a second (SlowStart), as a healthy
-// server that takes a moment to start does.
+// server that takes a moment to start does; "gated" serves it once the
+// file GateEnvVar names exists, so a test decides when it comes up.
 const EnvVar = "CAIRN_MCPTEST_SERVER"
+
+// GateEnvVar names the file the "gated" server waits for.
+const GateEnvVar = "CAIRN_MCPTEST_GATE"
 
 // SlowStart is how long the "slow" server takes before it answers.
 const SlowStart = 500 * time.Millisecond
@@ -115,9 +119,17 @@ func ServeIfAsked() {
 	switch os.Getenv(EnvVar) {
 	case "":
 		return
-	case "notes", "slow":
-		if os.Getenv(EnvVar) == "slow" {
+	case "notes", "slow", "gated":
+		switch os.Getenv(EnvVar) {
+		case "slow":
 			time.Sleep(SlowStart)
+		case "gated":
+			for {
+				if _, err := os.Stat(os.Getenv(GateEnvVar)); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 		err := NewServer(&Notes{}).Run(context.Background(), &mcp.StdioTransport{})
 		if err != nil && !strings.Contains(err.Error(), "EOF") {
