@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,9 +22,7 @@ import (
 // but writes the project and a folder added with --add-dir; the model is
 // told the sandbox may be why a command failed.
 func TestSandboxedBashInBypassMode(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap (bwrap) is not installed, so the sandbox cannot be tested here: apt-get install bubblewrap")
-	}
+	proctest.Command(t, "bwrap", "the sandbox cannot be tested here (apt-get install bubblewrap)")
 	p := newProject(t)
 	extra := t.TempDir()
 	bashrc := filepath.Join(p.home, ".bashrc")
@@ -47,7 +44,7 @@ func TestSandboxedBashInBypassMode(t *testing.T) {
 	)
 	code, out, errOut := p.cairn(t, "-p", "go", "--permission-mode", "bypassPermissions", "--add-dir", extra)
 	if strings.Contains(errOut, "the sandbox is enabled in the settings but") {
-		t.Skip("the sandbox cannot run here: " + errOut)
+		skipOrFail(t, "the sandbox cannot run here: "+errOut)
 	}
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
@@ -76,9 +73,7 @@ func TestSandboxedBashInBypassMode(t *testing.T) {
 // the same server by its address, and the model is told which host the
 // proxy refused and which setting allows it.
 func TestSandboxedNetworkThroughProxy(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap (bwrap) is not installed, so the sandbox cannot be tested here: apt-get install bubblewrap")
-	}
+	proctest.Command(t, "bwrap", "the sandbox cannot be tested here (apt-get install bubblewrap)")
 	proctest.Command(t, "curl", "apt-get install curl")
 	var hits atomic.Int32
 	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -102,7 +97,7 @@ func TestSandboxedNetworkThroughProxy(t *testing.T) {
 	)
 	code, out, errOut := p.cairn(t, "-p", "go", "--permission-mode", "bypassPermissions")
 	if strings.Contains(errOut, "the sandbox is enabled in the settings but") {
-		t.Skip("the sandbox cannot run here: " + errOut)
+		skipOrFail(t, "the sandbox cannot run here: "+errOut)
 	}
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
