@@ -64,22 +64,9 @@ func TestLateTools(t *testing.T) {
 				modeltest.Say("first turn done"),
 				modeltest.Say("second turn done"),
 			)
-			cwd, home := t.TempDir(), session.Home{Dir: t.TempDir()}
-			a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd,
-				Instructions: instructions.NewTracker(instructions.Options{Cwd: cwd, Home: home.Dir, Managed: []string{}, ManagedRules: []string{}}),
-				Model:        m, ModelName: "claude-test", MaxTokens: 4000, Entrypoint: "sdk-cli", DisableAutoCompact: true,
-				Tools: []tool.Tool{readyTool{name: "Start", ready: &ready}}, Late: late, LateEachRequest: tc.eachRequest})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			for _, prompt := range []string{"first", "second"} {
-				for _, err := range a.Run(t.Context(), prompt) {
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			a := openLate(t, m, readyTool{name: "Start", ready: &ready}, late, tc.eachRequest, nil)
+			drain(t, a, "first")
+			drain(t, a, "second")
 			var got [][]string
 			for i, req := range m.Requests() {
 				var names []string
@@ -125,22 +112,9 @@ func TestLateToolsInSteps(t *testing.T) {
 		modeltest.Say("first turn done"),
 		modeltest.Say("second turn done"),
 	)
-	cwd, home := t.TempDir(), session.Home{Dir: t.TempDir()}
-	a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd,
-		Instructions: instructions.NewTracker(instructions.Options{Cwd: cwd, Home: home.Dir, Managed: []string{}, ManagedRules: []string{}}),
-		Model:        m, ModelName: "claude-test", MaxTokens: 4000, Entrypoint: "sdk-cli", DisableAutoCompact: true,
-		Tools: []tool.Tool{readyTool{name: "Start", ready: &ready}}, Late: late, LateEachRequest: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	for _, prompt := range []string{"first", "second"} {
-		for _, err := range a.Run(t.Context(), prompt) {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	a := openLate(t, m, readyTool{name: "Start", ready: &ready}, late, true, nil)
+	drain(t, a, "first")
+	drain(t, a, "second")
 	type request struct {
 		Tools   []string
 		Section string
@@ -197,17 +171,8 @@ func TestLateToolReplaced(t *testing.T) {
 		}
 		return []tool.Tool{describedTool{readyTool{name: "Shared"}, "from A"}, readyTool{name: "OnlyA"}}, "", true
 	}
-	cwd, home := t.TempDir(), session.Home{Dir: t.TempDir()}
 	var warnings []string
-	a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd,
-		Instructions: instructions.NewTracker(instructions.Options{Cwd: cwd, Home: home.Dir, Managed: []string{}, ManagedRules: []string{}}),
-		Model:        modeltest.NewScripted(), ModelName: "claude-test", MaxTokens: 4000, Entrypoint: "sdk-cli", DisableAutoCompact: true,
-		Tools: []tool.Tool{readyTool{name: "Start"}}, Late: late, LateEachRequest: true,
-		Warn: func(w string) { warnings = append(warnings, w) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := openLate(t, modeltest.NewScripted(), readyTool{name: "Start"}, late, true, func(w string) { warnings = append(warnings, w) })
 	specs := func() []string {
 		var out []string
 		for _, s := range a.ToolSpecs() {
@@ -229,4 +194,20 @@ func TestLateToolReplaced(t *testing.T) {
 	if len(warnings) != 0 {
 		t.Errorf("warnings %q", warnings)
 	}
+}
+
+// openLate opens a session with one tool from the start and late, closed
+// when the test ends.
+func openLate(t *testing.T, m model.Model, start tool.Tool, late func() ([]tool.Tool, string, bool), eachRequest bool, warn func(string)) *agent.Agent {
+	t.Helper()
+	cwd, home := t.TempDir(), session.Home{Dir: t.TempDir()}
+	a, err := agent.Open(t.Context(), agent.Options{Home: home, Cwd: cwd,
+		Instructions: instructions.NewTracker(instructions.Options{Cwd: cwd, Home: home.Dir, Managed: []string{}, ManagedRules: []string{}}),
+		Model:        m, ModelName: "claude-test", MaxTokens: 4000, Entrypoint: "sdk-cli", DisableAutoCompact: true,
+		Tools: []tool.Tool{start}, Late: late, LateEachRequest: eachRequest, Warn: warn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
 }
