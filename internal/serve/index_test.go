@@ -228,21 +228,29 @@ func (c countingSessions) Source(ctx context.Context, id string) (transcript.Sou
 	return c.fileSessions.Source(ctx, id)
 }
 
+// keptSession writes a session s of 600 KB in a folder dir and keeps its
+// index in another, keep, as an earlier run of the server would.
+func keptSession(t *testing.T) (dir, path, keep string, data []byte) {
+	t.Helper()
+	dir, keep = t.TempDir(), t.TempDir()
+	path = filepath.Join(dir, "s.jsonl")
+	data = generated(t, 600<<10, 1)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&serve.Index{MinBytes: 1, Dir: keep}).Build(context.Background(), mustOpen(t, path), "s"); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path, keep, data
+}
+
 // TestIndexKeptOnDisk: a server started afresh reads the index an
 // earlier one kept in Dir instead of building it — extended over lines
 // appended since — and never one kept for another file (replaced by a
 // rename) or one that is not whole.
 func TestIndexKeptOnDisk(t *testing.T) {
-	dir, keep := t.TempDir(), t.TempDir()
-	path := filepath.Join(dir, "s.jsonl")
-	data := generated(t, 600<<10, 1)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, path, keep, data := keptSession(t)
 	ctx := context.Background()
-	if err := (&serve.Index{MinBytes: 1, Dir: keep}).Build(ctx, mustOpen(t, path), "s"); err != nil {
-		t.Fatal(err)
-	}
 	// fresh serves a link to a fresh server, checks the page against
 	// History and returns how many sources the server opened (1: the
 	// request's own; 2: it built the index in the background).
@@ -381,16 +389,7 @@ func (g gatedSessions) Source(ctx context.Context, id string) (transcript.Source
 // index is megabytes behind is answered without reading what was
 // appended since; the background build reads it, after.
 func TestNewestPageDoesNotIndex(t *testing.T) {
-	dir, keep := t.TempDir(), t.TempDir()
-	path := filepath.Join(dir, "s.jsonl")
-	data := generated(t, 600<<10, 1)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := (&serve.Index{MinBytes: 1, Dir: keep}).Build(ctx, mustOpen(t, path), "s"); err != nil {
-		t.Fatal(err)
-	}
+	dir, path, keep, data := keptSession(t)
 	more := generated(t, 8<<20, 3)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
