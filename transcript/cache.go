@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"hash/maphash"
 	"sync"
 )
 
@@ -10,7 +11,10 @@ import (
 // lines were appended to it decodes only the new ones: a session reading
 // its own transcript back costs the bytes it added, not the whole file
 // again. A cached entry is used only for a line whose bytes are still the
-// ones it was decoded from; lines that were damaged or repaired (a warning
+// ones it was decoded from: the cache keeps no line, only its length and
+// 64-bit hash (hash/maphash, seeded per process), and a line of the same
+// length and hash counts as the same (two different lines pass for one
+// with a chance of 2⁻⁶⁴). Lines that were damaged or repaired (a warning
 // named them) are decoded again each time, so their warnings repeat. The
 // zero value is ready to use and safe for concurrent use. A cache serves
 // one file: give another file its own; when the file at its path is
@@ -23,7 +27,7 @@ type LineCache struct {
 	id string
 	// m holds the entries of lines after the prefix, by offset; the
 	// prefix's own entries are in lines only.
-	m map[int64]*Entry
+	m map[int64]cachedLine
 	// prefix is how much of the file, from its start, a load read line by
 	// line with nothing the scanner itself skipped; lines holds what each
 	// of those lines gave, in file order. The next load reads only the
@@ -33,12 +37,22 @@ type LineCache struct {
 	lines  []cachedLine
 }
 
-// cachedLine is what one line of a cached prefix gave the loader: an
-// entry, or the warnings that said why it was skipped.
+// cachedLine is what one line gave the loader: an entry, or the warnings
+// that said why it was skipped; n and sum are the length and hash of the
+// line (see lineSum), which stand for its bytes.
 type cachedLine struct {
 	off   int64
 	e     *Entry
 	warns []string
+	n     int
+	sum   uint64
+}
+
+// lineSum returns the length and hash of a line, white space around it
+// left out.
+func lineSum(line []byte) (int, uint64) {
+	line = bytes.TrimSpace(line)
+	return len(line), maphash.Bytes(hashSeed, line)
 }
 
 // Identified is implemented by sources that can name the file they read:
@@ -86,7 +100,7 @@ func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
 	if buf[len(buf)-1] != '\n' {
 		return 0, nil
 	}
-	if last.e != nil && !bytes.Equal(last.e.raw, bytes.TrimSpace(buf)) {
+	if n, sum := lineSum(buf); last.e != nil && (n != last.n || sum != last.sum) {
 		return 0, nil
 	}
 	return prefix, lines
@@ -106,22 +120,26 @@ func (c *LineCache) setPrefix(prefix int64, lines []cachedLine) {
 	c.mu.Unlock()
 }
 
-// lookup returns the entry decoded from line at off, if its bytes match.
-func (c *LineCache) lookup(off int64, line []byte) *Entry {
+// lookup returns what the line at off gave when it was decoded, if its
+// length and hash match line's.
+func (c *LineCache) lookup(off int64, line []byte) (cachedLine, bool) {
 	c.mu.Lock()
-	e := c.m[off]
+	cl, ok := c.m[off]
 	c.mu.Unlock()
-	if e == nil || !bytes.Equal(e.raw, bytes.TrimSpace(line)) {
-		return nil
+	if !ok || cl.n != len(bytes.TrimSpace(line)) {
+		return cachedLine{}, false
 	}
-	return e
+	if _, sum := lineSum(line); sum != cl.sum {
+		return cachedLine{}, false
+	}
+	return cl, true
 }
 
-func (c *LineCache) store(off int64, e *Entry) {
+func (c *LineCache) store(cl cachedLine) {
 	c.mu.Lock()
 	if c.m == nil {
-		c.m = make(map[int64]*Entry)
+		c.m = make(map[int64]cachedLine)
 	}
-	c.m[off] = e
+	c.m[cl.off] = cl
 	c.mu.Unlock()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +50,14 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 // raw JSON; every field it does not know is kept from the line it was read
 // from and written back by MarshalJSON, so nothing a newer Claude Code wrote
 // is lost when cairn rewrites an entry (forking, exporting).
+//
+// An entry read from a line keeps copies of the values it holds, not the
+// line: its strings and raw fields and the members it has no field for
+// share one piece of memory with nothing else in it (the entry's body), so
+// what a load keeps is the conversation, not the file. An entry Load read
+// from a file it can open again (see OpenFile) keeps a toolUseResult of
+// more than ResultKeep bytes in the file only: ToolUseResult is nil then,
+// and Result reads it back.
 type Entry struct {
 	Type    string
 	Subtype string
@@ -79,8 +88,11 @@ type Entry struct {
 	PermissionMode string
 	PromptSource   string
 
-	Message                 json.RawMessage // user, assistant
-	RequestID               string
+	Message   json.RawMessage // user, assistant
+	RequestID string
+	// ToolUseResult is the tool's structured result. It is nil in an entry
+	// that left it in its file (see Result, HasResult); set, it is the
+	// result, whatever the file holds.
 	ToolUseResult           json.RawMessage
 	SourceToolAssistantUUID string
 	Attachment              json.RawMessage
@@ -97,9 +109,16 @@ type Entry struct {
 	// Extra holds fields set by the program that have no typed field.
 	Extra map[string]json.RawMessage
 
-	raw    []byte    // the line this entry was decoded from
-	offset int64     // where that line starts in its file
-	cache  *msgCache // the decoded message, for entries read from a file
+	// body holds the values the entry keeps, copied out of the line it
+	// was decoded from (nil for an entry built by code): raw fields that
+	// are slices of it were checked then, and nothing changes it.
+	body []byte
+	// unknown is a JSON object of the line's members Entry has no field
+	// for, in body; nil when there were none.
+	unknown []byte
+	res     *fileResult // the toolUseResult left in the file, if any
+	offset  int64       // where the entry's line starts in its file
+	cache   *msgCache   // the decoded message, for entries read from a file
 }
 
 // IsChain reports whether the entry is part of the conversation chain.
@@ -176,7 +195,7 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	// case, the last repeated key counts, null leaves a field empty.
 	// A message sliced from the line DecodeEntry checked is not checked
 	// again, and its blocks share the line's bytes.
-	trusted := e.cache != nil && within(e.Message, e.raw)
+	trusted := e.cache != nil && within(e.Message, e.body)
 	members, decode := jsonscan.Members, model.DecodeContent
 	if trusted {
 		members, decode = jsonscan.TrustedMembers, model.DecodeContentShared
@@ -312,14 +331,19 @@ func smallInt(b []byte) (int64, bool) {
 
 // ResultHasKey reports whether the entry's toolUseResult is a JSON object
 // with a top-level key equal to name without regard to case, as
-// jsonscan.HasKeyFold does; a result that is a slice of the line the entry
-// was read from (checked then) is not checked again.
+// jsonscan.HasKeyFold does. It reads nothing from the file: a result left
+// there has its keys kept, and a result in the entry's body (checked when
+// its line was) is not checked again.
 func (e *Entry) ResultHasKey(name string) bool {
-	if !within(e.ToolUseResult, e.raw) {
-		return jsonscan.HasKeyFold(e.ToolUseResult, name)
+	b, trusted := []byte(e.ToolUseResult), within(e.ToolUseResult, e.body)
+	if b == nil && e.res != nil {
+		b, trusted = e.res.keys, true
+	}
+	if !trusted {
+		return jsonscan.HasKeyFold(b, name)
 	}
 	found := false
-	err := jsonscan.TrustedMembers(e.ToolUseResult, func(key []byte, f jsonscan.Flags, _ []byte) error {
+	err := jsonscan.TrustedMembers(b, func(key []byte, f jsonscan.Flags, _ []byte) error {
 		if found {
 			return nil
 		}
@@ -405,37 +429,89 @@ var knownFields = map[string]bool{
 	"lastPrompt": true, "customTitle": true,
 }
 
-// DecodeEntry decodes one transcript line. The line must be a JSON object;
-// its bytes are kept so unknown fields survive re-encoding. Keys match
-// fields as encoding/json matches them (exactly, else without regard to
-// case; the last of repeated keys wins), and the raw fields (message,
-// toolUseResult, …) are slices of the kept line, not copies.
+// DecodeEntry decodes one transcript line. The line must be a JSON object.
+// Keys match fields as encoding/json matches them (exactly, else without
+// regard to case; the last of repeated keys wins). The entry keeps copies
+// of what it holds (see Entry), not line, and the members it has no field
+// for, so they survive re-encoding.
 func DecodeEntry(line []byte) (Entry, error) {
-	return decodeEntry(line, true)
+	return decodeEntry(line, nil, nil, 0)
 }
 
-// decodeEntry is DecodeEntry; with clone unset the entry keeps slices of
-// line itself, which the caller then must never change (the backward
-// scanner's blocks, which it never reuses). Either way the entry's plain
-// ASCII strings share the bytes of the line it keeps.
-func decodeEntry(line []byte, clone bool) (Entry, error) {
+// ResultKeep is the largest toolUseResult, in bytes as its line has it,
+// that an entry Load reads from a file it can open again keeps in memory.
+// Most results are a few hundred bytes and stay; the larger ones (a file
+// read, a command's output: two fifths of a long session's bytes, which
+// nothing sends to the model) stay in the file, their top-level keys kept
+// for Entry.ResultHasKey, and Entry.Result reads them back.
+const ResultKeep = 1 << 10
+
+// member is a member of a line with no field in Entry.
+type member struct{ key, val []byte }
+
+// decodeEntry is DecodeEntry, taking the entry's body from a (a fresh
+// allocation of its own when a is nil). With file set, line is a line of
+// that file that starts at byte base, and a toolUseResult longer than
+// ResultKeep is left there: checked as transcript.Index checks what it
+// does not keep (jsonscan.LooseValue), and read back, checked strictly
+// then, by Entry.Result.
+func decodeEntry(line []byte, a *arena, file *fileRef, base int64) (Entry, error) {
+	orig := line
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return Entry{}, fmt.Errorf("not a JSON object")
 	}
-	raw := line
-	if clone {
-		raw = slices.Clone(line)
-	}
-	e := Entry{raw: raw}
+	var e Entry
 	var parent, logical *string
-	err := jsonscan.Members(raw, func(key []byte, f jsonscan.Flags, val []byte) error {
+	var ubuf [8]member
+	unknown := ubuf[:0]
+	var res *fileResult
+	var keys [][]byte // of res, slices of line
+	set := func(key []byte, f jsonscan.Flags, val []byte) error {
 		name, err := fieldName(key, f)
-		if err != nil || name == "" {
+		if err != nil {
 			return err
 		}
+		if name == "" {
+			unknown = append(unknown, member{key, val})
+			return nil
+		}
+		if name == "toolUseResult" {
+			res = nil // the last of repeated keys wins
+		}
 		return e.setField(name, val, &parent, &logical)
-	})
+	}
+	var err error
+	if file == nil || len(line) <= ResultKeep {
+		err = jsonscan.Members(line, set)
+	} else {
+		// Every member is checked as Members checks it but for a large
+		// toolUseResult, whose structure alone is checked.
+		err = jsonscan.LooseMembersAt(line, func(key []byte, f jsonscan.Flags, b []byte, i int) (int, error) {
+			if _, _, err := jsonscan.String(key, 0); err != nil {
+				return 0, err // the loose scan does not look inside keys
+			}
+			if f&jsonscan.Escaped == 0 && len(key) == len(`"toolUseResult"`) {
+				if name, _ := fieldName(key, f); name == "toolUseResult" {
+					end, k, err := looseResult(b, i, keys[:0])
+					if err != nil {
+						return 0, err
+					}
+					if end-i > ResultKeep {
+						e.ToolUseResult, keys = nil, k
+						res = &fileResult{file: file, n: end - i, sum: maphash.Bytes(hashSeed, b[i:end])}
+						res.off = base + int64(offsetIn(b[i:end], orig))
+						return end, nil
+					}
+				}
+			}
+			end, err := jsonscan.MemberValue(b, i)
+			if err != nil {
+				return 0, err
+			}
+			return end, set(key, f, b[i:end:end])
+		})
+	}
 	if err != nil {
 		return Entry{}, err
 	}
@@ -450,10 +526,146 @@ func decodeEntry(line []byte, clone bool) (Entry, error) {
 	}
 	e.Message, e.ToolUseResult, e.Attachment = nullToNil(e.Message), nullToNil(e.ToolUseResult), nullToNil(e.Attachment)
 	e.Content, e.CompactMetadata, e.SnipMetadata = nullToNil(e.Content), nullToNil(e.CompactMetadata), nullToNil(e.SnipMetadata)
+	if res == nil {
+		keys = nil
+	}
+	e.res = res
+	e.keep(line, unknown, keys, a)
 	if e.Message != nil {
 		e.cache = &msgCache{}
 	}
 	return e, nil
+}
+
+// looseResult reads the toolUseResult value at b[i] as jsonscan.LooseValue
+// checks it, appending to keys the raw literals of its top-level keys when
+// it is an object.
+func looseResult(b []byte, i int, keys [][]byte) (int, [][]byte, error) {
+	if b[i] != '{' {
+		end, err := jsonscan.LooseValue(b, i)
+		return end, keys, err
+	}
+	end, err := jsonscan.LooseObject(b, i, func(key []byte, _ jsonscan.Flags, b []byte, i int) (int, error) {
+		keys = append(keys, key)
+		return jsonscan.LooseValue(b, i)
+	})
+	return end, keys, err
+}
+
+// offsetIn returns where sub, a slice of buf, starts in it.
+func offsetIn(sub, buf []byte) int {
+	return int(uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+}
+
+// stringFields returns the entry's string fields.
+func (e *Entry) stringFields() [23]*string {
+	return [...]*string{&e.Type, &e.Subtype, &e.UUID, &e.ParentUUID, &e.LogicalParentUUID,
+		&e.PromptID, &e.SessionID, &e.Timestamp, &e.CWD, &e.Version, &e.GitBranch, &e.UserType,
+		&e.Entrypoint, &e.Slug, &e.AgentID, &e.PermissionMode, &e.PromptSource, &e.RequestID,
+		&e.SourceToolAssistantUUID, &e.Level, &e.LeafUUID, &e.LastPrompt, &e.CustomTitle}
+}
+
+// keep copies what the entry holds of line (its strings that share line's
+// bytes, its raw fields, the unknown members as one object, the keys of a
+// result left in the file as an object with null values) into one piece
+// of a, which becomes the entry's body.
+func (e *Entry) keep(line []byte, unknown []member, keys [][]byte, a *arena) {
+	strs := e.stringFields()
+	raws := [...]*json.RawMessage{&e.Message, &e.ToolUseResult, &e.Attachment, &e.Content, &e.CompactMetadata, &e.SnipMetadata}
+	n := 0
+	for _, p := range strs {
+		if within(unsafe.Slice(unsafe.StringData(*p), len(*p)), line) {
+			n += len(*p)
+		}
+	}
+	for _, p := range raws {
+		n += len(*p)
+	}
+	if len(unknown) > 0 {
+		n += 1 + len(unknown) // the braces and commas
+		for _, m := range unknown {
+			n += len(m.key) + 1 + len(m.val)
+		}
+	}
+	if len(keys) > 0 {
+		n += 1 + len(keys)
+		for _, k := range keys {
+			n += len(k) + len(":null")
+		}
+	}
+	body := a.alloc(n)
+	w := 0
+	put := func(b []byte) []byte {
+		k := copy(body[w:], b)
+		s := body[w : w+k : w+k]
+		w += k
+		return s
+	}
+	for _, p := range strs {
+		if within(unsafe.Slice(unsafe.StringData(*p), len(*p)), line) {
+			s := put(unsafe.Slice(unsafe.StringData(*p), len(*p)))
+			*p = unsafe.String(unsafe.SliceData(s), len(s))
+		}
+	}
+	for _, p := range raws {
+		if *p != nil {
+			*p = put(*p)
+		}
+	}
+	object := func(n int, each func(i int)) []byte {
+		start := w
+		for i := range n {
+			if i == 0 {
+				put([]byte("{"))
+			} else {
+				put([]byte(","))
+			}
+			each(i)
+		}
+		put([]byte("}"))
+		return body[start:w:w]
+	}
+	if len(unknown) > 0 {
+		e.unknown = object(len(unknown), func(i int) {
+			put(unknown[i].key)
+			put([]byte(":"))
+			put(unknown[i].val)
+		})
+	}
+	if len(keys) > 0 {
+		e.res.keys = object(len(keys), func(i int) {
+			put(keys[i])
+			put([]byte(":null"))
+		})
+	}
+	e.body = body
+}
+
+// arena hands out pieces of memory that hold no pointers, from chunks it
+// allocates, so that the values of many entries cost a few allocations
+// the collector need not scan. It is not safe for concurrent use.
+type arena struct {
+	buf []byte
+	// left is about how many more bytes the arena's user will ask for
+	// (what is left of the lines it decodes): a chunk is no larger.
+	left int
+}
+
+// arenaChunk bounds a chunk; a piece of more than an eighth of it gets an
+// allocation of its own, so at most an eighth of a chunk is left unused.
+const arenaChunk = 256 << 10
+
+// alloc returns n bytes; a nil arena allocates them on their own.
+func (a *arena) alloc(n int) []byte {
+	if a == nil || n > arenaChunk/8 {
+		return make([]byte, n)
+	}
+	if n > cap(a.buf)-len(a.buf) {
+		a.buf = make([]byte, 0, min(arenaChunk, max(a.left, n, 4<<10)))
+	}
+	i := len(a.buf)
+	a.buf = a.buf[:i+n]
+	return a.buf[i : i+n : i+n]
 }
 
 // fieldName returns the known field a key names, matched as encoding/json
@@ -516,8 +728,9 @@ func (e *Entry) setField(name string, val []byte, parent, logical **string) erro
 		}
 		_, f, _ := jsonscan.String(val, 0)
 		if f == 0 {
-			// Plain ASCII: the string is the line's own bytes, which the
-			// entry keeps and nothing changes (see decodeEntry).
+			// Plain ASCII: the string is the line's own bytes, until
+			// decodeEntry copies it into the entry's body (the index
+			// clones what it keeps).
 			*dst = unsafe.String(unsafe.SliceData(val[1:]), len(val)-2)
 			return nil
 		}
@@ -633,20 +846,15 @@ func nullToNil(raw json.RawMessage) json.RawMessage {
 }
 
 // Unknown returns the fields of the line e was decoded from that Entry has
-// no typed field for.
+// no typed field for, as the line had them.
 func (e *Entry) Unknown() map[string]json.RawMessage {
-	if e.raw == nil {
+	if e.unknown == nil {
 		return nil
 	}
 	var all map[string]json.RawMessage
-	// raw is the line DecodeEntry checked: find its members without
-	// checking them again.
-	err := jsonscan.TrustedMembers(e.raw, func(key []byte, f jsonscan.Flags, val []byte) error {
-		if name, _ := fieldName(key, f); name != "" {
-			// Keys match fields without regard to case, so a key like
-			// "Type" already went into a typed field.
-			return nil
-		}
+	// unknown holds members of the line DecodeEntry checked: they are
+	// found without checking them again.
+	err := jsonscan.TrustedMembers(e.unknown, func(key []byte, f jsonscan.Flags, val []byte) error {
 		k, err := jsonscan.Unquote(key, f)
 		if err != nil {
 			return err
@@ -665,7 +873,13 @@ func (e *Entry) Unknown() map[string]json.RawMessage {
 
 // MarshalJSON encodes the entry as one transcript line (without the newline),
 // keys in the order Claude Code writes them, then fields it does not know.
+// A toolUseResult left in the file is read back (see Entry.Result): when
+// that fails, so does MarshalJSON, rather than write a line without it.
 func (e Entry) MarshalJSON() ([]byte, error) {
+	result, err := e.Result()
+	if err != nil {
+		return nil, err
+	}
 	var w jsonw.Object
 	chain := e.UUID != ""
 	if chain || e.ParentUUID != "" {
@@ -704,7 +918,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 	w.OptStr("level", e.Level)
 	w.OptRaw("compactMetadata", e.CompactMetadata)
 	w.OptRaw("snipMetadata", e.SnipMetadata)
-	w.OptRaw("toolUseResult", e.ToolUseResult)
+	w.OptRaw("toolUseResult", result)
 	w.OptStr("sourceToolAssistantUUID", e.SourceToolAssistantUUID)
 	w.OptStr("permissionMode", e.PermissionMode)
 	w.OptStr("promptSource", e.PromptSource)

@@ -154,7 +154,10 @@ func (s *FileStore) OpenSource(ctx context.Context, sessionID string) (Source, e
 }
 
 // OpenFile opens a transcript file by path as a Source. The size is fixed
-// at open: lines appended later are not seen.
+// at open: lines appended later are not seen. Entries Load reads from it
+// may leave their large toolUseResults in the file (see Entry.Result),
+// read back later by path after the source is closed; they can be as
+// long as the file is not replaced.
 func OpenFile(path string) (Source, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -172,7 +175,11 @@ func OpenFile(path string) (Source, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is a folder, not a transcript", path)
 	}
-	return &fileSource{f: f, size: st.Size(), id: fileIdentity(st)}, nil
+	fs := &fileSource{f: f, size: st.Size(), id: fileIdentity(st)}
+	if abs, err := filepath.Abs(path); err == nil && fs.id != "" {
+		fs.ref = &fileRef{path: abs, id: fs.id}
+	}
+	return fs, nil
 }
 
 // missingFile is OpenFile's error for a file that does not exist: it is
@@ -189,7 +196,12 @@ type fileSource struct {
 	f    *os.File
 	size int64
 	id   string
+	ref  *fileRef // nil where the platform gives no identity
 }
+
+// fileRef implements reopener: results a load leaves in the file are read
+// back by path, the file's identity checked.
+func (s *fileSource) fileRef() *fileRef { return s.ref }
 
 // Identity implements Identified: the file's device and inode.
 func (s *fileSource) Identity() string { return s.id }

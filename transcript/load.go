@@ -98,6 +98,10 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		tornAt:      -1,
 		replayAt:    -1,
 		conv:        &Conversation{},
+		arenas:      make([]arena, runtime.GOMAXPROCS(0)),
+	}
+	if r, ok := src.(reopener); ok {
+		l.file = r.fileRef()
 	}
 	size := src.Size()
 	var scanned io.ReaderAt = src
@@ -115,6 +119,10 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		// ahead of its turn.
 		l.scanWarns = append(l.scanWarns, s)
 	})
+	// Entries keep copies of what they hold, and a batch's lines are
+	// decoded before the next is read: the scanner may read each block
+	// into the buffer of the one before the last.
+	l.sc.ReuseBuffers()
 	if err := l.findLeaf(opts.Leaf); err != nil {
 		return nil, err
 	}
@@ -225,8 +233,13 @@ type loader struct {
 	// its storage, reused; ahead is the batch read ahead, if any.
 	batch, batchBuf []decoded
 	ahead           *readAhead
-	size            int64    // of the scanned part of the file
-	scanWarns       []string // the scanner's, reading the next batch
+	// arenas hold the entries' bodies, one per decoding goroutine (one
+	// batch is decoded at a time); file is where results too large to
+	// keep are left, nil when the source cannot be opened again.
+	arenas    []arena
+	file      *fileRef
+	size      int64    // of the scanned part of the file
+	scanWarns []string // the scanner's, reading the next batch
 
 	byUUID      map[string]*Entry
 	order       []*Entry // chain entries in the order read (newest first)
@@ -323,12 +336,15 @@ func (l *loader) readLine() (bool, error) {
 }
 
 // decoded is one line of a batch: its entry (nil when the line gave none),
-// the warnings decoding it gave, and whether the cache held it.
+// the warnings decoding it gave, and whether the cache held it; with a
+// cache, n and sum stand for its bytes (see lineSum).
 type decoded struct {
 	line   jsonl.Line
 	e      *Entry
 	warns  []string
 	cached bool
+	n      int
+	sum    uint64
 }
 
 // parallelBatch is the size of a batch of lines worth decoding on more
@@ -436,8 +452,8 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 		line.Offset += l.base
 		d := decoded{line: line}
 		if l.cache != nil {
-			if e := l.cache.lookup(line.Offset, line.Bytes); e != nil {
-				d.e, d.cached = e, true
+			if cl, ok := l.cache.lookup(line.Offset, line.Bytes); ok && cl.e != nil {
+				d.e, d.cached, d.n, d.sum = cl.e, true, cl.n, cl.sum
 			}
 		}
 		if !d.cached {
@@ -446,14 +462,24 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 		}
 		batch = append(batch, d)
 	}
-	workers := runtime.GOMAXPROCS(0)
+	arenas := l.arenas
+	workers := len(arenas)
 	parallel := workers > 1 && size >= parallelBatch && len(todo) > 1
-	decode := func(idx []int) {
+	cache, file := l.cache != nil, l.file
+	decode := func(idx []int, a *arena) {
+		a.left = 0
+		for _, i := range idx {
+			a.left += len(batch[i].line.Bytes)
+		}
 		for _, i := range idx {
 			d := &batch[i]
-			e, ok := decodeLine(d.line, func(format string, args ...any) {
+			if cache {
+				d.n, d.sum = lineSum(d.line.Bytes)
+			}
+			e, ok := decodeLine(d.line, a, file, func(format string, args ...any) {
 				d.warns = append(d.warns, fmt.Sprintf(format, args...))
 			})
+			a.left -= len(d.line.Bytes)
 			if ok {
 				e.offset = d.line.Offset
 				d.e = e
@@ -469,13 +495,13 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 	r.batch, r.scanWarns = batch, l.scanWarns
 	r.decode = func() {
 		if !parallel {
-			decode(todo)
+			decode(todo, &arenas[0])
 			return
 		}
 		var wg sync.WaitGroup
 		for w := range workers {
 			part := todo[len(todo)*w/workers : len(todo)*(w+1)/workers]
-			wg.Go(func() { decode(part) })
+			wg.Go(func() { decode(part, &arenas[w]) })
 		}
 		wg.Wait()
 	}
@@ -489,7 +515,7 @@ func (l *loader) apply(d *decoded) {
 		l.tornAt = line.Offset
 	}
 	if d.cached {
-		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e})
+		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, n: d.n, sum: d.sum})
 		l.index(d.e)
 		return
 	}
@@ -500,12 +526,13 @@ func (l *loader) apply(d *decoded) {
 		l.warnf("%s", w)
 	}
 	if l.cache != nil {
-		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, warns: d.warns})
+		cl := cachedLine{off: line.Offset, e: d.e, warns: d.warns, n: d.n, sum: d.sum}
+		l.seen = append(l.seen, cl)
+		if d.e != nil && d.warns == nil {
+			l.cache.store(cl)
+		}
 	}
 	if d.e != nil {
-		if l.cache != nil && d.warns == nil {
-			l.cache.store(line.Offset, d.e)
-		}
 		l.index(d.e)
 	}
 }
@@ -533,9 +560,11 @@ func (l *loader) replayLine() bool {
 	return true
 }
 
-// decodeLine turns a raw line into an entry, reporting why it cannot.
-func decodeLine(line jsonl.Line, warn func(string, ...any)) (*Entry, bool) {
-	b := line.Bytes
+// decodeLine turns a raw line into an entry whose body is taken from a,
+// reporting why it cannot. With file set, the entry may leave its
+// toolUseResult there (see decodeEntry).
+func decodeLine(line jsonl.Line, a *arena, file *fileRef, warn func(string, ...any)) (*Entry, bool) {
+	b, base := line.Bytes, line.Offset
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, false
 	}
@@ -544,14 +573,12 @@ func decodeLine(line jsonl.Line, warn func(string, ...any)) (*Entry, bool) {
 		// A crash can leave a run of zero bytes where a write was lost;
 		// what follows the zeros may still be a whole entry.
 		warn("%s: %d bytes of null bytes and damaged data skipped", line.Where(), i+1)
-		b = b[i+1:]
+		b, base = b[i+1:], base+int64(i+1)
 		if len(bytes.TrimSpace(b)) == 0 {
 			return nil, false
 		}
 	}
-	// The scanner gives each block its own buffer and never writes to it
-	// again: the entry keeps its slice of the block instead of a copy.
-	e, err := decodeEntry(b, false)
+	e, err := decodeEntry(b, a, file, base)
 	if err != nil {
 		if line.Torn {
 			warn("%s: incomplete last line (a write was cut short), skipped", line.Where())

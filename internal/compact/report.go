@@ -104,11 +104,17 @@ func SavingsOf(conv *transcript.Conversation) Savings {
 				s.Collapse.Tokens += md.TokensSaved
 				owed = &s.Collapse.Writes
 			}
-		case e.Type == transcript.TypeUser && len(e.ToolUseResult) > 0:
+		case e.Type == transcript.TypeUser && e.ResultHasKey("persistedOutputSize"):
+			// Only offloaded results are read, back from the file when the
+			// load left them there.
+			res, err := e.Result()
+			if err != nil {
+				continue
+			}
 			var d struct {
 				Size int64 `json:"persistedOutputSize"`
 			}
-			if json.Unmarshal(e.ToolUseResult, &d) != nil || d.Size == 0 {
+			if json.Unmarshal(res, &d) != nil || d.Size == 0 {
 				continue
 			}
 			var preview int64

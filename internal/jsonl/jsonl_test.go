@@ -29,36 +29,57 @@ func FuzzScanners(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Small blocks exercise lines spanning reads.
-		sc := NewBackward(bytes.NewReader(data), int64(len(data)), 1+(block%16+16)%16, 0, func(string) { t.Fatal("unexpected warning") })
-		var back []string
-		var backOff []int64
-		var tornB bool
-		for first := true; ; first = false {
-			l, ok, err := sc.Next()
-			if err != nil {
-				t.Fatal(err)
+		for _, reuse := range []bool{false, true} {
+			// Small blocks exercise lines spanning reads.
+			sc := NewBackward(bytes.NewReader(data), int64(len(data)), 1+(block%16+16)%16, 0, func(string) { t.Fatal("unexpected warning") })
+			if reuse {
+				sc.ReuseBuffers()
 			}
-			if !ok {
-				break
+			back, backOff, tornB := backward(t, sc)
+			if !slices.Equal(fwd, back) || !slices.Equal(fwdOff, backOff) {
+				t.Fatalf("reuse %v: forward %q %v\nbackward %q %v", reuse, fwd, fwdOff, back, backOff)
 			}
-			if first {
-				tornB = l.Torn
-			} else if l.Torn {
-				t.Fatalf("line at %d marked torn but is not last", l.Offset)
+			if len(fwd) > 0 && tornF != tornB {
+				t.Fatalf("reuse %v: torn: forward %v backward %v", reuse, tornF, tornB)
 			}
-			back = append(back, string(l.Bytes))
-			backOff = append(backOff, l.Offset)
-		}
-		slices.Reverse(back)
-		slices.Reverse(backOff)
-		if !slices.Equal(fwd, back) || !slices.Equal(fwdOff, backOff) {
-			t.Fatalf("forward %q %v\nbackward %q %v", fwd, fwdOff, back, backOff)
-		}
-		if len(fwd) > 0 && tornF != tornB {
-			t.Fatalf("torn: forward %v backward %v", tornF, tornB)
 		}
 	})
+}
+
+// backward reads every line of sc and returns them oldest first. It reads
+// as the loader does: each line a read of a block gives (the next one and
+// those Buffered then counts) is taken, and its bytes used, before the
+// next read.
+func backward(t *testing.T, sc *Backward) (lines []string, offs []int64, torn bool) {
+	for first := true; ; first = false {
+		l, ok, err := sc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		if first {
+			torn = l.Torn
+		} else if l.Torn {
+			t.Fatalf("line at %d marked torn but is not last", l.Offset)
+		}
+		batch := []Line{l}
+		for range sc.Buffered() {
+			l, _, _ := sc.Next()
+			if l.Torn {
+				t.Fatalf("line at %d marked torn but is not last", l.Offset)
+			}
+			batch = append(batch, l)
+		}
+		for _, l := range batch {
+			lines = append(lines, string(l.Bytes))
+			offs = append(offs, l.Offset)
+		}
+	}
+	slices.Reverse(lines)
+	slices.Reverse(offs)
+	return lines, offs, torn
 }
 
 func TestBackwardScannerLongLines(t *testing.T) {

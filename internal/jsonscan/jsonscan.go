@@ -146,6 +146,10 @@ func isHex(c byte) bool {
 // and returns the index just past it.
 func Value(b []byte, i int) (int, error) { return value(b, i, 0) }
 
+// MemberValue is Value for the value of a member of a top-level object:
+// its nesting is counted from the object's, as Members counts it.
+func MemberValue(b []byte, i int) (int, error) { return value(b, i, 1) }
+
 func value(b []byte, i, depth int) (int, error) {
 	if i >= len(b) {
 		return 0, syntaxErr(i, "unexpected end of JSON input")

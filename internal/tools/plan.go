@@ -133,7 +133,11 @@ func LatestPlan(entries []transcript.Entry) (path, content string, ok bool) {
 			var d exitPlanDetail
 			// Most results are not ExitPlanMode's: look for its key before
 			// decoding the whole result.
-			if e.ResultHasKey("plan") && json.Unmarshal(e.ToolUseResult, &d) == nil && d.Plan != "" && d.FilePath != "" {
+			if !e.ResultHasKey("plan") {
+				continue
+			}
+			// A large result may be in the transcript file only: read back.
+			if res, err := e.Result(); err == nil && json.Unmarshal(res, &d) == nil && d.Plan != "" && d.FilePath != "" {
 				if m, ok, err := e.DecodeMessage(); ok && err == nil {
 					for _, b := range m.Content {
 						if b.Type == model.BlockToolResult {
