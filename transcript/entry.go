@@ -557,8 +557,11 @@ func offsetIn(sub, buf []byte) int {
 	return int(uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
 }
 
+// stringFieldCount is how many string fields Entry has.
+const stringFieldCount = 23
+
 // stringFields returns the entry's string fields.
-func (e *Entry) stringFields() [23]*string {
+func (e *Entry) stringFields() [stringFieldCount]*string {
 	return [...]*string{&e.Type, &e.Subtype, &e.UUID, &e.ParentUUID, &e.LogicalParentUUID,
 		&e.PromptID, &e.SessionID, &e.Timestamp, &e.CWD, &e.Version, &e.GitBranch, &e.UserType,
 		&e.Entrypoint, &e.Slug, &e.AgentID, &e.PermissionMode, &e.PromptSource, &e.RequestID,
@@ -568,13 +571,19 @@ func (e *Entry) stringFields() [23]*string {
 // keep copies what the entry holds of line (its strings that share line's
 // bytes, its raw fields, the unknown members as one object, the keys of a
 // result left in the file as an object with null values) into one piece
-// of a, which becomes the entry's body.
+// of a, which becomes the entry's body. A string equal to the same field
+// of the entry a kept last (the session id, the folder, the version: most
+// of a line's envelope) is that entry's, not a copy.
 func (e *Entry) keep(line []byte, unknown []member, keys [][]byte, a *arena) {
 	strs := e.stringFields()
 	raws := [...]*json.RawMessage{&e.Message, &e.ToolUseResult, &e.Attachment, &e.Content, &e.CompactMetadata, &e.SnipMetadata}
 	n := 0
-	for _, p := range strs {
-		if within(unsafe.Slice(unsafe.StringData(*p), len(*p)), line) {
+	var copied [len(strs)]bool
+	for i, p := range strs {
+		if a != nil && *p == a.last[i] {
+			*p = a.last[i]
+		} else if within(unsafe.Slice(unsafe.StringData(*p), len(*p)), line) {
+			copied[i] = true
 			n += len(*p)
 		}
 	}
@@ -601,10 +610,13 @@ func (e *Entry) keep(line []byte, unknown []member, keys [][]byte, a *arena) {
 		w += k
 		return s
 	}
-	for _, p := range strs {
-		if within(unsafe.Slice(unsafe.StringData(*p), len(*p)), line) {
+	for i, p := range strs {
+		if copied[i] {
 			s := put(unsafe.Slice(unsafe.StringData(*p), len(*p)))
 			*p = unsafe.String(unsafe.SliceData(s), len(s))
+		}
+		if a != nil {
+			a.last[i] = *p
 		}
 	}
 	for _, p := range raws {
@@ -646,6 +658,8 @@ func (e *Entry) keep(line []byte, unknown []member, keys [][]byte, a *arena) {
 // the collector need not scan. It is not safe for concurrent use.
 type arena struct {
 	buf []byte
+	// last holds the string fields of the entry kept last (see keep).
+	last [stringFieldCount]string
 	// left is about how many more bytes the arena's user will ask for
 	// (what is left of the lines it decodes): a chunk is no larger.
 	left int
