@@ -201,3 +201,31 @@ func TestEntryKeepsNoLine(t *testing.T) {
 		t.Errorf("message after the line changed: %+v %v %v", m, ok, err)
 	}
 }
+
+// TestResultLeftInFileAfterDamage: a result line that starts after null
+// bytes a crash left (or white space) is found where it is in the file.
+func TestResultLeftInFileAfterDamage(t *testing.T) {
+	for _, lead := range []string{"\x00\x00\x00", "   \t", "\x00 {\"garbage\x00"} {
+		path := resultSession(t)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := bytes.Index(data, []byte(`{"parentUuid":"a1"`))
+		data = append(data[:at:at], append([]byte(lead), data[at:]...)...)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		conv := loadPath(t, path)
+		if strings.Contains(lead, "\x00") != (len(conv.Warnings) == 1) {
+			t.Errorf("lead %q: warnings %q", lead, conv.Warnings)
+		}
+		e := resultEntry(t, conv)
+		if e.ToolUseResult != nil {
+			t.Fatalf("lead %q: the result was kept in memory", lead)
+		}
+		if got, err := e.Result(); err != nil || string(got) != bigResult() {
+			t.Errorf("lead %q: Result gave %.80q, %v", lead, got, err)
+		}
+	}
+}
