@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/bench/gen"
@@ -110,4 +111,60 @@ func TestLineCacheHash(t *testing.T) {
 	if _, ok := c.lookup(8, line); ok {
 		t.Error("a line at another offset hit")
 	}
+}
+
+// FuzzDecodeEntryLeavesResult checks a line decoded as Load decodes a
+// file's line (a large result left in the file) against the same line
+// decoded keeping everything: when the strict decode takes the line, the
+// other does too and gives the same line back; when only the loose check
+// takes it, what it did not check is the result, and reading that back
+// says so.
+func FuzzDecodeEntryLeavesResult(f *testing.F) {
+	big := `{"stdout":"` + strings.Repeat(`x\"y\n`, ResultKeep/4) + `","k":[1,{"a":null}]}`
+	f.Add(`{"type":"user","uuid":"u","toolUseResult":` + big + `,"other":1}`)
+	f.Add(`{"type":"user","toolUseResult":"` + strings.Repeat("é", ResultKeep) + `"}`)
+	f.Add(`{"type":"user","toolUseResult":` + big + `,"toolUseResult":{"small":1}}`)
+	f.Add(`{"type":"user","toolUseResult":{"s":"` + strings.Repeat("a", ResultKeep) + `\x"}}`)
+	f.Add(`{"type":"user","ToolUseResult":[` + strings.Repeat(`1,`, ResultKeep) + `2]}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		if err := os.WriteFile(path, []byte(line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		src, err := OpenFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := src.(reopener).fileRef()
+		src.Close()
+		if ref == nil {
+			t.Skip("no file identity on this platform")
+		}
+		strict, serr := DecodeEntry([]byte(line))
+		loose, lerr := decodeEntry([]byte(line), &arena{}, ref, 0)
+		if serr == nil && lerr != nil {
+			t.Fatalf("the strict decode takes the line, the one leaving its result fails: %v", lerr)
+		}
+		if lerr != nil {
+			return
+		}
+		got, gerr := loose.MarshalJSON()
+		if serr != nil {
+			if loose.res == nil || gerr == nil || !strings.Contains(gerr.Error(), "not valid JSON") {
+				t.Fatalf("only the loose check took the line (%v), yet re-encoding it gives %v", serr, gerr)
+			}
+			return
+		}
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		if want, _ := strict.MarshalJSON(); !bytes.Equal(got, want) {
+			t.Fatalf("re-encoded:\n%s\nwant\n%s", got, want)
+		}
+		for _, k := range []string{"stdout", "k", "small", "s", "x"} {
+			if loose.ResultHasKey(k) != strict.ResultHasKey(k) {
+				t.Errorf("ResultHasKey(%q) = %v, want %v", k, loose.ResultHasKey(k), strict.ResultHasKey(k))
+			}
+		}
+	})
 }
