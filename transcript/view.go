@@ -49,7 +49,7 @@ func (c *Conversation) Messages() []model.Message {
 			if json.Unmarshal(e.Content, &text) != nil || text == "" {
 				continue
 			}
-			v.user([]model.Block{model.TextBlock(text)}, e.UUID, true)
+			v.user([]model.Block{model.TextBlock(text)}, e.UUID, alwaysSeam, e)
 		case TypeAttachment:
 			blocks, err := renderAttachment(e)
 			if err != nil {
@@ -62,7 +62,7 @@ func (c *Conversation) Messages() []model.Message {
 			if foldsIntoResult(e) && v.foldIntoResult(blocks, e.UUID) {
 				continue
 			}
-			v.user(blocks, e.UUID, false)
+			v.user(blocks, e.UUID, neverSeam, e)
 		case TypeUser, TypeAssistant:
 			m, ok, err := e.DecodeMessage()
 			if err != nil {
@@ -73,10 +73,10 @@ func (c *Conversation) Messages() []model.Message {
 				continue
 			}
 			if e.Type == TypeUser {
-				v.user(m.Content, e.UUID, seamBefore(e))
+				v.user(m.Content, e.UUID, seamBefore, e)
 				continue
 			}
-			if e.IsAPIErrorMessage && m.Model == SyntheticModel {
+			if m.Model == SyntheticModel && e.IsAPIErrorMessage {
 				continue
 			}
 			v.assistant(m.Content, e.UUID, m.ID)
@@ -129,16 +129,19 @@ func newView(n int) *view {
 }
 
 // user appends a user message, merging it into a preceding user message
-// (see merge).
-func (v *view) user(content []model.Block, uuid string, seam bool) {
+// (see merge) with the seam seam(e) says; seam is asked only then.
+func (v *view) user(content []model.Block, uuid string, seam func(*Entry) bool, e *Entry) {
 	if n := len(v.out); n > 0 && v.out[n-1].Role == model.RoleUser {
 		prev := &v.out[n-1]
-		prev.Content = v.merge(prev.Content, content, seam)
+		prev.Content = v.merge(prev.Content, content, seam(e))
 		prev.IDs = v.ids.extend(prev.IDs, uuid)
 		return
 	}
 	v.push(model.Message{Role: model.RoleUser, Content: content, IDs: v.ids.extend(nil, uuid)})
 }
+
+func alwaysSeam(*Entry) bool { return true }
+func neverSeam(*Entry) bool  { return false }
 
 // response is an assistant message of view.run.
 type response struct {
