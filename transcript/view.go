@@ -118,6 +118,9 @@ type view struct {
 	slot0  []model.Message
 	ids    arena[string]
 	blocks arena[model.Block]
+	// said counts the blocks of the responses: the most tool_use ids
+	// pairToolResults can meet.
+	said int
 }
 
 // newView returns a view for n entries: n is the most messages they make.
@@ -164,6 +167,7 @@ func (v *view) push(m model.Message) {
 // assistant appends the blocks of a response line: to the message of its
 // response when sameResponse finds one, else as a new message.
 func (v *view) assistant(content []model.Block, uuid, id string) {
+	v.said += len(content)
 	if i := v.sameResponse(id); i >= 0 {
 		v.out[i].Content = v.blocks.extend(v.out[i].Content, content...)
 		v.out[i].IDs = v.ids.extend(v.out[i].IDs, uuid)
@@ -417,7 +421,7 @@ func whitespaceOnly(blocks []model.Block) bool {
 // inserting the user message an unanswered last response needs; a message
 // that needs no change keeps its Content.
 func (v *view) pairToolResults(msgs []model.Message) []model.Message {
-	used := make(map[string]struct{}, len(msgs)/2)
+	used := make(map[string]struct{}, v.said)
 	var calls []string
 	for i := 0; i < len(msgs); i++ {
 		m := &msgs[i]
