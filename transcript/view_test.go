@@ -2,7 +2,11 @@ package transcript_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -220,4 +224,253 @@ func TestMessagesFoldedResult(t *testing.T) {
 	if got := msgs[i].Content[0].ResultText(); got != want {
 		t.Errorf("folded result = %q, want %q", got, want)
 	}
+}
+
+// randomTranscript writes a chain of lines of every shape Messages treats
+// apart, in random order and proportions.
+func randomTranscript(r *rand.Rand, n int) []byte {
+	var b bytes.Buffer
+	parent := ""
+	var toolIDs, msgIDs []string
+	k := 0
+	line := func(fields map[string]any) {
+		k++
+		id := fmt.Sprintf("u%05d", k)
+		fields["uuid"] = id
+		if parent == "" {
+			fields["parentUuid"] = nil
+		} else {
+			fields["parentUuid"] = parent
+		}
+		fields["sessionId"] = "s"
+		fields["timestamp"] = "2026-11-30T10:00:00.000Z"
+		fields["isSidechain"] = false
+		if _, ok := fields["version"]; !ok {
+			if r.IntN(2) == 0 {
+				fields["version"] = "2.1.332"
+			} else {
+				fields["version"] = "2.1.197"
+			}
+		}
+		j, _ := json.Marshal(fields)
+		b.Write(j)
+		b.WriteByte('\n')
+		parent = id
+	}
+	pick := func(list []string, fresh func() string) string {
+		if len(list) > 0 && r.IntN(3) > 0 {
+			return list[len(list)-1-r.IntN(min(len(list), 4))]
+		}
+		return fresh()
+	}
+	texts := []string{"hello", "  ", "", "\n", "more text", "x"}
+	textBlock := func() map[string]any { return map[string]any{"type": "text", "text": texts[r.IntN(len(texts))]} }
+	result := func() map[string]any {
+		id := pick(toolIDs, func() string { return fmt.Sprintf("orphan%d", r.IntN(5)) })
+		var content any = "out"
+		switch r.IntN(3) {
+		case 1:
+			content = []any{map[string]any{"type": "text", "text": "res"}}
+		case 2:
+			content = []any{}
+		}
+		return map[string]any{"type": "tool_result", "tool_use_id": id, "content": content}
+	}
+	for range n {
+		switch r.IntN(9) {
+		case 0, 1: // user
+			var content any
+			switch r.IntN(4) {
+			case 0:
+				content = texts[r.IntN(len(texts))]
+			case 1:
+				content = []any{textBlock()}
+			case 2:
+				var bl []any
+				for range r.IntN(4) {
+					if r.IntN(2) == 0 {
+						bl = append(bl, result())
+					} else {
+						bl = append(bl, textBlock())
+					}
+				}
+				content = bl
+			case 3:
+				content = []any{result()}
+			}
+			f := map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": content}}
+			if r.IntN(3) == 0 {
+				f["isMeta"] = true
+			}
+			line(f)
+		case 2, 3: // tool results, one or parallel
+			var bl []any
+			for range 1 + r.IntN(3) {
+				bl = append(bl, result())
+			}
+			line(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": bl}})
+		case 4, 5, 6: // assistant line
+			mid := pick(msgIDs, func() string { id := fmt.Sprintf("msg%d", len(msgIDs)); msgIDs = append(msgIDs, id); return id })
+			if r.IntN(10) == 0 {
+				mid = ""
+			}
+			var bl []any
+			for range r.IntN(3) {
+				switch r.IntN(4) {
+				case 0:
+					bl = append(bl, textBlock())
+				case 1:
+					bl = append(bl, map[string]any{"type": "thinking", "thinking": "hm", "signature": "s"})
+				default:
+					id := pick(toolIDs, func() string { id := fmt.Sprintf("toolu%d", len(toolIDs)); toolIDs = append(toolIDs, id); return id })
+					if r.IntN(3) > 0 {
+						id = fmt.Sprintf("toolu%d", len(toolIDs))
+						toolIDs = append(toolIDs, id)
+					}
+					bl = append(bl, map[string]any{"type": "tool_use", "id": id, "name": "Bash", "input": map[string]any{}})
+				}
+			}
+			if r.IntN(20) == 0 { // many parallel calls, answered in any order
+				var res []any
+				for range 17 + r.IntN(4) {
+					id := fmt.Sprintf("toolu%d", len(toolIDs))
+					toolIDs = append(toolIDs, id)
+					bl = append(bl, map[string]any{"type": "tool_use", "id": id, "name": "Bash", "input": map[string]any{}})
+					if r.IntN(8) > 0 {
+						res = append(res, map[string]any{"type": "tool_result", "tool_use_id": id, "content": "ok"})
+					}
+				}
+				r.Shuffle(len(res), func(i, j int) { res[i], res[j] = res[j], res[i] })
+				line(map[string]any{"type": "assistant", "message": map[string]any{"id": mid, "role": "assistant", "model": "m", "content": bl}})
+				line(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": res}})
+				continue
+			}
+			if bl == nil && r.IntN(2) == 0 {
+				bl = []any{}
+			}
+			msg := map[string]any{"id": mid, "role": "assistant", "model": "m", "content": bl}
+			f := map[string]any{"type": "assistant", "message": msg}
+			if r.IntN(15) == 0 {
+				f["isApiErrorMessage"] = true
+				if r.IntN(2) == 0 {
+					msg["model"] = transcript.SyntheticModel
+				}
+			}
+			line(f)
+		case 7: // attachment
+			f := map[string]any{"type": "attachment", "attachment": map[string]any{"type": "critical_system_reminder", "content": "remember " + texts[r.IntN(len(texts))]}}
+			switch r.IntN(4) {
+			case 0:
+				f["version"] = "2.1.332"
+				f["renderedRole"] = "system"
+			case 1:
+				f["version"] = "2.1.332"
+				f["renderedRole"] = "user"
+			case 2:
+				f["attachment"] = map[string]any{"type": "todo_reminder"}
+			}
+			if r.IntN(4) == 0 {
+				f["rendered"] = []any{map[string]any{"content": []any{map[string]any{"type": "text", "text": "rendered"}}}}
+			}
+			line(f)
+		case 8: // system
+			f := map[string]any{"type": "system", "subtype": "local_command", "content": "out " + texts[r.IntN(len(texts))]}
+			if r.IntN(3) == 0 {
+				f["subtype"] = "informational"
+			}
+			line(f)
+		}
+	}
+	return b.Bytes()
+}
+
+// TestMessagesRandom holds Messages, on random transcripts read as they
+// are and through the loader, to what it promises whatever the lines: the
+// API's alternation, every call answered once in the next message, each
+// line in at most one message, and messages that share arrays with each
+// other and the entries without an append to one reaching another.
+func TestMessagesRandom(t *testing.T) {
+	for seed := range uint64(2000) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		data := randomTranscript(r, 1+r.IntN(60))
+		var raw transcript.Conversation
+		for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+			e, err := transcript.DecodeEntry(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw.Entries = append(raw.Entries, e)
+		}
+		n := 0
+		loaded, err := transcript.Load(context.Background(), transcript.BytesSource(data), transcript.LoadOptions{NewUUID: func() string { n++; return fmt.Sprintf("new-%d", n) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []*transcript.Conversation{&raw, loaded} {
+			if err := checkMessages(c); err != nil {
+				t.Fatalf("seed %d: %v\n%s", seed, err, data)
+			}
+		}
+	}
+}
+
+func checkMessages(c *transcript.Conversation) error {
+	first := c.Messages()
+	again := c.Messages()
+	if !reflect.DeepEqual(first, again) {
+		return fmt.Errorf("a second call differs:\n%q\n%q", summary(first), summary(again))
+	}
+	seen := make(map[string]bool)
+	for i, m := range first {
+		if i == 0 && m.Role != model.RoleUser || i > 0 && m.Role == first[i-1].Role {
+			return fmt.Errorf("message %d is from %s after %s", i, m.Role, first[max(i-1, 0)].Role)
+		}
+		// A response left with nothing but tool_use ids used before is
+		// empty, as it was before Messages was rewritten.
+		if len(m.Content) == 0 && m.Role == model.RoleUser {
+			return fmt.Errorf("message %d (%s) is empty", i, m.Role)
+		}
+		for _, id := range m.IDs {
+			if seen[id] {
+				return fmt.Errorf("line %s is in two messages", id)
+			}
+			seen[id] = true
+		}
+		var calls []string
+		if i > 0 && first[i-1].Role == model.RoleAssistant {
+			for _, b := range first[i-1].Content {
+				if b.Type == model.BlockToolUse {
+					calls = append(calls, b.ID)
+				}
+			}
+		}
+		var results []string
+		for _, b := range m.Content {
+			if b.Type == model.BlockToolResult {
+				results = append(results, b.ToolUseID)
+			}
+		}
+		if m.Role == model.RoleUser && !slices.Equal(slices.Sorted(slices.Values(calls)), slices.Sorted(slices.Values(results))) {
+			return fmt.Errorf("message %d answers %q, the calls before it are %q", i, results, calls)
+		}
+	}
+	for i := range first {
+		first[i].Content = append(first[i].Content, model.TextBlock("appended"))
+		first[i].IDs = append(first[i].IDs, "appended")
+	}
+	for i, m := range first {
+		if !equalOrEmpty(m.Content[:len(m.Content)-1], again[i].Content) || !equalOrEmpty(m.IDs[:len(m.IDs)-1], again[i].IDs) ||
+			m.Content[len(m.Content)-1].Text != "appended" || m.IDs[len(m.IDs)-1] != "appended" {
+			return fmt.Errorf("message %d: appending to the messages of one call changed the messages of another", i)
+		}
+	}
+	if third := c.Messages(); !reflect.DeepEqual(third, again) {
+		return fmt.Errorf("appending to the messages changed what a later call returns")
+	}
+	return nil
+}
+
+// equalOrEmpty reports whether a and b are deeply equal or both empty.
+func equalOrEmpty[T any](a, b []T) bool {
+	return len(a) == 0 && len(b) == 0 || reflect.DeepEqual(a, b)
 }
