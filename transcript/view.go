@@ -113,8 +113,10 @@ type view struct {
 	// run holds the message.id and index of the assistant messages that
 	// sameResponse can walk back to: those after the last message before
 	// out's last one that stops it; runAt indexes a long run.
-	run    []response
-	runAt  map[string]int
+	run   []response
+	runAt map[string]int
+	// slot0 is out's array from its start: out begins one slot in, left
+	// for the missing-start message.
 	slot0  []model.Message
 	ids    arena[string]
 	blocks arena[model.Block]
@@ -328,8 +330,10 @@ func firstUserAt(segment []*Entry) int {
 // one, prev. With seam, adjacent text blocks are separated by a newline
 // added to the first (Claude Code's joinTextAtSeam); tool results move to
 // the front of the merged content. prev is extended in place when it is
-// the last thing carved from v.blocks, and so a merged content (whose
-// results are already in front) that m's blocks keep in order.
+// the slice carved last from v.blocks (so an earlier merge's content, its
+// results already in front) and m adds no result, or adds only results
+// to a content of only results: runs of text lines or of result lines
+// cost their length, not its square.
 func (v *view) merge(prev, m []model.Block, seam bool) []model.Block {
 	if len(prev)+len(m) == 0 {
 		return nil
