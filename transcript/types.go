@@ -114,10 +114,31 @@ func isLocalCommand(e *Entry) bool {
 // least major.minor.patch; false for anything else (cairn's versions).
 func versionAtLeast(v string, major, minor, patch int) bool {
 	var a, b, c int
-	if n, err := fmt.Sscanf(v, "%d.%d.%d", &a, &b, &c); err != nil || n != 3 {
+	if x, ok := versionNumbers(v); ok {
+		a, b, c = x[0], x[1], x[2]
+	} else if n, err := fmt.Sscanf(v, "%d.%d.%d", &a, &b, &c); err != nil || n != 3 {
 		return false
 	}
 	return a > major || a == major && (b > minor || b == minor && c >= patch)
+}
+
+// versionNumbers parses a version of the form Claude Code writes, three
+// runs of at most nine digits joined by dots, as fmt.Sscanf would, without
+// its cost: each attachment line asks.
+func versionNumbers(v string) (x [3]int, ok bool) {
+	k, digits := 0, 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9' && digits < 9:
+			x[k] = x[k]*10 + int(c-'0')
+			digits++
+		case c == '.' && digits > 0 && k < 2:
+			k, digits = k+1, 0
+		default:
+			return x, false
+		}
+	}
+	return x, k == 2 && digits > 0
 }
 
 // seamBefore reports whether a user line joined to the user message before
