@@ -106,7 +106,7 @@ func (c *Conversation) Messages() []model.Message {
 // view builds the messages of a conversation. Blocks the messages are
 // given stay where they are (the entries' decoded messages) until a
 // message merges several lines; merged contents and the messages' IDs are
-// carved from arenas, so a conversation costs a few allocations rather
+// carved from slabs, so a conversation costs a few allocations rather
 // than several a message.
 type view struct {
 	out []model.Message
@@ -118,8 +118,8 @@ type view struct {
 	// slot0 is out's array from its start: out begins one slot in, left
 	// for the missing-start message.
 	slot0  []model.Message
-	ids    arena[string]
-	blocks arena[model.Block]
+	ids    slab[string]
+	blocks slab[model.Block]
 	// said counts the blocks of the responses: the most tool_use ids
 	// pairToolResults can meet.
 	said int
@@ -588,22 +588,22 @@ func indexer(ids []string) func(string) int {
 	}
 }
 
-// arena carves slices from shared backing arrays, so that many small
+// slab carves slices from shared backing arrays, so that many small
 // slices cost few allocations. Every slice it returns is clipped, so
 // appending to it never writes into another's elements; the slice carved
 // last can still grow in place through extend.
-type arena[T any] struct {
+type slab[T any] struct {
 	buf []T
 }
 
-// arenaChunk is the most elements an arena allocates at once, unless one
+// slabChunk is the most elements a slab allocates at once, unless one
 // slice needs more.
-const arenaChunk = 4096
+const slabChunk = 4096
 
 // alloc returns a new slice of n zero elements.
-func (a *arena[T]) alloc(n int) []T {
+func (a *slab[T]) alloc(n int) []T {
 	if cap(a.buf)-len(a.buf) < n {
-		a.buf = make([]T, 0, max(n, min(2*cap(a.buf), arenaChunk), 64))
+		a.buf = make([]T, 0, max(n, min(2*cap(a.buf), slabChunk), 64))
 	}
 	start := len(a.buf)
 	a.buf = a.buf[:start+n]
@@ -612,14 +612,14 @@ func (a *arena[T]) alloc(n int) []T {
 
 // atTail reports whether s is the slice carved last, not yet extended by
 // anything else.
-func (a *arena[T]) atTail(s []T) bool {
+func (a *slab[T]) atTail(s []T) bool {
 	return len(s) > 0 && len(a.buf) > 0 && &s[len(s)-1] == &a.buf[len(a.buf)-1]
 }
 
 // extend returns s followed by more, as append would: s itself when more
 // is empty, s grown in place when it is the slice carved last and there is
 // room, else a new slice.
-func (a *arena[T]) extend(s []T, more ...T) []T {
+func (a *slab[T]) extend(s []T, more ...T) []T {
 	if len(more) == 0 {
 		return s
 	}
