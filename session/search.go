@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/jsonscan"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/transcript"
 )
@@ -275,30 +276,30 @@ func (m *matcher) matchLine(line []byte) (Match, bool) {
 	return Match{}, false
 }
 
-// inputText joins the string values of a tool input, so a search finds a
-// command or a path but not the input's field names.
+// inputText joins the string values of a tool input, in the order the
+// input has them, so a search finds a command or a path but not the
+// input's field names, and the same input always gives the same snippet.
+// An input that is not valid JSON has no text.
 func inputText(raw json.RawMessage) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	if !jsonscan.Valid(raw) {
 		return ""
 	}
 	var parts []string
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			parts = append(parts, v)
-		case []any:
-			for _, e := range v {
-				walk(e)
+	var walk func(v []byte) error
+	walk = func(v []byte) error {
+		switch v[0] {
+		case '"':
+			if s, err := jsonscan.Unquote(v, jsonscan.StringFlags(v)); err == nil {
+				parts = append(parts, s)
 			}
-		case map[string]any:
-			for _, e := range v {
-				walk(e)
-			}
+		case '[':
+			return jsonscan.TrustedElements(v, walk)
+		case '{':
+			return jsonscan.TrustedMembers(v, func(_ []byte, _ jsonscan.Flags, val []byte) error { return walk(val) })
 		}
+		return nil
 	}
-	walk(v)
+	_ = walk(bytes.TrimSpace(raw))
 	return strings.Join(parts, " ")
 }
 

@@ -186,3 +186,17 @@ func TestSnippet(t *testing.T) {
 		})
 	}
 }
+
+// TestInputText checks that a tool input's strings are joined in the
+// input's own order, so one input always gives one snippet.
+func TestInputText(t *testing.T) {
+	in := []byte(`{"command":"b","description":"a","opts":["c",{"z":"d\u00e9","a":"e\/f"}],"n":3,"ok":true,"none":null}`)
+	for range 20 {
+		if got, want := inputText(in), "b a c dé e/f"; got != want {
+			t.Fatalf("inputText = %q, want %q", got, want)
+		}
+	}
+	if got := inputText([]byte(`{"command":`)); got != "" {
+		t.Errorf("inputText of invalid JSON = %q, want none", got)
+	}
+}
