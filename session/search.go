@@ -206,8 +206,13 @@ type matcher struct {
 	// raw is the lower-cased query as it appears inside JSON text when it
 	// needs no escaping there, so raw lines can be filtered before they
 	// are decoded; nil when a raw search could miss a match.
-	raw     []byte
-	scratch []byte
+	raw []byte
+	// hint, for a query raw cannot be, is the longest run of the query's
+	// ASCII characters that JSON text holds as they are, lower-cased, and
+	// that match no other character (in a query that is not ASCII, k and s
+	// also match K and ſ): text that holds the query holds the run, or an
+	// escape (\u, \/) in its place.
+	hint []byte
 }
 
 func newMatcher(q string) *matcher {
@@ -221,31 +226,130 @@ func newMatcher(q string) *matcher {
 		m.lower = lowerASCII(q)
 		if !strings.ContainsFunc(q, func(r rune) bool { return r < ' ' || r == 0x7f || strings.ContainsRune(`"\<>&`, r) }) {
 			m.raw = []byte(m.lower)
+			return m
 		}
+	}
+	unsafe := `"\<>&kKsS`
+	if m.ascii { // matched byte for byte: k and s fold to nothing else
+		unsafe = `"\<>&`
+	}
+	plain := func(c byte) bool {
+		return c > ' ' && c < 0x7f && !strings.ContainsRune(unsafe, rune(c))
+	}
+	for i := 0; i < len(q); {
+		j := i
+		for j < len(q) && plain(q[j]) {
+			j++
+		}
+		if j-i > len(m.hint) {
+			m.hint = []byte(lowerASCII(q[i:j]))
+		}
+		i = j + 1
 	}
 	return m
 }
 
-// mayMatch reports whether a raw line can contain the query at all.
+// mayMatch reports whether a raw line, or the raw message of a decoded
+// one, can contain the query at all.
 func (m *matcher) mayMatch(line []byte) bool {
-	if m.raw == nil {
-		return true
+	switch {
+	case m.raw != nil:
+		return indexFold(line, m.raw) >= 0
+	case len(m.hint) > 0:
+		return indexFold(line, m.hint) >= 0 || bytes.Contains(line, []byte(`\u`)) || bytes.Contains(line, []byte(`\/`))
 	}
-	m.scratch = append(m.scratch[:0], line...)
-	for i, c := range m.scratch {
-		if 'A' <= c && c <= 'Z' {
-			m.scratch[i] = c + 'a' - 'A'
+	return true
+}
+
+// indexFold returns the offset of the first occurrence in s of lower, an
+// ASCII string in lower case, with ASCII letters of either case; -1 when
+// there is none. It looks for the rarest-looking byte of lower with
+// bytes.IndexByte (both cases of a letter) and checks the rest around each
+// hit, so it neither copies s nor folds each of its bytes.
+func indexFold(s, lower []byte) int {
+	n := len(lower)
+	if n == 0 {
+		return 0
+	}
+	k := 0
+	for i := range lower {
+		if byteRank(lower[i]) < byteRank(lower[k]) {
+			k = i
 		}
 	}
-	return bytes.Contains(m.scratch, m.raw)
+	lo := lower[k]
+	up := lo
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	nextLo, nextUp := -2, -2 // the next hit of each case at or after from; -2: not looked for
+	for from := k; from <= len(s)-(n-k); {
+		if nextLo != -1 && nextLo < from {
+			if nextLo = bytes.IndexByte(s[from:], lo); nextLo >= 0 {
+				nextLo += from
+			}
+		}
+		if up == lo {
+			nextUp = -1
+		} else if nextUp != -1 && nextUp < from {
+			if nextUp = bytes.IndexByte(s[from:], up); nextUp >= 0 {
+				nextUp += from
+			}
+		}
+		p := nextLo
+		if p < 0 || (nextUp >= 0 && nextUp < p) {
+			p = nextUp
+		}
+		if p < 0 {
+			return -1
+		}
+		if start := p - k; start+n <= len(s) && equalFoldASCII(s[start:start+n], lower) {
+			return start
+		}
+		from = p + 1
+	}
+	return -1
+}
+
+// byteRank orders bytes by how rare they are in transcripts, roughly:
+// rarer first. Letters go by their frequency in English.
+func byteRank(c byte) int {
+	const letters = "zqjxkvbpgywfmculdrhsnioate" // rarest first
+	switch {
+	case 'a' <= c && c <= 'z':
+		return 40 + strings.IndexByte(letters, c)
+	case '0' <= c && c <= '9':
+		return 30
+	case c == ' ' || c == '/' || c == '.' || c == '_' || c == '-' || c == ':':
+		return 80
+	}
+	return 20
+}
+
+// equalFoldASCII reports whether s is lower with ASCII letters of either
+// case.
+func equalFoldASCII(s, lower []byte) bool {
+	for i, c := range s {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // matchLine decodes a user or assistant line and looks for the query in
 // its texts, tool results and tool inputs, in order. It decodes with the
-// transcript loader's scanner, and only lines the raw bytes say may match.
+// transcript loader's scanner, and only lines the raw bytes say may match:
+// the line's, then its message's.
 func (m *matcher) matchLine(line []byte) (Match, bool) {
 	e, err := transcript.DecodeEntry(line)
 	if err != nil || e.UUID == "" || e.Message == nil || (e.Type != transcript.TypeUser && e.Type != transcript.TypeAssistant) {
+		return Match{}, false
+	}
+	if !m.mayMatchMessage(e.Message) {
 		return Match{}, false
 	}
 	msg, ok, err := e.DecodeMessage()
@@ -274,6 +378,18 @@ func (m *matcher) matchLine(line []byte) (Match, bool) {
 		}
 	}
 	return Match{}, false
+}
+
+// mayMatchMessage reports whether the raw message of a line the raw
+// filter passed can hold the query in its decoded text: the query (or the
+// hint) must be in it, or an escape that could stand for one of its
+// characters. The rest of a line (toolUseResult, cwd, …) is not searched,
+// so a hit there alone need not be decoded.
+func (m *matcher) mayMatchMessage(msg []byte) bool {
+	if m.raw == nil && len(m.hint) == 0 {
+		return true
+	}
+	return m.mayMatch(msg) || bytes.Contains(msg, []byte(`\u`)) || bytes.Contains(msg, []byte(`\/`))
 }
 
 // inputText joins the string values of a tool input, in the order the

@@ -200,3 +200,61 @@ func TestInputText(t *testing.T) {
 		t.Errorf("inputText of invalid JSON = %q, want none", got)
 	}
 }
+
+// TestSearchEscapedText checks the raw filters against text that JSON
+// holds escaped: a query whose characters the file writes as \u or \/
+// escapes is found as a decoded search finds it, a non-ASCII query
+// whose letters fold to others too, and a hit outside the message (its
+// toolUseResult) alone is no match.
+func TestSearchEscapedText(t *testing.T) {
+	home := Home{Dir: t.TempDir()}
+	cwd := "/p"
+	f := newFixture(sidA, cwd, t0)
+	uEsc := f.user([]byte(`"Caf\u00e9 at src\/main.go"`))
+	uKelvin := f.user([]byte(`"273 \u212a is cold, Ünïcødé"`))
+	f.user([]byte(`[{"tool_use_id":"t","type":"tool_result","content":"ok"}]`), "resultMarker")
+	path := filepath.Join(home.ProjectDir(cwd), sidA+".jsonl")
+	writeFile(t, path, bytes.ReplaceAll(f.buf.Bytes(), []byte(`"resultMarker":true`), []byte(`"toolUseResult":{"stdout":"zebra café"}`)), t0)
+	at := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
+	for _, tc := range []struct {
+		query string
+		want  []Match
+	}{
+		{"CAFÉ AT", []Match{{sidA, path, uEsc, at(0), "Café at src/main.go"}}},
+		{"café at src/MAIN", []Match{{sidA, path, uEsc, at(0), "Café at src/main.go"}}},
+		{"3 k is", []Match{}}, // ASCII queries match ASCII letters only
+		{"3 k is ünï", []Match{}},
+		{"273 k is cold, ünï", []Match{{sidA, path, uKelvin, at(1), "273 \u212a is cold, Ünïcødé"}}},
+		{"zebra", []Match{}},
+		{"zebra café", []Match{}},
+	} {
+		got, err := Search(context.Background(), home, SearchOptions{Query: tc.query, Cwd: cwd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("Search(%q) (-want +got):\n%s", tc.query, diff)
+		}
+	}
+}
+
+// FuzzIndexFold checks indexFold against folding both sides and
+// bytes.Index.
+func FuzzIndexFold(f *testing.F) {
+	f.Add([]byte("Hello World"), "world")
+	f.Add([]byte("aaaAAab"), "aab")
+	f.Add([]byte("x"), "xy")
+	f.Add([]byte("zzZq"), "zq")
+	f.Fuzz(func(t *testing.T, s []byte, q string) {
+		for i := 0; i < len(q); i++ {
+			if q[i] >= 0x80 {
+				return
+			}
+		}
+		lower := []byte(lowerASCII(q))
+		want := bytes.Index([]byte(lowerASCII(string(s))), lower)
+		if got := indexFold(s, lower); got != want {
+			t.Fatalf("indexFold(%q, %q) = %d, want %d", s, lower, got, want)
+		}
+	})
+}
