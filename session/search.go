@@ -345,11 +345,11 @@ func equalFoldASCII(s, lower []byte) bool {
 // transcript loader's scanner, and only lines the raw bytes say may match:
 // the line's, then its message's.
 func (m *matcher) matchLine(line []byte) (Match, bool) {
-	e, err := transcript.DecodeEntry(line)
-	if err != nil || e.UUID == "" || e.Message == nil || (e.Type != transcript.TypeUser && e.Type != transcript.TypeAssistant) {
+	if !m.messageMayMatch(line) {
 		return Match{}, false
 	}
-	if !m.mayMatchMessage(e.Message) {
+	e, err := transcript.DecodeEntry(line)
+	if err != nil || e.UUID == "" || e.Message == nil || (e.Type != transcript.TypeUser && e.Type != transcript.TypeAssistant) {
 		return Match{}, false
 	}
 	msg, ok, err := e.DecodeMessage()
@@ -380,15 +380,36 @@ func (m *matcher) matchLine(line []byte) (Match, bool) {
 	return Match{}, false
 }
 
-// mayMatchMessage reports whether the raw message of a line the raw
-// filter passed can hold the query in its decoded text: the query (or the
-// hint) must be in it, or an escape that could stand for one of its
-// characters. The rest of a line (toolUseResult, cwd, …) is not searched,
-// so a hit there alone need not be decoded.
-func (m *matcher) mayMatchMessage(msg []byte) bool {
+// messageMayMatch reports whether the message of a raw line the raw
+// filter passed can hold the query in its decoded text (see
+// mayMatchMessage): the rest of a line (toolUseResult, cwd, …) is not
+// searched, so a hit there alone needs no decoding. It finds the message
+// with a loose scan, which reads a valid line as DecodeEntry does: a line
+// it cannot read, or one with an escaped key (which may name the message),
+// is left to DecodeEntry.
+func (m *matcher) messageMayMatch(line []byte) bool {
 	if m.raw == nil && len(m.hint) == 0 {
 		return true
 	}
+	may := false
+	err := jsonscan.LooseMembers(line, func(key []byte, f jsonscan.Flags, val []byte) error {
+		// Keys match fields as encoding/json matches them: without regard
+		// to case, the last of repeated keys counting. Every candidate is
+		// looked at.
+		if f&jsonscan.Escaped != 0 || (bytes.EqualFold(key[1:len(key)-1], patMessage) && m.mayMatchMessage(val)) {
+			may = true
+		}
+		return nil
+	})
+	return err != nil || may
+}
+
+var patMessage = []byte("message")
+
+// mayMatchMessage reports whether a raw message can hold the query in its
+// decoded text: the query (or the hint) must be in it, or an escape that
+// could stand for one of its characters.
+func (m *matcher) mayMatchMessage(msg []byte) bool {
 	return m.mayMatch(msg) || bytes.Contains(msg, []byte(`\u`)) || bytes.Contains(msg, []byte(`\/`))
 }
 

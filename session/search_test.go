@@ -214,7 +214,10 @@ func TestSearchEscapedText(t *testing.T) {
 	uKelvin := f.user([]byte(`"273 \u212a is cold, Ünïcødé"`))
 	f.user([]byte(`[{"tool_use_id":"t","type":"tool_result","content":"ok"}]`), "resultMarker")
 	path := filepath.Join(home.ProjectDir(cwd), sidA+".jsonl")
-	writeFile(t, path, bytes.ReplaceAll(f.buf.Bytes(), []byte(`"resultMarker":true`), []byte(`"toolUseResult":{"stdout":"zebra café"}`)), t0)
+	uKey := f.prompt("okapi under an escaped key")
+	data := bytes.ReplaceAll(f.buf.Bytes(), []byte(`"resultMarker":true`), []byte(`"toolUseResult":{"stdout":"zebra café"}`))
+	data = bytes.Replace(data, []byte(`"message":{"role":"user","content":"okapi`), []byte(`"m\u0065ssage":{"role":"user","content":"okapi`), 1)
+	writeFile(t, path, data, t0)
 	at := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
 	for _, tc := range []struct {
 		query string
@@ -227,6 +230,8 @@ func TestSearchEscapedText(t *testing.T) {
 		{"273 k is cold, ünï", []Match{{sidA, path, uKelvin, at(1), "273 \u212a is cold, Ünïcødé"}}},
 		{"zebra", []Match{}},
 		{"zebra café", []Match{}},
+		{"OKAPI under", []Match{{sidA, path, uKey, at(3), "okapi under an escaped key"}}},
+		{"okapi ünder", []Match{}},
 	} {
 		got, err := Search(context.Background(), home, SearchOptions{Query: tc.query, Cwd: cwd})
 		if err != nil {
