@@ -371,7 +371,9 @@ func (m *matcher) matchLine(line []byte) (Match, bool) {
 		}
 		if start, end, ok := m.find(text); ok {
 			return Match{
-				UUID:      e.UUID,
+				// A copy: the entry's strings share its line's bytes,
+				// which a match would otherwise keep whole.
+				UUID:      strings.Clone(e.UUID),
 				Timestamp: parseTime(e.Timestamp).UTC(),
 				Snippet:   snippet(text, start, end),
 			}, true
