@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/bench/gen"
 )
 
 func TestSearch(t *testing.T) {
@@ -262,4 +264,30 @@ func FuzzIndexFold(f *testing.F) {
 			t.Fatalf("indexFold(%q, %q) = %d, want %d", s, lower, got, want)
 		}
 	})
+}
+
+// BenchmarkSearch searches a generated 20 MB session for a word it does
+// not hold, a word on most tool results, a path in the envelope of every
+// line and a query that is not ASCII. cpu-ms/op is the CPU time of the
+// process, steadier than wall time on a busy machine.
+func BenchmarkSearch(b *testing.B) {
+	home := Home{Dir: b.TempDir()}
+	cwd := gen.CWD
+	var buf bytes.Buffer
+	st, err := gen.Generate(&buf, gen.Options{Size: 20 << 20, Seed: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	writeFile(b, filepath.Join(home.ProjectDir(cwd), st.SessionID+".jsonl"), buf.Bytes(), t0)
+	for _, q := range []string{"needle", "test", "acme-api", "café"} {
+		b.Run(q, func(b *testing.B) {
+			b.SetBytes(int64(buf.Len()))
+			defer reportCPU(b)()
+			for b.Loop() {
+				if _, err := Search(context.Background(), home, SearchOptions{Query: q, Cwd: cwd}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
