@@ -122,3 +122,49 @@ func FuzzDecodeContentMatchesJSON(f *testing.F) {
 		}
 	})
 }
+
+// refResultText is how ResultText read content before the scanner: with
+// encoding/json, into a string, else into []Block.
+func refResultText(content json.RawMessage) string {
+	if len(content) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return s
+	}
+	var blocks []Block
+	if json.Unmarshal(content, &blocks) != nil {
+		return ""
+	}
+	var out []byte
+	for i, c := range blocks {
+		if i > 0 {
+			out = append(out, '\n')
+		}
+		switch c.Type {
+		case BlockText:
+			out = append(out, c.Text...)
+		default:
+			out = append(out, "["+c.Type+"]"...)
+		}
+	}
+	return string(out)
+}
+
+// FuzzResultTextMatchesJSON checks ResultText against the encoding/json
+// reading it replaced.
+func FuzzResultTextMatchesJSON(f *testing.F) {
+	for _, s := range []string{
+		``, ` `, `"hi"`, ` "a\nb\u00e9\ud800" `, "\"bad \xff utf8\"", `"a""b"`, `"open`, `null`, ` null `, `nul`, `1`, `true`, `{}`,
+		`[]`, `[null]`, `[1]`, `["x"]`, `[{"type":"text","text":"x"},{"type":"image","source":{}}]`, `[{"type":"text","text":"a"},]`,
+		`[{"type":"text","text":"a","text":"b"}]`, `[{"type":1}]`, `[{"TYPE":"text","Text":"case"}]`, "\f\"x\"", `[{"type":"text"}] x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if got, want := (Block{Content: raw}).ResultText(), refResultText(raw); got != want {
+			t.Fatalf("ResultText(%q) = %q, encoding/json's %q", raw, got, want)
+		}
+	})
+}

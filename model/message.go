@@ -98,32 +98,63 @@ func ToolResultBlock(toolUseID, content string, isError bool) Block {
 }
 
 // ResultText returns a tool_result's content as text: the string itself, or
-// the text blocks of a block list joined by newlines.
+// the text blocks of a block list joined by newlines (other blocks as
+// "[type]"); "" for content that is neither. Content is read as
+// encoding/json would read it into a string, else into []Block, without
+// its reflection: a list's blocks are decoded as UnmarshalJSON decodes
+// them, and a list with a block that does not decode has no text.
 func (b Block) ResultText() string {
-	if len(b.Content) == 0 {
+	c := b.Content
+	i := jsonscan.SkipSpace(c, 0)
+	j := len(c)
+	for j > i && (c[j-1] == ' ' || c[j-1] == '\t' || c[j-1] == '\n' || c[j-1] == '\r') {
+		j--
+	}
+	c = c[i:j]
+	if len(c) == 0 {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(b.Content, &s) == nil {
+	switch c[0] {
+	case '"':
+		end, f, err := jsonscan.String(c, 0)
+		if err != nil || end != len(c) {
+			return ""
+		}
+		s, err := jsonscan.Unquote(c, f)
+		if err != nil {
+			return ""
+		}
 		return s
-	}
-	var blocks []Block
-	if json.Unmarshal(b.Content, &blocks) != nil {
-		return ""
-	}
-	var out []byte
-	for i, c := range blocks {
-		if i > 0 {
-			out = append(out, '\n')
+	case '[':
+		if !jsonscan.Valid(c) {
+			return ""
 		}
-		switch c.Type {
-		case BlockText:
-			out = append(out, c.Text...)
-		default:
-			out = append(out, "["+c.Type+"]"...)
+		var out []byte
+		n := 0
+		err := jsonscan.TrustedElements(c, func(val []byte) error {
+			var blk Block
+			if err := blk.decode(val, false, jsonscan.TrustedMembers); err != nil {
+				return err
+			}
+			if n > 0 {
+				out = append(out, '\n')
+			}
+			n++
+			if blk.Type == BlockText {
+				out = append(out, blk.Text...)
+			} else {
+				out = append(out, "["+blk.Type+"]"...)
+			}
+			return nil
+		})
+		if err != nil {
+			return ""
 		}
+		return string(out)
+	case 'n':
+		return "" // null, or not JSON
 	}
-	return string(out)
+	return "" // a number, a boolean, an object, or not JSON
 }
 
 // Field names handled by Block's typed fields.

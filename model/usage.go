@@ -75,6 +75,6 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	}
 	var w jsonw.Object
 	w.Str("role", m.Role)
-	w.Raw("content", content)
+	w.Compacted("content", content) // made of compact encodings
 	return w.Bytes(), nil
 }

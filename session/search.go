@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/jsonscan"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/transcript"
 )
@@ -205,8 +206,13 @@ type matcher struct {
 	// raw is the lower-cased query as it appears inside JSON text when it
 	// needs no escaping there, so raw lines can be filtered before they
 	// are decoded; nil when a raw search could miss a match.
-	raw     []byte
-	scratch []byte
+	raw []byte
+	// hint, for a query raw cannot be, is the longest run of the query's
+	// ASCII characters that JSON text holds as they are, lower-cased, and
+	// that match no other character (in a query that is not ASCII, k and s
+	// also match K and ſ): text that holds the query holds the run, or an
+	// escape (\u, \/) in its place.
+	hint []byte
 }
 
 func newMatcher(q string) *matcher {
@@ -220,29 +226,128 @@ func newMatcher(q string) *matcher {
 		m.lower = lowerASCII(q)
 		if !strings.ContainsFunc(q, func(r rune) bool { return r < ' ' || r == 0x7f || strings.ContainsRune(`"\<>&`, r) }) {
 			m.raw = []byte(m.lower)
+			return m
 		}
+	}
+	unsafe := `"\<>&kKsS`
+	if m.ascii { // matched byte for byte: k and s fold to nothing else
+		unsafe = `"\<>&`
+	}
+	plain := func(c byte) bool {
+		return c > ' ' && c < 0x7f && !strings.ContainsRune(unsafe, rune(c))
+	}
+	for i := 0; i < len(q); {
+		j := i
+		for j < len(q) && plain(q[j]) {
+			j++
+		}
+		if j-i > len(m.hint) {
+			m.hint = []byte(lowerASCII(q[i:j]))
+		}
+		i = j + 1
 	}
 	return m
 }
 
-// mayMatch reports whether a raw line can contain the query at all.
+// mayMatch reports whether a raw line, or the raw message of a decoded
+// one, can contain the query at all.
 func (m *matcher) mayMatch(line []byte) bool {
-	if m.raw == nil {
-		return true
+	switch {
+	case m.raw != nil:
+		return indexFold(line, m.raw) >= 0
+	case len(m.hint) > 0:
+		return indexFold(line, m.hint) >= 0 || bytes.Contains(line, []byte(`\u`)) || bytes.Contains(line, []byte(`\/`))
 	}
-	m.scratch = append(m.scratch[:0], line...)
-	for i, c := range m.scratch {
-		if 'A' <= c && c <= 'Z' {
-			m.scratch[i] = c + 'a' - 'A'
+	return true
+}
+
+// indexFold returns the offset of the first occurrence in s of lower, an
+// ASCII string in lower case, with ASCII letters of either case; -1 when
+// there is none. It looks for the rarest-looking byte of lower with
+// bytes.IndexByte (both cases of a letter) and checks the rest around each
+// hit, so it neither copies s nor folds each of its bytes.
+func indexFold(s, lower []byte) int {
+	n := len(lower)
+	if n == 0 {
+		return 0
+	}
+	k := 0
+	for i := range lower {
+		if byteRank(lower[i]) < byteRank(lower[k]) {
+			k = i
 		}
 	}
-	return bytes.Contains(m.scratch, m.raw)
+	lo := lower[k]
+	up := lo
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	nextLo, nextUp := -2, -2 // the next hit of each case at or after from; -2: not looked for
+	for from := k; from <= len(s)-(n-k); {
+		if nextLo != -1 && nextLo < from {
+			if nextLo = bytes.IndexByte(s[from:], lo); nextLo >= 0 {
+				nextLo += from
+			}
+		}
+		if up == lo {
+			nextUp = -1
+		} else if nextUp != -1 && nextUp < from {
+			if nextUp = bytes.IndexByte(s[from:], up); nextUp >= 0 {
+				nextUp += from
+			}
+		}
+		p := nextLo
+		if p < 0 || (nextUp >= 0 && nextUp < p) {
+			p = nextUp
+		}
+		if p < 0 {
+			return -1
+		}
+		if start := p - k; start+n <= len(s) && equalFoldASCII(s[start:start+n], lower) {
+			return start
+		}
+		from = p + 1
+	}
+	return -1
+}
+
+// byteRank orders bytes by how rare they are in transcripts, roughly:
+// rarer first. Letters go by their frequency in English.
+func byteRank(c byte) int {
+	const letters = "zqjxkvbpgywfmculdrhsnioate" // rarest first
+	switch {
+	case 'a' <= c && c <= 'z':
+		return 40 + strings.IndexByte(letters, c)
+	case '0' <= c && c <= '9':
+		return 30
+	case c == ' ' || c == '/' || c == '.' || c == '_' || c == '-' || c == ':':
+		return 80
+	}
+	return 20
+}
+
+// equalFoldASCII reports whether s is lower with ASCII letters of either
+// case.
+func equalFoldASCII(s, lower []byte) bool {
+	for i, c := range s {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // matchLine decodes a user or assistant line and looks for the query in
 // its texts, tool results and tool inputs, in order. It decodes with the
-// transcript loader's scanner, and only lines the raw bytes say may match.
+// transcript loader's scanner, and only lines the raw bytes say may match:
+// the line's, then its message's.
 func (m *matcher) matchLine(line []byte) (Match, bool) {
+	if !m.messageMayMatch(line) {
+		return Match{}, false
+	}
 	e, err := transcript.DecodeEntry(line)
 	if err != nil || e.UUID == "" || e.Message == nil || (e.Type != transcript.TypeUser && e.Type != transcript.TypeAssistant) {
 		return Match{}, false
@@ -266,7 +371,9 @@ func (m *matcher) matchLine(line []byte) (Match, bool) {
 		}
 		if start, end, ok := m.find(text); ok {
 			return Match{
-				UUID:      e.UUID,
+				// A copy: the entry's strings share its line's bytes,
+				// which a match would otherwise keep whole.
+				UUID:      strings.Clone(e.UUID),
 				Timestamp: parseTime(e.Timestamp).UTC(),
 				Snippet:   snippet(text, start, end),
 			}, true
@@ -275,30 +382,63 @@ func (m *matcher) matchLine(line []byte) (Match, bool) {
 	return Match{}, false
 }
 
-// inputText joins the string values of a tool input, so a search finds a
-// command or a path but not the input's field names.
+// messageMayMatch reports whether the message of a raw line the raw
+// filter passed can hold the query in its decoded text (see
+// mayMatchMessage): the rest of a line (toolUseResult, cwd, …) is not
+// searched, so a hit there alone needs no decoding. It finds the message
+// with a loose scan, which reads a valid line as DecodeEntry does: a line
+// it cannot read, or one with an escaped key (which may name the message),
+// is left to DecodeEntry.
+func (m *matcher) messageMayMatch(line []byte) bool {
+	if m.raw == nil && len(m.hint) == 0 {
+		return true
+	}
+	may := false
+	err := jsonscan.LooseMembers(line, func(key []byte, f jsonscan.Flags, val []byte) error {
+		// Keys match fields as encoding/json matches them: without regard
+		// to case, the last of repeated keys counting. Every candidate is
+		// looked at.
+		if f&jsonscan.Escaped != 0 || (bytes.EqualFold(key[1:len(key)-1], patMessage) && m.mayMatchMessage(val)) {
+			may = true
+		}
+		return nil
+	})
+	return err != nil || may
+}
+
+var patMessage = []byte("message")
+
+// mayMatchMessage reports whether a raw message can hold the query in its
+// decoded text: the query (or the hint) must be in it, or an escape that
+// could stand for one of its characters.
+func (m *matcher) mayMatchMessage(msg []byte) bool {
+	return m.mayMatch(msg) || bytes.Contains(msg, []byte(`\u`)) || bytes.Contains(msg, []byte(`\/`))
+}
+
+// inputText joins the string values of a tool input, in the order the
+// input has them, so a search finds a command or a path but not the
+// input's field names, and the same input always gives the same snippet.
+// An input that is not valid JSON has no text.
 func inputText(raw json.RawMessage) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	if !jsonscan.Valid(raw) {
 		return ""
 	}
 	var parts []string
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			parts = append(parts, v)
-		case []any:
-			for _, e := range v {
-				walk(e)
+	var walk func(v []byte) error
+	walk = func(v []byte) error {
+		switch v[0] {
+		case '"':
+			if s, err := jsonscan.Unquote(v, jsonscan.StringFlags(v)); err == nil {
+				parts = append(parts, s)
 			}
-		case map[string]any:
-			for _, e := range v {
-				walk(e)
-			}
+		case '[':
+			return jsonscan.TrustedElements(v, walk)
+		case '{':
+			return jsonscan.TrustedMembers(v, func(_ []byte, _ jsonscan.Flags, val []byte) error { return walk(val) })
 		}
+		return nil
 	}
-	walk(v)
+	_ = walk(bytes.TrimSpace(raw))
 	return strings.Join(parts, " ")
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cairn-dev/cairn/bench/gen"
 )
 
 func TestSearch(t *testing.T) {
@@ -182,6 +184,109 @@ func TestSnippet(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := snippet(tc.s, tc.start, tc.end); got != tc.want {
 				t.Errorf("snippet = %q\nwant      %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestInputText checks that a tool input's strings are joined in the
+// input's own order, so one input always gives one snippet.
+func TestInputText(t *testing.T) {
+	in := []byte(`{"command":"b","description":"a","opts":["c",{"z":"d\u00e9","a":"e\/f"}],"n":3,"ok":true,"none":null}`)
+	for range 20 {
+		if got, want := inputText(in), "b a c dé e/f"; got != want {
+			t.Fatalf("inputText = %q, want %q", got, want)
+		}
+	}
+	if got := inputText([]byte(`{"command":`)); got != "" {
+		t.Errorf("inputText of invalid JSON = %q, want none", got)
+	}
+}
+
+// TestSearchEscapedText checks the raw filters against text that JSON
+// holds escaped: a query whose characters the file writes as \u or \/
+// escapes is found as a decoded search finds it, a non-ASCII query
+// whose letters fold to others too, and a hit outside the message (its
+// toolUseResult) alone is no match.
+func TestSearchEscapedText(t *testing.T) {
+	home := Home{Dir: t.TempDir()}
+	cwd := "/p"
+	f := newFixture(sidA, cwd, t0)
+	uEsc := f.user([]byte(`"Caf\u00e9 at src\/main.go"`))
+	uKelvin := f.user([]byte(`"273 \u212a is cold, Ünïcødé"`))
+	f.user([]byte(`[{"tool_use_id":"t","type":"tool_result","content":"ok"}]`), "resultMarker")
+	path := filepath.Join(home.ProjectDir(cwd), sidA+".jsonl")
+	uKey := f.prompt("okapi under an escaped key")
+	data := bytes.ReplaceAll(f.buf.Bytes(), []byte(`"resultMarker":true`), []byte(`"toolUseResult":{"stdout":"zebra café"}`))
+	data = bytes.Replace(data, []byte(`"message":{"role":"user","content":"okapi`), []byte(`"m\u0065ssage":{"role":"user","content":"okapi`), 1)
+	writeFile(t, path, data, t0)
+	at := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
+	for _, tc := range []struct {
+		query string
+		want  []Match
+	}{
+		{"CAFÉ AT", []Match{{sidA, path, uEsc, at(0), "Café at src/main.go"}}},
+		{"café at src/MAIN", []Match{{sidA, path, uEsc, at(0), "Café at src/main.go"}}},
+		{"3 k is", []Match{}}, // ASCII queries match ASCII letters only
+		{"3 k is ünï", []Match{}},
+		{"273 k is cold, ünï", []Match{{sidA, path, uKelvin, at(1), "273 \u212a is cold, Ünïcødé"}}},
+		{"zebra", []Match{}},
+		{"zebra café", []Match{}},
+		{"OKAPI under", []Match{{sidA, path, uKey, at(3), "okapi under an escaped key"}}},
+		{"okapi ünder", []Match{}},
+	} {
+		got, err := Search(context.Background(), home, SearchOptions{Query: tc.query, Cwd: cwd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("Search(%q) (-want +got):\n%s", tc.query, diff)
+		}
+	}
+}
+
+// FuzzIndexFold checks indexFold against folding both sides and
+// bytes.Index.
+func FuzzIndexFold(f *testing.F) {
+	f.Add([]byte("Hello World"), "world")
+	f.Add([]byte("aaaAAab"), "aab")
+	f.Add([]byte("x"), "xy")
+	f.Add([]byte("zzZq"), "zq")
+	f.Fuzz(func(t *testing.T, s []byte, q string) {
+		for i := 0; i < len(q); i++ {
+			if q[i] >= 0x80 {
+				return
+			}
+		}
+		lower := []byte(lowerASCII(q))
+		want := bytes.Index([]byte(lowerASCII(string(s))), lower)
+		if got := indexFold(s, lower); got != want {
+			t.Fatalf("indexFold(%q, %q) = %d, want %d", s, lower, got, want)
+		}
+	})
+}
+
+// BenchmarkSearch searches a generated 20 MB session for a word it does
+// not hold, a word on most tool results, a path in the envelope of every
+// line and a query that is not ASCII. cpu-ms/op is the CPU time of the
+// process, steadier than wall time on a busy machine.
+func BenchmarkSearch(b *testing.B) {
+	home := Home{Dir: b.TempDir()}
+	cwd := gen.CWD
+	var buf bytes.Buffer
+	st, err := gen.Generate(&buf, gen.Options{Size: 20 << 20, Seed: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	writeFile(b, filepath.Join(home.ProjectDir(cwd), st.SessionID+".jsonl"), buf.Bytes(), t0)
+	for _, q := range []string{"needle", "test", "acme-api", "café"} {
+		b.Run(q, func(b *testing.B) {
+			b.SetBytes(int64(buf.Len()))
+			defer reportCPU(b)()
+			for b.Loop() {
+				if _, err := Search(context.Background(), home, SearchOptions{Query: q, Cwd: cwd}); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,7 +43,7 @@ func newSessionsExportCmd(env Env) *cobra.Command {
 // exportMarkdown writes the scroll-back of a session: every prompt, reply,
 // tool call and result in order, compactions marked where they happened.
 func exportMarkdown(w io.Writer, conv *transcript.Conversation) error {
-	p := &mdWriter{w: w}
+	p := &mdWriter{w: bufio.NewWriterSize(w, 256<<10)}
 	p.printf("# Session %s\n", conv.SessionID)
 	for i := range conv.Entries {
 		e := &conv.Entries[i]
@@ -69,11 +70,14 @@ func exportMarkdown(w io.Writer, conv *transcript.Conversation) error {
 			p.message(e, m)
 		}
 	}
+	if p.err == nil {
+		p.err = p.w.Flush()
+	}
 	return p.err
 }
 
 type mdWriter struct {
-	w    io.Writer
+	w    *bufio.Writer
 	err  error
 	last string // role of the last heading
 }
@@ -82,6 +86,26 @@ func (p *mdWriter) printf(format string, args ...any) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintf(p.w, format, args...)
 	}
+}
+
+// str writes s as it is.
+func (p *mdWriter) str(s string) {
+	if p.err == nil {
+		_, p.err = p.w.WriteString(s)
+	}
+}
+
+// fence writes text in a code fence longer than any run of backticks in
+// it, piece by piece: a tool's input or result may be megabytes.
+func (p *mdWriter) fence(lang, text string) {
+	ticks := fenceTicks(text)
+	p.str(ticks)
+	p.str(lang)
+	p.str("\n")
+	p.str(strings.TrimSuffix(text, "\n"))
+	p.str("\n")
+	p.str(ticks)
+	p.str("\n")
 }
 
 func (p *mdWriter) heading(role, ts string) {
@@ -119,14 +143,16 @@ func (p *mdWriter) message(e *transcript.Entry, m transcript.APIMessage) {
 			p.printf("\n<details><summary>Thinking</summary>\n\n%s\n\n</details>\n", b.Thinking)
 		case model.BlockToolUse:
 			p.heading("Assistant", e.Timestamp)
-			p.printf("\n**%s** `%s`\n\n%s", b.Name, b.ID, fence("json", string(b.Input)))
+			p.printf("\n**%s** `%s`\n\n", b.Name, b.ID)
+			p.fence("json", string(b.Input))
 		case model.BlockToolResult:
 			p.heading("Tool result", e.Timestamp)
 			label := "Result"
 			if b.IsError != nil && *b.IsError {
 				label = "Error"
 			}
-			p.printf("\n%s for `%s`:\n\n%s", label, b.ToolUseID, fence("", b.ResultText()))
+			p.printf("\n%s for `%s`:\n\n", label, b.ToolUseID)
+			p.fence("", b.ResultText())
 		default:
 			p.printf("\n*[%s]*\n", b.Type)
 		}
@@ -155,13 +181,14 @@ func between(s, open, close string) (string, bool) {
 	return inner, ok
 }
 
-// fence wraps text in a code fence longer than any run of backticks in it.
-func fence(lang, text string) string {
+// fenceTicks is the fence for text: three backticks, or one more than
+// the longest run of backticks in it.
+func fenceTicks(text string) string {
 	ticks := "```"
 	for strings.Contains(text, ticks) {
 		ticks += "`"
 	}
-	return ticks + lang + "\n" + strings.TrimSuffix(text, "\n") + "\n" + ticks + "\n"
+	return ticks
 }
 
 func quote(s string) string {

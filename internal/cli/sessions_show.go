@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strings"
@@ -34,8 +35,7 @@ func newSessionsShowCmd(env Env) *cobra.Command {
 				}
 				return writeViewJSON(env.Stdout, conv.SessionID, msgs, warnings)
 			}
-			printMessages(env.Stdout, msgs)
-			return nil
+			return printMessages(env.Stdout, msgs)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
@@ -76,11 +76,12 @@ func pathBase(p string) string {
 }
 
 // printMessages renders messages for a person: role headers, text as is,
-// tool calls and results summarised.
-func printMessages(w io.Writer, msgs []model.Message) {
+// tool calls and results summarised. It reports the first write error.
+func printMessages(out io.Writer, msgs []model.Message) error {
+	w := bufio.NewWriterSize(out, 256<<10)
 	for i, m := range msgs {
 		if i > 0 {
-			fmt.Fprintln(w)
+			w.WriteByte('\n')
 		}
 		if len(m.IDs) > 0 { // the id /pin and the Snip tool take
 			fmt.Fprintf(w, "── %s ── %s\n", m.Role, compact.Tag(m.IDs[0]))
@@ -90,20 +91,28 @@ func printMessages(w io.Writer, msgs []model.Message) {
 		for _, b := range m.Content {
 			switch b.Type {
 			case model.BlockText:
-				fmt.Fprintln(w, b.Text)
+				w.WriteString(b.Text)
+				w.WriteByte('\n')
 			case model.BlockToolUse:
-				fmt.Fprintf(w, "[tool_use %s %s] %s\n", b.Name, b.ID, string(b.Input))
+				fmt.Fprintf(w, "[tool_use %s %s] ", b.Name, b.ID)
+				w.Write(b.Input)
+				w.WriteByte('\n')
 			case model.BlockToolResult:
 				tag := "tool_result"
 				if b.IsError != nil && *b.IsError {
 					tag = "tool_result error"
 				}
-				fmt.Fprintf(w, "[%s %s]\n%s\n", tag, b.ToolUseID, b.ResultText())
+				fmt.Fprintf(w, "[%s %s]\n", tag, b.ToolUseID)
+				w.WriteString(b.ResultText())
+				w.WriteByte('\n')
 			case model.BlockThinking:
-				fmt.Fprintf(w, "[thinking] %s\n", b.Thinking)
+				w.WriteString("[thinking] ")
+				w.WriteString(b.Thinking)
+				w.WriteByte('\n')
 			default:
 				fmt.Fprintf(w, "[%s]\n", b.Type)
 			}
 		}
 	}
+	return w.Flush()
 }
