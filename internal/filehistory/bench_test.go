@@ -1,6 +1,8 @@
 package filehistory
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,9 +12,52 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/bench/gen"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
 )
+
+// BenchmarkLoad measures Load of the snapshots of a generated 100 MB
+// transcript (one chain, no compaction) with a snapshot after each
+// prompt, as Claude Code writes them, read from a file.
+//
+//	go test -run '^$' -bench 'Load$' -benchtime 10x ./internal/filehistory/
+func BenchmarkLoad(b *testing.B) {
+	var buf bytes.Buffer
+	if _, err := gen.Generate(&buf, gen.Options{Size: 100 << 20, Seed: 13}); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "s.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	n := 0
+	for line := range bytes.Lines(buf.Bytes()) {
+		w.Write(line)
+		if bytes.HasPrefix(line, []byte(`{"type":"last-prompt"`)) {
+			n++
+			fmt.Fprintf(w, `{"type":"file-history-snapshot","messageId":"m%d","snapshot":{"messageId":"m%d","trackedFileBackups":{"/p/f.go":{"backupFileName":"0123456789abcdef@v%d","version":%d,"backupTime":"2026-01-12T10:00:00.000Z"}},"timestamp":"2026-01-12T10:00:00.000Z"},"isSnapshotUpdate":false}`+"\n", n, n, n, n)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	b.SetBytes(int64(buf.Len()))
+	for b.Loop() {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		snaps, _, err := Load(context.Background(), f, "/p")
+		f.Close()
+		if err != nil || len(snaps) != n {
+			b.Fatalf("%d snapshots of %d: %v", len(snaps), n, err)
+		}
+	}
+}
 
 // benchTree makes a project of n files of about 2 KB in folders of 100,
 // last modified an hour ago (as a checkout is), in a git work tree that
