@@ -19,7 +19,8 @@ import (
 
 // BenchmarkLoad measures Load of the snapshots of a generated 100 MB
 // transcript (one chain, no compaction) with a snapshot after each
-// prompt, as Claude Code writes them, read from a file.
+// prompt, as Claude Code writes them: each lists every file tracked so
+// far (up to 100), one of them at a new version, read from a file.
 //
 //	go test -run '^$' -bench 'Load$' -benchtime 10x ./internal/filehistory/
 func BenchmarkLoad(b *testing.B) {
@@ -34,12 +35,22 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	w := bufio.NewWriter(f)
 	n := 0
+	var versions []int
 	for line := range bytes.Lines(buf.Bytes()) {
 		w.Write(line)
-		if bytes.HasPrefix(line, []byte(`{"type":"last-prompt"`)) {
-			n++
-			fmt.Fprintf(w, `{"type":"file-history-snapshot","messageId":"m%d","snapshot":{"messageId":"m%d","trackedFileBackups":{"/p/f.go":{"backupFileName":"0123456789abcdef@v%d","version":%d,"backupTime":"2026-01-12T10:00:00.000Z"}},"timestamp":"2026-01-12T10:00:00.000Z"},"isSnapshotUpdate":false}`+"\n", n, n, n, n)
+		if !bytes.HasPrefix(line, []byte(`{"type":"last-prompt"`)) {
+			continue
 		}
+		n++
+		if len(versions) < 100 {
+			versions = append(versions, 0)
+		}
+		versions[n%len(versions)]++
+		var files []string
+		for i, v := range versions {
+			files = append(files, fmt.Sprintf(`"/home/user/proj/pkg%d/file%d.go":{"backupFileName":"%s","version":%d,"backupTime":"2026-01-12T10:%02d:00.000Z"}`, i/10, i, BackupName(fmt.Sprint(i), v), v, v%60))
+		}
+		fmt.Fprintf(w, `{"type":"file-history-snapshot","messageId":"m%d","snapshot":{"messageId":"m%d","trackedFileBackups":{%s},"timestamp":"2026-01-12T10:00:00.000Z"},"isSnapshotUpdate":false}`+"\n", n, n, strings.Join(files, ","))
 	}
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)

@@ -113,7 +113,9 @@ var snapshotMark = []byte(`"` + transcript.TypeFileHistorySnapshot + `"`)
 // pass that decodes only the lines naming a file-history snapshot: the
 // others are found by the bytes of their type string, a block at a time,
 // and cost no decoding (memory is bounded by the longest line, as in
-// jsonl.Forward, whose line numbers and warnings it gives). An update
+// jsonl.Forward, whose line numbers and warnings it gives); the records
+// are read as DecodeSnapshot reads them, the backups they share with the
+// records before decoded once (see snapReader). An update
 // replaces the snapshot of the same message. dir is the session's working
 // directory, for relative paths. Damaged records are skipped with a
 // warning.
@@ -124,15 +126,15 @@ func Load(ctx context.Context, r io.Reader, dir string) ([]Snapshot, []string, e
 		at       = make(map[string]int)
 	)
 	warn := func(s string) { warnings = append(warnings, s) }
+	rd := newSnapReader(dir)
 	// The search is for `y-snapshot"`: quotes and most letters are
 	// everywhere in a transcript, and a search stops at each.
 	m := marked{mark: snapshotMark, cut: len(`"file-histor`), block: scanBlock, maxLine: jsonl.MaxLineBytes, warn: warn}
 	err := m.scan(ctx, r, func(no int, line []byte) error {
-		e, err := transcript.DecodeEntry(line)
-		if err != nil || e.Type != transcript.TypeFileHistorySnapshot {
+		s, ok, err := rd.line(line)
+		if !ok {
 			return nil
 		}
-		s, _, err := DecodeSnapshot(&e, dir)
 		if err != nil {
 			warn(fmt.Sprintf("line %d: %v; skipped", no, err))
 			return nil
