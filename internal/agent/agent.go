@@ -669,9 +669,10 @@ func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversatio
 // on another goroutine, beside the rest of the start; the first test
 // waits for it.
 func knownIn(entries []transcript.Entry) func(string) bool {
-	set := make(map[string]struct{}, len(entries))
+	var set map[string]struct{}
 	ready := make(chan struct{})
 	go func() {
+		set = make(map[string]struct{}, len(entries))
 		for i := range entries {
 			set[entries[i].UUID] = struct{}{}
 		}
