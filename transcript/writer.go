@@ -19,6 +19,12 @@ type WriterOptions struct {
 	// Known lists uuids already in the transcript (a resumed session's
 	// loaded entries); entries with these uuids are not written again.
 	Known []string
+	// KnownIn, when not nil, reports whether an entry with this uuid is
+	// already in the transcript, as Known does with a list: for a caller
+	// that can say so without listing them first. The Writer asks it,
+	// holding its lock, about each uuid it has not seen, from whichever
+	// goroutine appends; it must be safe for that.
+	KnownIn func(uuid string) bool
 	// OnError is told at once, with a *SaveError, about a failed write of
 	// entries given with Append, which no caller waits for (a durable
 	// write's caller gets the error itself). The entries stay queued and
@@ -157,12 +163,18 @@ func (w *Writer) AppendDurable(ctx context.Context, entries ...Entry) error {
 	return err
 }
 
-// Seen reports whether an entry with this uuid was written or queued.
+// Seen reports whether an entry with this uuid was written or queued, or
+// is known to be in the transcript (Known, KnownIn).
 func (w *Writer) Seen(uuid string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_, ok := w.seen[uuid]
-	return ok
+	return ok || w.known(uuid)
+}
+
+// known reports whether KnownIn knows uuid. The caller holds w.mu.
+func (w *Writer) known(uuid string) bool {
+	return w.opts.KnownIn != nil && w.opts.KnownIn(uuid)
 }
 
 func (w *Writer) enqueue(entries []Entry, durable bool) {
@@ -180,7 +192,7 @@ func (w *Writer) add(entries []Entry, durable bool) bool {
 	added := false
 	for _, e := range entries {
 		if e.UUID != "" {
-			if _, dup := w.seen[e.UUID]; dup {
+			if _, dup := w.seen[e.UUID]; dup || w.known(e.UUID) {
 				continue
 			}
 			w.seen[e.UUID] = struct{}{}

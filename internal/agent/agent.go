@@ -615,18 +615,17 @@ func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversatio
 		before, _ := a.store.OpenSource(ctx, a.id) // nil for a new session
 		app = o.Replicate(a.id, app, before)
 	}
-	var known []string
 	var onDisk, repairs []transcript.Entry
+	wo := transcript.WriterOptions{Eager: o.Eager, Now: o.Now, OnError: a.saveFailed}
 	if conv != nil {
 		onDisk = conv.Entries[:len(conv.Entries)-conv.Repaired]
 		repairs = conv.Entries[len(conv.Entries)-conv.Repaired:]
 		if !o.Fork {
-			for _, e := range onDisk {
-				known = append(known, e.UUID)
-			}
+			// The writer goes on in the file that holds them.
+			wo.KnownIn = knownIn(onDisk)
 		}
 	}
-	a.writer = transcript.NewWriter(app, transcript.WriterOptions{Known: known, Eager: o.Eager, Now: o.Now, OnError: a.saveFailed})
+	a.writer = transcript.NewWriter(app, wo)
 	a.onClose(a.closeWriter)
 	if a.history, err = a.openHistory(ctx); err != nil {
 		return nil, err
@@ -645,13 +644,14 @@ func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversatio
 	})
 	var history []model.Message
 	if conv != nil {
-		carry := append(append([]transcript.Entry(nil), onDisk...), repairs...)
+		// A fork writes the whole conversation into its own file, under
+		// its own id; a resume only what the loader repaired.
+		carry := repairs
 		if o.Fork {
+			carry = append(append(make([]transcript.Entry, 0, len(conv.Entries)), onDisk...), repairs...)
 			for i := range carry {
 				carry[i].SessionID = a.id
 			}
-		} else {
-			carry = repairs
 		}
 		if err := a.recorder.Append(ctx, carry...); err != nil {
 			return nil, fmt.Errorf("write the resumed session: %w", err)
@@ -662,6 +662,27 @@ func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversatio
 		history = conv.Messages()
 	}
 	return history, nil
+}
+
+// knownIn returns a test of whether a uuid is one of entries', for the
+// Writer of a resumed session (WriterOptions.KnownIn). The set is built
+// on another goroutine, beside the rest of the start; the first test
+// waits for it.
+func knownIn(entries []transcript.Entry) func(string) bool {
+	var set map[string]struct{}
+	ready := make(chan struct{})
+	go func() {
+		set = make(map[string]struct{}, len(entries))
+		for i := range entries {
+			set[entries[i].UUID] = struct{}{}
+		}
+		close(ready)
+	}()
+	return func(uuid string) bool {
+		<-ready
+		_, ok := set[uuid]
+		return ok
+	}
 }
 
 // buildTools builds the system prompt and the session's tools, bound to

@@ -296,7 +296,8 @@ func (x *extensions) markListed(lines []listingLine, initial bool) {
 // its last compaction): each "- name: …" line by name.
 func listedIn(entries []transcript.Entry) map[string]string {
 	listed := map[string]string{}
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i] // not a copy: most entries are not looked at
 		if e.Type != transcript.TypeAttachment {
 			continue
 		}
@@ -462,7 +463,8 @@ func cutTokens(text string, n int64) string {
 // after it.
 func loadedSkills(entries []transcript.Entry) []string {
 	var names []string
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i] // not a copy: the messages are decoded already
 		if e.Type == transcript.TypeAttachment {
 			var a struct {
 				Type   string `json:"type"`
@@ -481,8 +483,8 @@ func loadedSkills(entries []transcript.Entry) []string {
 		if !ok || err != nil {
 			continue
 		}
-		for _, b := range m.Content {
-			switch {
+		for j := range m.Content {
+			switch b := &m.Content[j]; {
 			case b.Type == model.BlockToolUse && b.Name == "Skill":
 				var in struct {
 					Skill string `json:"skill"`

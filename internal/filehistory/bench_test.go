@@ -1,6 +1,8 @@
 package filehistory
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,9 +12,63 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/bench/gen"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
 )
+
+// BenchmarkLoad measures Load of the snapshots of a generated 100 MB
+// transcript (one chain, no compaction) with a snapshot after each
+// prompt, as Claude Code writes them: each lists every file tracked so
+// far (up to 100), one of them at a new version, read from a file.
+//
+//	go test -run '^$' -bench 'Load$' -benchtime 10x ./internal/filehistory/
+func BenchmarkLoad(b *testing.B) {
+	var buf bytes.Buffer
+	if _, err := gen.Generate(&buf, gen.Options{Size: 100 << 20, Seed: 13}); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "s.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	n := 0
+	var versions []int
+	for line := range bytes.Lines(buf.Bytes()) {
+		w.Write(line)
+		if !bytes.HasPrefix(line, []byte(`{"type":"last-prompt"`)) {
+			continue
+		}
+		n++
+		if len(versions) < 100 {
+			versions = append(versions, 0)
+		}
+		versions[n%len(versions)]++
+		var files []string
+		for i, v := range versions {
+			files = append(files, fmt.Sprintf(`"/home/user/proj/pkg%d/file%d.go":{"backupFileName":"%s","version":%d,"backupTime":"2026-01-12T10:%02d:00.000Z"}`, i/10, i, BackupName(fmt.Sprint(i), v), v, v%60))
+		}
+		fmt.Fprintf(w, `{"type":"file-history-snapshot","messageId":"m%d","snapshot":{"messageId":"m%d","trackedFileBackups":{%s},"timestamp":"2026-01-12T10:00:00.000Z"},"isSnapshotUpdate":false}`+"\n", n, n, strings.Join(files, ","))
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	b.SetBytes(int64(buf.Len()))
+	for b.Loop() {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		snaps, _, err := Load(context.Background(), f, "/p")
+		f.Close()
+		if err != nil || len(snaps) != n {
+			b.Fatalf("%d snapshots of %d: %v", len(snaps), n, err)
+		}
+	}
+}
 
 // benchTree makes a project of n files of about 2 KB in folders of 100,
 // last modified an hour ago (as a checkout is), in a git work tree that

@@ -1,7 +1,6 @@
 package filehistory
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -111,9 +110,13 @@ func parseTime(s string) time.Time {
 var snapshotMark = []byte(`"` + transcript.TypeFileHistorySnapshot + `"`)
 
 // Load reads the snapshots of a transcript, in order, with one forward
-// pass that decodes only the lines naming a file-history snapshot (memory
-// is bounded by the longest line, as in jsonl.Forward). An update replaces
-// the snapshot of the same message. dir is the session's working
+// pass that decodes only the lines naming a file-history snapshot: the
+// others are found by the bytes of their type string, a block at a time,
+// and cost no decoding (memory is bounded by the longest line, as in
+// jsonl.Forward, whose line numbers and warnings it gives); the records
+// are read as DecodeSnapshot reads them, the backups they share with the
+// records before decoded once (see snapReader). An update
+// replaces the snapshot of the same message. dir is the session's working
 // directory, for relative paths. Damaged records are skipped with a
 // warning.
 func Load(ctx context.Context, r io.Reader, dir string) ([]Snapshot, []string, error) {
@@ -123,20 +126,17 @@ func Load(ctx context.Context, r io.Reader, dir string) ([]Snapshot, []string, e
 		at       = make(map[string]int)
 	)
 	warn := func(s string) { warnings = append(warnings, s) }
-	err := jsonl.Forward(r, 0, warn, func(l jsonl.Line) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if !bytes.Contains(l.Bytes, snapshotMark) {
+	rd := newSnapReader(dir)
+	// The search is for `y-snapshot"`: quotes and most letters are
+	// everywhere in a transcript, and a search stops at each.
+	m := marked{mark: snapshotMark, cut: len(`"file-histor`), block: scanBlock, maxLine: jsonl.MaxLineBytes, warn: warn}
+	err := m.scan(ctx, r, func(no int, line []byte) error {
+		s, ok, err := rd.line(line)
+		if !ok {
 			return nil
 		}
-		e, err := transcript.DecodeEntry(l.Bytes)
-		if err != nil || e.Type != transcript.TypeFileHistorySnapshot {
-			return nil
-		}
-		s, _, err := DecodeSnapshot(&e, dir)
 		if err != nil {
-			warn(fmt.Sprintf("%s: %v; skipped", l.Where(), err))
+			warn(fmt.Sprintf("line %d: %v; skipped", no, err))
 			return nil
 		}
 		if i, ok := at[s.MessageID]; ok {

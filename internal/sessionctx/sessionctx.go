@@ -74,8 +74,8 @@ func New(o Options, entries []transcript.Entry) *Context {
 	}
 	c := &Context{o: o}
 	if o.Instructions != nil {
-		for _, e := range entries {
-			if e.Type == transcript.TypeAttachment {
+		for i := range entries {
+			if e := &entries[i]; e.Type == transcript.TypeAttachment {
 				c.sawIn(e.Attachment)
 			}
 		}

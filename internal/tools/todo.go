@@ -122,7 +122,7 @@ func LatestTodos(entries []transcript.Entry) []Todo {
 			continue
 		}
 		for j := len(m.Content) - 1; j >= 0; j-- {
-			b := m.Content[j]
+			b := &m.Content[j] // not a copy: most blocks are not looked at
 			switch {
 			case b.Type == model.BlockToolResult && b.IsError != nil && *b.IsError:
 				failed[b.ToolUseID] = true

@@ -331,6 +331,28 @@ func testWriterDedup(t *testing.T, h Harness) {
 	if err := w.Append(es[0]); err == nil {
 		t.Error("Append after Close succeeded")
 	}
+
+	// KnownIn tells the same without the list.
+	const sid2 = sid + "-known"
+	es = Entries(sid2, 4)
+	a = open(t, h.Store, sid2)
+	if err := a.Append(ctx, es[:2], true); err != nil {
+		t.Fatal(err)
+	}
+	onDisk := map[string]bool{es[0].UUID: true, es[1].UUID: true}
+	w = transcript.NewWriter(a, transcript.WriterOptions{KnownIn: func(id string) bool { return onDisk[id] }})
+	if err := w.Append(es...); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Seen(es[0].UUID) || !w.Seen(es[3].UUID) || w.Seen("never") {
+		t.Error("Seen is wrong with KnownIn")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(uuids(es), uuids(ReadAll(t, h.Store, sid2))); diff != "" {
+		t.Errorf("lines with KnownIn (-want +got):\n%s", diff)
+	}
 }
 
 func testWriterOrder(t *testing.T, h Harness) {

@@ -1,0 +1,132 @@
+package filehistory
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+)
+
+// scanBlock is how much of the transcript Load reads at a time.
+const scanBlock = 1 << 20
+
+// marked finds the lines of a file that hold a mark, reading the file a
+// block at a time: a line without the mark costs only the search for the
+// mark and the count of newlines, each done on the whole block (no work
+// per line). Its lines, numbers and warnings are jsonl.Forward's.
+type marked struct {
+	// mark is what a line must hold; the search is for mark[cut:], the
+	// part of it whose first byte is rarest in a transcript (JSON is full
+	// of quotes, which makes a search for a quoted word stop everywhere),
+	// then each hit is checked against the whole of mark.
+	mark []byte
+	cut  int
+	// block is how much is read at a time; maxLine the longest line
+	// read: a longer one is skipped with a warning, whatever it holds,
+	// without buffering it (give or take a block).
+	block, maxLine int
+	warn           func(string)
+}
+
+// scan calls fn, in file order, with each line of r holding the mark
+// (without its newline) and its 1-based number. A last line with no
+// newline is passed as it is. The slice given to fn is only valid during
+// the call; scan returns the first error fn or r returns, and ctx's error
+// once it is cancelled.
+func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []byte) error) error {
+	var (
+		buf  = make([]byte, 0, m.block)
+		no   int  // newlines before buf[0]
+		skip bool // discarding the rest of a line longer than maxLine
+	)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf[:cap(buf)], make([]byte, cap(buf))...)[:len(buf)]
+		}
+		n, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			return err
+		}
+		fresh := buf[len(buf) : len(buf)+n]
+		buf = buf[:len(buf)+n]
+		if skip {
+			// Only the end of the over-long line matters.
+			i := bytes.IndexByte(fresh, '\n')
+			if i >= 0 || eof {
+				no++
+				m.warn(fmt.Sprintf("line %d: longer than %d bytes, skipped", no, m.maxLine))
+			}
+			if i < 0 {
+				if eof {
+					return nil
+				}
+				buf = buf[:0]
+				continue
+			}
+			skip = false
+			buf = buf[:copy(buf, fresh[i+1:])]
+			fresh = buf
+		}
+		// Whole lines end at the last newline; what follows it starts a
+		// line whose end is not read yet, or is the last line of the file.
+		end := 0
+		if last := bytes.LastIndexByte(fresh, '\n'); last >= 0 {
+			end = len(buf) - len(fresh) + last + 1
+			if err := m.each(buf[:end], no, fn); err != nil {
+				return err
+			}
+			no += bytes.Count(buf[:end], []byte{'\n'})
+		}
+		rest := buf[end:]
+		switch {
+		case len(rest) > m.maxLine:
+			skip, buf = true, buf[:0]
+			if eof {
+				no++
+				m.warn(fmt.Sprintf("line %d: longer than %d bytes, skipped", no, m.maxLine))
+			}
+		case eof:
+			return m.each(rest, no, fn)
+		case end > 0:
+			buf = buf[:copy(buf, rest)]
+		}
+		if eof {
+			return nil
+		}
+	}
+}
+
+// each calls fn with each line of lines (whole lines, the last with or
+// without its newline) that holds the mark; no is the number of lines
+// before them.
+func (m *marked) each(lines []byte, no int, fn func(int, []byte) error) error {
+	tail := m.mark[m.cut:]
+	counted := 0 // the newlines of lines[:counted] are in no
+	for from := 0; from < len(lines); {
+		i := bytes.Index(lines[from:], tail)
+		if i < 0 {
+			return nil
+		}
+		at := from + i
+		if at < m.cut || !bytes.Equal(lines[at-m.cut:at+len(tail)], m.mark) {
+			from = at + 1
+			continue
+		}
+		start := bytes.LastIndexByte(lines[:at], '\n') + 1
+		stop := len(lines)
+		if j := bytes.IndexByte(lines[at:], '\n'); j >= 0 {
+			stop = at + j
+		}
+		no += bytes.Count(lines[counted:start], []byte{'\n'})
+		counted = start
+		if err := fn(no+1, lines[start:stop]); err != nil {
+			return err
+		}
+		from = stop + 1
+	}
+	return nil
+}
