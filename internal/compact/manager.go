@@ -301,6 +301,12 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	if !m.stopped || overflow {
 		res, err = m.compact(ctx, p.History, st.Send, p.System, p.Tools, TriggerAuto, "", p.Used)
 	}
+	if res == nil && err != nil && ctx.Err() != nil {
+		// Cancelled (the user interrupted the turn): nothing was written,
+		// and nothing is — not the last resort either, which would drop
+		// the history for a summary that was only stopped.
+		return fmt.Errorf("compaction stopped: %w", context.Cause(ctx))
+	}
 	if res != nil {
 		// Written to the transcript, so the history follows it even when
 		// the compaction counts as failed.
