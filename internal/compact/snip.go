@@ -102,6 +102,7 @@ func (s *Snip) Reset() {
 	defer s.mu.Unlock()
 	clear(s.removed)
 	s.fresh, s.since = false, s.cfg.NudgeEvery
+	s.last = nil // the history before the compaction, which may be long
 }
 
 // Apply implements Layer: it leaves snipped messages out of the request

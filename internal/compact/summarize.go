@@ -412,6 +412,10 @@ func chunkSeq(lines iter.Seq[string], max int64) iter.Seq[string] {
 				}
 				cur.Reset()
 			}
+			if cur.Cap() == 0 {
+				// A part is written into one allocation, not grown into.
+				cur.Grow(int(min(max, 1<<20)))
+			}
 			cur.WriteString(l)
 			cur.WriteByte('\n')
 		}
