@@ -147,6 +147,10 @@ func NewMicro(cfg MicroConfig) *Micro {
 // Name implements Layer.
 func (m *Micro) Name() string { return "micro" }
 
+// indifferentToMarks: Micro reads and clears tool results only, which
+// snip's tags leave where they are.
+func (m *Micro) indifferentToMarks() {}
+
 // Reset forgets what was cleared: after a compaction (SPEC C4's
 // post-compaction cleanup) the history starts afresh, and a resume reads
 // no clearing from before the compaction's boundary.

@@ -133,7 +133,14 @@ func (s *Snip) Apply(ctx context.Context, st *State) (int64, error) {
 	if st.Prep != nil {
 		s.last = st.Prep.History
 	}
-	st.Send = s.Mark(st.Send)
+	if st.managed && st.deferMarks && st.Remaining()-freed >= st.Window.AutoCompactAt() {
+		// At the threshold the Manager compacts, and the summary reads
+		// each message tagged only as far as it reads: the Manager tags
+		// them all only if the request goes out as it is after all.
+		st.unmarked = true
+	} else {
+		st.Send = s.Mark(st.Send)
+	}
 	s.since++
 	if s.cfg.NudgeAt > 0 && s.since >= s.cfg.NudgeEvery {
 		at := int64(s.cfg.NudgeAt * float64(st.Window.AutoCompactAt()))

@@ -207,3 +207,76 @@ func TestPartsRenderedWhenDue(t *testing.T) {
 		}
 	}
 }
+
+// plainLayer is a layer that does nothing and may read tags: after it,
+// the Manager cannot leave snip's tags to the end.
+type plainLayer struct{}
+
+func (plainLayer) Name() string                                 { return "plain" }
+func (plainLayer) Apply(context.Context, *State) (int64, error) { return 0, nil }
+
+// TestTagsLeftToTheEnd: at the threshold, snip leaves its tags to the
+// Manager, which adds them as far as the summary reads or, when the
+// request goes out after all, to all of it. Every request is the one the
+// tags added at once give: a summary of the whole history, a request
+// that micro-compaction brought under the threshold (with the snip
+// reminder after the tags), one sent as it is when the summary failed.
+func TestTagsLeftToTheEnd(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	at := streamWindow.AutoCompactAt()
+	for _, tc := range []struct {
+		name      string
+		steps     int
+		used      int64
+		fail      bool
+		summaries int  // requests for the summary
+		compacted bool // or the request goes out
+	}{
+		{"summary of the whole history", 4, at + 100, false, 1, true},
+		{"micro brings it under", 12, at + 100, false, 0, false},
+		{"the summary fails, the request fits", 4, at + 100, true, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			history := longHistory()[:3*tc.steps]
+			run := func(eager bool) ([]*model.Request, *engine.Prep) {
+				var reqs []*model.Request
+				m := &modeltest.Scripted{Answer: func(_ context.Context, n int, req *model.Request) ([]model.Block, error) {
+					reqs = append(reqs, req)
+					if tc.fail {
+						return nil, errors.New("overloaded")
+					}
+					return []model.Block{model.TextBlock("S")}, nil
+				}}
+				mgr := layered(m, &recTranscript{}, now)
+				if eager {
+					mgr.AddLayer(plainLayer{})
+				}
+				p := &engine.Prep{History: history, Used: tc.used}
+				if err := mgr.Prepare(t.Context(), p); err != nil {
+					t.Fatal(err)
+				}
+				return reqs, p
+			}
+			reqs, p := run(false)
+			wantReqs, want := run(true)
+			if len(reqs) != tc.summaries || len(wantReqs) != tc.summaries || (p.Compaction != nil) != tc.compacted {
+				t.Fatalf("%d summary requests (%d tagged at once), compaction %v; want %d, %v", len(reqs), len(wantReqs), p.Compaction != nil, tc.summaries, tc.compacted)
+			}
+			for i := range reqs {
+				if diff := cmp.Diff(wantReqs[i].Messages, reqs[i].Messages); diff != "" {
+					t.Errorf("summary request %d (-tagged at once +tagged at the end):\n%s", i, diff)
+				}
+			}
+			if p.Compaction == nil {
+				if diff := cmp.Diff(want.Send, p.Send); diff != "" {
+					t.Errorf("request sent (-tagged at once +tagged at the end):\n%s", diff)
+				}
+				if sent := fmt.Sprint(p.Send); !strings.Contains(sent, "[id:") || !strings.Contains(sent, "Snip tool") {
+					t.Error("the request sent lacks its tags or the snip reminder")
+				}
+			} else if len(reqs) == 0 || !strings.Contains(fmt.Sprint(reqs[0].Messages), "[id:") {
+				t.Error("the summary request has no tags")
+			}
+		})
+	}
+}

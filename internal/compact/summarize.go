@@ -39,7 +39,10 @@ const chunkInstruction = `The text above is one part of a long conversation betw
 // one, with the instruction appended at the end, so everything before it
 // is read from the prompt cache. When that request would not fit, old tool
 // output is cleared, then the history is summarised in chunks.
-func (m *Manager) summarize(ctx context.Context, history []model.Message, keepsTail bool, system []model.SystemBlock, tools []model.ToolSpec, instructions string) (string, error) {
+//
+// When mark is set, history lacks the tags the conversation's requests
+// carried and mark adds them, to each message as it is read.
+func (m *Manager) summarize(ctx context.Context, history []model.Message, mark func([]model.Message) []model.Message, keepsTail bool, system []model.SystemBlock, tools []model.ToolSpec, instructions string) (string, error) {
 	instr := summaryInstruction
 	if keepsTail {
 		instr += "\n\nThe last messages of the conversation will stay verbatim after the summary; summarise them briefly."
@@ -60,9 +63,9 @@ func (m *Manager) summarize(ctx context.Context, history []model.Message, keepsT
 	// history far over the window is neither copied nor weighed whole
 	// before its first part is asked.
 	base := tokens.EstimateRequest(system, tools, nil)
-	whole := summaryView{msgs: history}
+	whole := summaryView{msgs: history, mark: mark}
 	if whole.fits(budget - base) {
-		s, err := m.ask(ctx, system, tools, appendInstruction(withoutImages(history), instr))
+		s, err := m.ask(ctx, system, tools, appendInstruction(whole.messages(), instr))
 		if err == nil || !errors.Is(err, model.ErrPromptTooLong) {
 			return s, err
 		}
@@ -183,12 +186,16 @@ func stripped(b model.Block) (model.Block, bool) {
 	return b, false
 }
 
-// summaryView is a history as a summary request reads it — images as
-// markers (withoutImages) and, trimmed, all but the newest tool results
-// cleared and long texts shortened (trim) — made block by block as it is
-// read, so a history far over the window is never copied whole.
+// summaryView is a history as a summary request reads it — tagged as the
+// conversation's requests were (mark), images as markers (withoutImages)
+// and, trimmed, all but the newest tool results cleared and long texts
+// shortened (trim) — made message by message as it is read, so a history
+// far over the window is never copied whole.
 type summaryView struct {
 	msgs []model.Message
+	// mark, when set, tags messages as the conversation's requests carried
+	// them (msgs lacks the tags); tags never add or move a tool result.
+	mark func([]model.Message) []model.Message
 	trim bool
 	// keepMsg, keepBlk is where the newest keepResults tool results
 	// start: those from there on stay (trimmed view).
@@ -211,15 +218,23 @@ func (v summaryView) trimmed() summaryView {
 	return v
 }
 
+// msg returns message i, tagged.
+func (v summaryView) msg(i int) model.Message {
+	if v.mark == nil {
+		return v.msgs[i]
+	}
+	return v.mark(v.msgs[i : i+1])[0]
+}
+
 // cleared reports whether the trimmed view clears the tool result at
 // msgs[i].Content[j].
 func (v summaryView) cleared(i, j int) bool {
 	return v.trim && (i < v.keepMsg || i == v.keepMsg && j < v.keepBlk)
 }
 
-// block returns msgs[i].Content[j] as the view reads it.
-func (v summaryView) block(i, j int) model.Block {
-	b, _ := stripped(v.msgs[i].Content[j])
+// block returns block j of m, the view's message i, as the view reads it.
+func (v summaryView) block(m model.Message, i, j int) model.Block {
+	b, _ := stripped(m.Content[j])
 	if !v.trim {
 		return b
 	}
@@ -243,12 +258,13 @@ var clearedTokens = tokens.EstimateBlock(model.ToolResultBlock("", clearedText, 
 // budget tokens, weighing them only until the budget is reached.
 func (v summaryView) fits(budget int64) bool {
 	var n int64
-	for i, m := range v.msgs {
+	for i := range v.msgs {
+		m := v.msg(i)
 		for j, b := range m.Content {
 			if b.Type == model.BlockToolResult && v.cleared(i, j) {
 				n += clearedTokens
 			} else {
-				n += tokens.EstimateBlock(v.block(i, j))
+				n += tokens.EstimateBlock(v.block(m, i, j))
 			}
 			if n >= budget {
 				return false
@@ -258,17 +274,21 @@ func (v summaryView) fits(budget int64) bool {
 	return n < budget
 }
 
-// messages returns the view's messages: those of trim(withoutImages(msgs))
-// for a trimmed view.
+// messages returns the view's messages: withoutImages of the tagged
+// messages, and trim of those for a trimmed view.
 func (v summaryView) messages() []model.Message {
-	if !v.trim {
-		return withoutImages(v.msgs)
+	msgs := v.msgs
+	if v.mark != nil {
+		msgs = v.mark(msgs)
 	}
-	out := make([]model.Message, len(v.msgs))
-	for i, m := range v.msgs {
+	if !v.trim {
+		return withoutImages(msgs)
+	}
+	out := make([]model.Message, len(msgs))
+	for i, m := range msgs {
 		content := make([]model.Block, len(m.Content))
 		for j := range m.Content {
-			content[j] = v.block(i, j)
+			content[j] = v.block(m, i, j)
 		}
 		m.Content = content
 		out[i] = m
@@ -280,7 +300,8 @@ func (v summaryView) messages() []model.Message {
 // block at a time.
 func (v summaryView) lines() iter.Seq[string] {
 	return func(yield func(string) bool) {
-		for i, m := range v.msgs {
+		for i := range v.msgs {
+			m := v.msg(i)
 			for j, b := range m.Content {
 				var line string
 				switch {
@@ -289,7 +310,7 @@ func (v summaryView) lines() iter.Seq[string] {
 				case b.Type == model.BlockText || b.Type == model.BlockToolUse || b.Type == model.BlockToolResult ||
 					b.Type == model.BlockImage || b.Type == model.BlockDocument:
 					var ok bool
-					if line, ok = renderBlock(m.Role, v.block(i, j)); !ok {
+					if line, ok = renderBlock(m.Role, v.block(m, i, j)); !ok {
 						continue
 					}
 				default:

@@ -87,7 +87,7 @@ func TestSummaryViewReadsAsTheCopies(t *testing.T) {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
 	// The untrimmed view keeps the results, the image's as its text.
-	if got := whole.block(4, 0).ResultText(); got != "a screenshot\n[image]" {
+	if got := whole.block(h[4], 4, 0).ResultText(); got != "a screenshot\n[image]" {
 		t.Errorf("a result holding an image reads %q", got)
 	}
 }
