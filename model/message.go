@@ -9,6 +9,9 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
 
 	"github.com/cairn-dev/cairn/internal/jsonscan"
 	"github.com/cairn-dev/cairn/internal/jsonw"
@@ -171,43 +174,65 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 // MarshalJSON encodes a block deterministically: type first, then the typed
 // fields in the API's order, then unknown fields sorted by name. Equal
 // blocks always produce equal bytes, which keeps prompt-cache prefixes stable.
-func (b Block) MarshalJSON() ([]byte, error) {
-	var w jsonw.Object
-	w.Str("type", b.Type)
+func (b Block) MarshalJSON() ([]byte, error) { return b.AppendJSON(nil), nil }
+
+// AppendJSON appends the block's encoding, MarshalJSON's bytes, to dst.
+func (b Block) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = jsonw.AppendString(dst, b.Type)
 	switch b.Type {
 	case BlockText:
-		w.Str("text", b.Text)
+		dst = appendStr(dst, `,"text":`, b.Text)
 	case BlockThinking:
-		w.Str("thinking", b.Thinking)
+		dst = appendStr(dst, `,"thinking":`, b.Thinking)
 	}
 	if b.Type != BlockText && b.Text != "" {
-		w.Str("text", b.Text)
+		dst = appendStr(dst, `,"text":`, b.Text)
 	}
 	if b.Type != BlockThinking && b.Thinking != "" {
-		w.Str("thinking", b.Thinking)
+		dst = appendStr(dst, `,"thinking":`, b.Thinking)
 	}
 	if b.ID != "" {
-		w.Str("id", b.ID)
+		dst = appendStr(dst, `,"id":`, b.ID)
 	}
 	if b.Name != "" {
-		w.Str("name", b.Name)
+		dst = appendStr(dst, `,"name":`, b.Name)
 	}
 	if b.Input != nil {
-		w.Raw("input", b.Input)
+		dst = jsonw.AppendRaw(append(dst, `,"input":`...), b.Input)
 	} else if b.Type == BlockToolUse {
-		w.Raw("input", json.RawMessage("{}"))
+		dst = append(dst, `,"input":{}`...)
 	}
 	if b.ToolUseID != "" {
-		w.Str("tool_use_id", b.ToolUseID)
+		dst = appendStr(dst, `,"tool_use_id":`, b.ToolUseID)
 	}
 	if b.Content != nil {
-		w.Raw("content", b.Content)
+		dst = jsonw.AppendRaw(append(dst, `,"content":`...), b.Content)
 	}
 	if b.IsError != nil {
-		w.Bool("is_error", *b.IsError)
+		dst = append(dst, `,"is_error":`...)
+		dst = strconv.AppendBool(dst, *b.IsError)
 	}
-	w.Sorted(b.Extra, nil)
-	return w.Bytes(), nil
+	if len(b.Extra) == 1 {
+		for k, v := range b.Extra { // the usual one: cache_control
+			dst = appendField(dst, k, v)
+		}
+	} else if len(b.Extra) > 1 {
+		for _, k := range slices.Sorted(maps.Keys(b.Extra)) {
+			dst = appendField(dst, k, b.Extra[k])
+		}
+	}
+	return append(dst, '}')
+}
+
+func appendStr(dst []byte, key, s string) []byte {
+	return jsonw.AppendString(append(dst, key...), s)
+}
+
+// appendField appends ,"k":v with v compacted.
+func appendField(dst []byte, k string, v json.RawMessage) []byte {
+	dst = jsonw.AppendString(append(dst, ','), k)
+	return jsonw.AppendRaw(append(dst, ':'), v)
 }
 
 func isNull(raw json.RawMessage) bool {

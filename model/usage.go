@@ -55,26 +55,21 @@ func DecodeContent(raw json.RawMessage) ([]Block, error) {
 }
 
 // MarshalJSON encodes a Message with its content as a block list.
-func (m Message) MarshalJSON() ([]byte, error) {
-	// The blocks' own encodings are compact already: splice them in
-	// rather than have encoding/json check and copy each again.
-	content := []byte("null")
-	if m.Content != nil {
-		content = append(content[:0:0], '[')
-		for i, b := range m.Content {
-			if i > 0 {
-				content = append(content, ',')
-			}
-			enc, err := b.MarshalJSON()
-			if err != nil {
-				return nil, err
-			}
-			content = append(content, enc...)
-		}
-		content = append(content, ']')
+func (m Message) MarshalJSON() ([]byte, error) { return m.AppendJSON(nil), nil }
+
+// AppendJSON appends the message's encoding, MarshalJSON's bytes, to dst:
+// its role and its blocks' own encodings, which are compact already.
+func (m Message) AppendJSON(dst []byte) []byte {
+	dst = jsonw.AppendString(append(dst, `{"role":`...), m.Role)
+	if m.Content == nil {
+		return append(dst, `,"content":null}`...)
 	}
-	var w jsonw.Object
-	w.Str("role", m.Role)
-	w.Compacted("content", content) // made of compact encodings
-	return w.Bytes(), nil
+	dst = append(dst, `,"content":[`...)
+	for i := range m.Content {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = m.Content[i].AppendJSON(dst)
+	}
+	return append(dst, "]}"...)
 }

@@ -54,7 +54,7 @@ func TestSummarizeChunks(t *testing.T) {
 					break
 				}
 			}
-			s, err := m.summarizeChunks(t.Context(), history, nil, nil, "", budget)
+			s, err := m.summarizeChunks(t.Context(), renderSeq(history), nil, nil, "", budget)
 			if failAt < 0 && (err != nil || s != fmt.Sprintf("S%d", len(parts)-1)) {
 				t.Errorf("summary %q, %v: want the last part's", s, err)
 			}

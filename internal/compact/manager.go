@@ -157,6 +157,22 @@ type State struct {
 	// out without a compaction (see Snip.Apply).
 	managed bool
 	later   []func(*State)
+	// deferMarks is set when the layers after the Markers ignore their
+	// tags, so a Marker may leave them to the Manager; unmarked is set
+	// when one did: Send lacks its tags (see Snip.Apply).
+	deferMarks, unmarked bool
+}
+
+// markIndifferent is a layer that reads and changes only what the
+// Markers' tags leave alone (tool results), so it works the same on
+// messages tagged or not.
+type markIndifferent interface{ indifferentToMarks() }
+
+// marked adds the tags the Markers left to the Manager.
+func (st *State) marked(m *Manager) {
+	if st.unmarked {
+		st.Send, st.unmarked = m.mark(st.Send), false
+	}
 }
 
 // runLater does what the layers left for a request sent as it is.
@@ -230,6 +246,22 @@ type Marker interface {
 	Mark(msgs []model.Message) []model.Message
 }
 
+// marksDeferrable reports whether every layer after the first Marker is
+// a Marker or indifferent to their tags, so the tags may be added once
+// the layers are done.
+func (m *Manager) marksDeferrable() bool {
+	seen := false
+	for _, l := range m.layers {
+		_, marker := l.(Marker)
+		_, indifferent := l.(markIndifferent)
+		if seen && !marker && !indifferent {
+			return false
+		}
+		seen = seen || marker
+	}
+	return true
+}
+
 func (m *Manager) mark(msgs []model.Message) []model.Message {
 	for _, l := range m.layers {
 		if mk, ok := l.(Marker); ok {
@@ -254,7 +286,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		p.Notices = append(p.Notices, fmt.Sprintf("the model's context window is %d tokens, not the %d assumed; compacting for %d", p.Overflow.Limit, m.cfg.Window.Size, p.Overflow.Limit))
 		m.cfg.Window.Size = int64(p.Overflow.Limit)
 	}
-	st := &State{Prep: p, Send: p.History, Used: p.Used, Freed: map[string]int64{}, Window: m.cfg.Window, Now: m.cfg.Now(), managed: true}
+	st := &State{Prep: p, Send: p.History, Used: p.Used, Freed: map[string]int64{}, Window: m.cfg.Window, Now: m.cfg.Now(), managed: true, deferMarks: m.marksDeferrable()}
 	for _, l := range m.layers {
 		history, send := p.History, st.Send
 		freed, err := l.Apply(ctx, st)
@@ -272,6 +304,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	m.lastFreed = st.Used - st.Remaining()
 	w := m.cfg.Window
 	if !overflow && (m.cfg.Disabled || st.Remaining() < w.AutoCompactAt()) {
+		st.marked(m)
 		st.runLater()
 	}
 	if !slicesSame(st.Send, p.History) {
@@ -299,7 +332,17 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	var res *result
 	err := errBreaker
 	if !m.stopped || overflow {
-		res, err = m.compact(ctx, p.History, st.Send, p.System, p.Tools, TriggerAuto, "", p.Used)
+		var mark func([]model.Message) []model.Message
+		if st.unmarked {
+			mark = m.mark
+		}
+		res, err = m.compact(ctx, p.History, st.Send, mark, p.System, p.Tools, TriggerAuto, "", p.Used)
+	}
+	if res == nil && err != nil && ctx.Err() != nil {
+		// Cancelled (the user interrupted the turn): nothing was written,
+		// and nothing is — not the last resort either, which would drop
+		// the history for a summary that was only stopped.
+		return fmt.Errorf("compaction stopped: %w", context.Cause(ctx))
 	}
 	if res != nil {
 		// Written to the transcript, so the history follows it even when
@@ -327,6 +370,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 			// The request still fits; the next one will try again. Unless
 			// a summary replaced it, it goes out as the layers left it.
 			if res == nil {
+				st.marked(m)
 				if st.runLater(); !slicesSame(st.Send, p.History) {
 					p.Send = st.Send
 				}
@@ -399,7 +443,7 @@ func slicesSame(a, b []model.Message) bool {
 func (m *Manager) Compact(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec, instructions string) ([]model.Message, *engine.Compaction, error) {
 	used := tokens.EstimateRequest(system, tools, history)
 	// Marked as requests were, so the summary request reads them from the cache.
-	res, err := m.compact(ctx, history, m.mark(history), system, tools, TriggerManual, instructions, used)
+	res, err := m.compact(ctx, history, m.mark(history), nil, system, tools, TriggerManual, instructions, used)
 	if err != nil {
 		if res != nil {
 			return res.history, res.report, err
@@ -422,7 +466,10 @@ var ErrNothingToCompact = errors.New("nothing to compact yet")
 // request carried (history after the lighter layers' projection): the
 // summary request repeats it, so its whole prefix is read from the cache;
 // what is kept and measured is chosen on the full history.
-func (m *Manager) compact(ctx context.Context, history, sent []model.Message, system []model.SystemBlock, tools []model.ToolSpec, trigger, instructions string, used int64) (*result, error) {
+//
+// When mark is set, sent lacks the tags the Marker layers put on what is
+// sent, and the summary adds them to each message it reads.
+func (m *Manager) compact(ctx context.Context, history, sent []model.Message, mark func([]model.Message) []model.Message, system []model.SystemBlock, tools []model.ToolSpec, trigger, instructions string, used int64) (*result, error) {
 	start := m.cfg.Now()
 	m.waited, m.spent = 0, model.Usage{}
 	if len(history) < 2 {
@@ -442,7 +489,7 @@ func (m *Manager) compact(ctx context.Context, history, sent []model.Message, sy
 	summary, keep, fromNotes := m.fromNotes(ctx, history, keep, trigger, system, tools)
 	var err error
 	if !fromNotes {
-		summary, err = m.summarize(ctx, sent, keep < len(history), system, tools, instructions)
+		summary, err = m.summarize(ctx, sent, mark, keep < len(history), system, tools, instructions)
 	}
 	if err != nil {
 		return nil, err

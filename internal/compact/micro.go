@@ -147,6 +147,10 @@ func NewMicro(cfg MicroConfig) *Micro {
 // Name implements Layer.
 func (m *Micro) Name() string { return "micro" }
 
+// indifferentToMarks: Micro reads and clears tool results only, which
+// snip's tags leave where they are.
+func (m *Micro) indifferentToMarks() {}
+
 // Reset forgets what was cleared: after a compaction (SPEC C4's
 // post-compaction cleanup) the history starts afresh, and a resume reads
 // no clearing from before the compaction's boundary.
@@ -199,6 +203,9 @@ func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 		if err := m.record(ctx, trigger, st.Remaining(), saved, batch); err != nil {
 			st.Prep.Notices = append(st.Prep.Notices, fmt.Sprintf("micro-compaction skipped: %v", err))
 		} else {
+			if len(m.cleared) == 0 {
+				m.cleared = make(map[string]bool, len(batch)) // a resume's first batch clears thousands
+			}
 			for _, id := range batch {
 				m.cleared[id] = true
 			}
@@ -214,14 +221,11 @@ func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 
 // collect finds the results of compactable tools in msgs, oldest first.
 func (m *Micro) collect(msgs []model.Message) []compactable {
-	names := make(map[string]string, len(msgs)/2)
+	var names toolNames
 	var out []compactable
 	for i, msg := range msgs {
 		for j, b := range msg.Content {
-			switch {
-			case b.Type == model.BlockToolUse:
-				names[b.ID] = b.Name
-			case b.Type == model.BlockToolResult && (m.tools[names[b.ToolUseID]] || m.cleared[b.ToolUseID]):
+			if b.Type == model.BlockToolResult && (m.cleared[b.ToolUseID] || m.tools[names.of(msgs, i, j, b.ToolUseID)]) {
 				out = append(out, compactable{
 					id: b.ToolUseID, msg: i, blk: j, block: &msg.Content[j],
 					isCleared: bytes.Equal(b.Content, clearedJSON),
@@ -230,6 +234,43 @@ func (m *Micro) collect(msgs []model.Message) []compactable {
 		}
 	}
 	return out
+}
+
+// toolNames finds the tool a result answers: the name of the latest
+// tool_use with its id before it. The call is almost always in the
+// message just before the result's; for the others a map of the calls
+// before that message is kept, built once as far as needed.
+type toolNames struct {
+	names  map[string]string
+	mapped int // names holds the calls of msgs[:mapped]
+}
+
+// of returns the name of the latest call with id before msgs[i].Content[j].
+func (t *toolNames) of(msgs []model.Message, i, j int, id string) string {
+	for k := j - 1; k >= 0; k-- {
+		if b := &msgs[i].Content[k]; b.Type == model.BlockToolUse && b.ID == id {
+			return b.Name
+		}
+	}
+	if i > 0 {
+		content := msgs[i-1].Content
+		for k := len(content) - 1; k >= 0; k-- {
+			if b := &content[k]; b.Type == model.BlockToolUse && b.ID == id {
+				return b.Name
+			}
+		}
+	}
+	if t.names == nil {
+		t.names = map[string]string{}
+	}
+	for ; t.mapped < i-1; t.mapped++ {
+		for _, b := range msgs[t.mapped].Content {
+			if b.Type == model.BlockToolUse {
+				t.names[b.ID] = b.Name
+			}
+		}
+	}
+	return t.names[id]
 }
 
 // batch decides what this request clears: nothing, or every live result

@@ -323,3 +323,40 @@ func newMicro(cfg compact.MicroConfig) *compact.Micro {
 	}
 	return compact.NewMicro(cfg)
 }
+
+// TestMicroFindsTheCallFarFromItsResult: a result is matched to the
+// latest call with its id before it, wherever that call is — in the
+// message before (the usual case), further back, or again after an
+// earlier call of the same id to another tool.
+func TestMicroFindsTheCallFarFromItsResult(t *testing.T) {
+	use := func(id, name string) model.Block {
+		return model.Block{Type: model.BlockToolUse, ID: id, Name: name, Input: json.RawMessage(`{}`)}
+	}
+	result := func(id string) model.Block { return model.ToolResultBlock(id, strings.Repeat("r", 4000), false) }
+	history := []model.Message{
+		{Role: model.RoleUser, Content: []model.Block{model.TextBlock("go")}},
+		{Role: model.RoleAssistant, Content: []model.Block{use("far", "Read"), use("dup", "TodoWrite")}},
+		{Role: model.RoleUser, Content: []model.Block{model.TextBlock("meanwhile")}},
+		{Role: model.RoleAssistant, Content: []model.Block{model.TextBlock("still")}},
+		{Role: model.RoleUser, Content: []model.Block{result("far"), result("dup")}},
+		{Role: model.RoleAssistant, Content: []model.Block{use("dup", "Read"), use("near", "TodoWrite")}},
+		{Role: model.RoleUser, Content: []model.Block{result("dup"), result("near")}},
+		{Role: model.RoleAssistant, Content: []model.Block{use("last", "Read")}},
+		{Role: model.RoleUser, Content: []model.Block{result("last")}},
+	}
+	m := newMicro(compact.MicroConfig{Count: 1, KeepRecent: 1, ClearAtLeast: -1, Tools: []string{"Read"}})
+	st, _ := apply(t, m, history, t0)
+	var cleared []string
+	for i, msg := range st.Send {
+		for _, b := range msg.Content {
+			if b.Type == model.BlockToolResult && b.ResultText() == compact.ClearedText {
+				cleared = append(cleared, fmt.Sprint(i, b.ToolUseID))
+			}
+		}
+	}
+	// The Read results but the newest: "far" three messages after its
+	// call, the second "dup" (a Read), not the first (a TodoWrite).
+	if diff := cmp.Diff([]string{"4far", "6dup"}, cleared); diff != "" {
+		t.Errorf("cleared (-want +got):\n%s", diff)
+	}
+}

@@ -102,6 +102,7 @@ func (s *Snip) Reset() {
 	defer s.mu.Unlock()
 	clear(s.removed)
 	s.fresh, s.since = false, s.cfg.NudgeEvery
+	s.last = nil // the history before the compaction, which may be long
 }
 
 // Apply implements Layer: it leaves snipped messages out of the request
@@ -132,7 +133,14 @@ func (s *Snip) Apply(ctx context.Context, st *State) (int64, error) {
 	if st.Prep != nil {
 		s.last = st.Prep.History
 	}
-	st.Send = s.Mark(st.Send)
+	if st.managed && st.deferMarks && st.Remaining()-freed >= st.Window.AutoCompactAt() {
+		// At the threshold the Manager compacts, and the summary reads
+		// each message tagged only as far as it reads: the Manager tags
+		// them all only if the request goes out as it is after all.
+		st.unmarked = true
+	} else {
+		st.Send = s.Mark(st.Send)
+	}
 	s.since++
 	if s.cfg.NudgeAt > 0 && s.since >= s.cfg.NudgeEvery {
 		at := int64(s.cfg.NudgeAt * float64(st.Window.AutoCompactAt()))
@@ -167,15 +175,23 @@ func (s *Snip) Apply(ctx context.Context, st *State) (int64, error) {
 // not), leaving msgs as they are.
 func (s *Snip) Mark(msgs []model.Message) []model.Message {
 	var out []model.Message
+	var pool []model.Block
 	for i, m := range msgs {
-		t, ok := tagged(m)
-		if !ok {
+		if m.Role != model.RoleUser || len(m.IDs) == 0 || isMeta(m) {
 			continue
 		}
 		if out == nil {
 			out = slices.Clone(msgs)
+			// One allocation holds the blocks of the messages tagged.
+			n := 0
+			for _, m := range msgs[i:] {
+				if m.Role == model.RoleUser && len(m.IDs) > 0 {
+					n += len(m.Content) + 1
+				}
+			}
+			pool = make([]model.Block, 0, n)
 		}
-		out[i] = t
+		out[i], pool = tagged(m, pool)
 	}
 	if out == nil {
 		return msgs
@@ -192,22 +208,51 @@ func (s *Snip) Mark(msgs []model.Message) []model.Message {
 // Code or cairn writes) gets the same treatment applied to its FNV-1a
 // hash instead, where Claude Code would write "NaN".
 func ShortID(uuid string) string {
-	hex := strings.ReplaceAll(uuid, "-", "")
-	hex = hex[:min(len(hex), 10)]
-	n := 0
-	for n < len(hex) && isHexDigit(hex[n]) {
-		n++
-	}
+	var buf [16]byte
+	return string(appendShortID(buf[:0], uuid))
+}
+
+// appendShortID appends ShortID(uuid) to b.
+func appendShortID(b []byte, uuid string) []byte {
 	var v uint64
-	if n > 0 {
-		v, _ = strconv.ParseUint(hex[:n], 16, 64) // at most 40 bits
-	} else {
+	n, hexOnly := 0, true
+	for i := 0; i < len(uuid) && n < 10; i++ {
+		c := uuid[i]
+		if c == '-' {
+			continue
+		}
+		n++
+		if !hexOnly {
+			continue
+		}
+		if !isHexDigit(c) {
+			hexOnly = false
+			if n == 1 {
+				n = -1 // no leading digit at all
+				break
+			}
+			continue
+		}
+		v = v<<4 | uint64(hexValue(c))
+	}
+	if n <= 0 {
 		h := fnv.New64a()
 		h.Write([]byte(uuid))
 		v = h.Sum64() >> 24
 	}
-	s := strconv.FormatUint(v, 36)
-	return s[:min(len(s), 6)]
+	start := len(b)
+	b = strconv.AppendUint(b, v, 36)
+	return b[:min(len(b), start+6)]
+}
+
+func hexValue(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }
 
 func isHexDigit(c byte) bool {
@@ -215,7 +260,15 @@ func isHexDigit(c byte) bool {
 }
 
 // Tag is the tag of the message whose first uuid is uuid.
-func Tag(uuid string) string { return "[id:" + ShortID(uuid) + "]" }
+func Tag(uuid string) string {
+	var buf [16]byte
+	return string(appendTag(buf[:0], uuid))
+}
+
+// appendTag appends Tag(uuid) to b.
+func appendTag(b []byte, uuid string) []byte {
+	return append(appendShortID(append(b, "[id:"...), uuid), ']')
+}
 
 // tagPattern matches a tag at the end of a text, alone or after a newline.
 var tagPattern = regexp.MustCompile(`(?:^|\n)\[id:[0-9a-z]{1,8}\]$`)
@@ -228,14 +281,15 @@ func StripTag(text string) string {
 	return text
 }
 
-// tagged returns m with its tag, and false for a message that gets none:
-// not a user message, not from the transcript, or meta.
-func tagged(m model.Message) (model.Message, bool) {
-	if m.Role != model.RoleUser || len(m.IDs) == 0 || isMeta(m) {
-		return m, false
-	}
-	tag := Tag(m.IDs[0])
-	content := slices.Clone(m.Content)
+// tagged returns m with its tag, its blocks copied to the end of pool
+// (whose capacity they fit), and the pool after them. m is a user
+// message from the transcript that is not meta.
+func tagged(m model.Message, pool []model.Block) (model.Message, []model.Block) {
+	var buf [16]byte
+	tag := appendTag(buf[:0], m.IDs[0])
+	start := len(pool)
+	pool = append(pool, m.Content...)
+	content := pool[start:]
 	last := -1
 	for i, b := range content {
 		if b.Type == model.BlockText && !harnessText(b.Text) {
@@ -243,14 +297,13 @@ func tagged(m model.Message) (model.Message, bool) {
 		}
 	}
 	if last >= 0 {
-		b := content[last]
-		b.Text += "\n" + tag
-		content[last] = b
+		content[last].Text = content[last].Text + "\n" + string(tag)
 	} else {
-		content = append(content, model.TextBlock(tag))
+		pool = append(pool, model.TextBlock(string(tag)))
+		content = pool[start:]
 	}
-	m.Content = content
-	return m, true
+	m.Content = content[:len(content):len(content)]
+	return m, pool
 }
 
 // isMeta reports whether a user message holds only what the harness

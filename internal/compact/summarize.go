@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,7 +39,10 @@ const chunkInstruction = `The text above is one part of a long conversation betw
 // one, with the instruction appended at the end, so everything before it
 // is read from the prompt cache. When that request would not fit, old tool
 // output is cleared, then the history is summarised in chunks.
-func (m *Manager) summarize(ctx context.Context, history []model.Message, keepsTail bool, system []model.SystemBlock, tools []model.ToolSpec, instructions string) (string, error) {
+//
+// When mark is set, history lacks the tags the conversation's requests
+// carried and mark adds them, to each message as it is read.
+func (m *Manager) summarize(ctx context.Context, history []model.Message, mark func([]model.Message) []model.Message, keepsTail bool, system []model.SystemBlock, tools []model.ToolSpec, instructions string) (string, error) {
 	instr := summaryInstruction
 	if keepsTail {
 		instr += "\n\nThe last messages of the conversation will stay verbatim after the summary; summarise them briefly."
@@ -54,21 +58,26 @@ func (m *Manager) summarize(ctx context.Context, history []model.Message, keepsT
 	// goes instead.
 	w := m.cfg.Window
 	budget := w.Effective() + w.OutputReserve() - int64(m.summaryMax())
-	msgs := withoutImages(history)
-	if tokens.EstimateRequest(system, tools, msgs) < budget {
-		s, err := m.ask(ctx, system, tools, appendInstruction(msgs, instr))
+	// Whether a request fits is decided from estimates of the history as
+	// each request would carry it, summed only as far as the budget: a
+	// history far over the window is neither copied nor weighed whole
+	// before its first part is asked.
+	base := tokens.EstimateRequest(system, tools, nil)
+	whole := summaryView{msgs: history, mark: mark}
+	if whole.fits(budget - base) {
+		s, err := m.ask(ctx, system, tools, appendInstruction(whole.messages(), instr))
 		if err == nil || !errors.Is(err, model.ErrPromptTooLong) {
 			return s, err
 		}
 	}
-	trimmed := trim(msgs)
-	if tokens.EstimateRequest(system, tools, trimmed) < budget {
-		s, err := m.ask(ctx, system, tools, appendInstruction(trimmed, instr))
+	trimmed := whole.trimmed()
+	if trimmed.fits(budget - base) {
+		s, err := m.ask(ctx, system, tools, appendInstruction(trimmed.messages(), instr))
 		if err == nil || !errors.Is(err, model.ErrPromptTooLong) {
 			return s, err
 		}
 	}
-	return m.summarizeChunks(ctx, trimmed, system, tools, instructions, budget)
+	return m.summarizeChunks(ctx, trimmed.lines(), system, tools, instructions, budget)
 }
 
 // summaryMax is the summary's length limit: the configured one, but never
@@ -139,30 +148,180 @@ func appendInstruction(msgs []model.Message, instr string) []model.Message {
 }
 
 // withoutImages replaces images and documents with a short marker: the
-// summary needs to know they were there, not their bytes.
+// summary needs to know they were there, not their bytes. It returns msgs
+// itself when they hold none.
 func withoutImages(msgs []model.Message) []model.Message {
 	var out []model.Message
-	changed := false
-	for _, m := range msgs {
-		var content []model.Block
-		for _, b := range m.Content {
-			switch {
-			case b.Type == model.BlockImage || b.Type == model.BlockDocument:
-				b = model.TextBlock("[" + b.Type + "]")
-				changed = true
-			case b.Type == model.BlockToolResult && len(b.Content) > 0 && b.Content[0] == '[' && (strings.Contains(string(b.Content), `"image"`) || strings.Contains(string(b.Content), `"document"`)):
-				b = model.ToolResultBlock(b.ToolUseID, b.ResultText(), b.IsError != nil && *b.IsError)
-				changed = true
+	for i, m := range msgs {
+		for j, b := range m.Content {
+			sb, changed := stripped(b)
+			if !changed {
+				continue
 			}
-			content = append(content, b)
+			if out == nil {
+				out = slices.Clone(msgs)
+			}
+			if &out[i].Content[0] == &msgs[i].Content[0] {
+				out[i].Content = slices.Clone(m.Content)
+			}
+			out[i].Content[j] = sb
 		}
-		m.Content = content
-		out = append(out, m)
 	}
-	if !changed {
+	if out == nil {
 		return msgs
 	}
 	return out
+}
+
+// stripped is b as a summary reads it: an image or a document as a
+// marker, a tool result holding one as its text; changed is false when b
+// is returned as it is.
+func stripped(b model.Block) (model.Block, bool) {
+	switch {
+	case b.Type == model.BlockImage || b.Type == model.BlockDocument:
+		return model.TextBlock("[" + b.Type + "]"), true
+	case b.Type == model.BlockToolResult && len(b.Content) > 0 && b.Content[0] == '[' && (bytes.Contains(b.Content, []byte(`"image"`)) || bytes.Contains(b.Content, []byte(`"document"`))):
+		return model.ToolResultBlock(b.ToolUseID, b.ResultText(), b.IsError != nil && *b.IsError), true
+	}
+	return b, false
+}
+
+// summaryView is a history as a summary request reads it — tagged as the
+// conversation's requests were (mark), images as markers (withoutImages)
+// and, trimmed, all but the newest tool results cleared and long texts
+// shortened (trim) — made message by message as it is read, so a history
+// far over the window is never copied whole.
+type summaryView struct {
+	msgs []model.Message
+	// mark, when set, tags messages as the conversation's requests carried
+	// them (msgs lacks the tags); tags never add or move a tool result.
+	mark func([]model.Message) []model.Message
+	trim bool
+	// keepMsg, keepBlk is where the newest keepResults tool results
+	// start: those from there on stay (trimmed view).
+	keepMsg, keepBlk int
+}
+
+// trimmed returns the trimmed view of v's history.
+func (v summaryView) trimmed() summaryView {
+	v.trim, v.keepMsg, v.keepBlk = true, 0, 0
+	seen := 0
+	for i := len(v.msgs) - 1; i >= 0 && seen < keepResults; i-- {
+		content := v.msgs[i].Content
+		for j := len(content) - 1; j >= 0 && seen < keepResults; j-- {
+			if content[j].Type == model.BlockToolResult {
+				seen++
+				v.keepMsg, v.keepBlk = i, j
+			}
+		}
+	}
+	return v
+}
+
+// msg returns message i, tagged.
+func (v summaryView) msg(i int) model.Message {
+	if v.mark == nil {
+		return v.msgs[i]
+	}
+	return v.mark(v.msgs[i : i+1])[0]
+}
+
+// cleared reports whether the trimmed view clears the tool result at
+// msgs[i].Content[j].
+func (v summaryView) cleared(i, j int) bool {
+	return v.trim && (i < v.keepMsg || i == v.keepMsg && j < v.keepBlk)
+}
+
+// block returns block j of m, the view's message i, as the view reads it.
+func (v summaryView) block(m model.Message, i, j int) model.Block {
+	b, _ := stripped(m.Content[j])
+	if !v.trim {
+		return b
+	}
+	switch b.Type {
+	case model.BlockToolResult:
+		if v.cleared(i, j) {
+			return model.ToolResultBlock(b.ToolUseID, clearedText, b.IsError != nil && *b.IsError)
+		}
+		return model.ToolResultBlock(b.ToolUseID, shorten(b.ResultText(), 20_000), b.IsError != nil && *b.IsError)
+	case model.BlockText:
+		b.Text = shorten(b.Text, 20_000)
+	}
+	return b
+}
+
+// clearedTokens is the estimate of a cleared result, which the view need
+// not build to weigh.
+var clearedTokens = tokens.EstimateBlock(model.ToolResultBlock("", clearedText, false))
+
+// fits reports whether the view's messages are estimated at fewer than
+// budget tokens, weighing them only until the budget is reached.
+func (v summaryView) fits(budget int64) bool {
+	var n int64
+	for i := range v.msgs {
+		m := v.msg(i)
+		for j, b := range m.Content {
+			if b.Type == model.BlockToolResult && v.cleared(i, j) {
+				n += clearedTokens
+			} else {
+				n += tokens.EstimateBlock(v.block(m, i, j))
+			}
+			if n >= budget {
+				return false
+			}
+		}
+	}
+	return n < budget
+}
+
+// messages returns the view's messages: withoutImages of the tagged
+// messages, and trim of those for a trimmed view.
+func (v summaryView) messages() []model.Message {
+	msgs := v.msgs
+	if v.mark != nil {
+		msgs = v.mark(msgs)
+	}
+	if !v.trim {
+		return withoutImages(msgs)
+	}
+	out := make([]model.Message, len(msgs))
+	for i, m := range msgs {
+		content := make([]model.Block, len(m.Content))
+		for j := range m.Content {
+			content[j] = v.block(m, i, j)
+		}
+		m.Content = content
+		out[i] = m
+	}
+	return out
+}
+
+// lines yields the view's messages rendered as render writes them, one
+// block at a time.
+func (v summaryView) lines() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for i := range v.msgs {
+			m := v.msg(i)
+			for j, b := range m.Content {
+				var line string
+				switch {
+				case b.Type == model.BlockToolResult && v.cleared(i, j):
+					line = "Result: " + clearedText
+				case b.Type == model.BlockText || b.Type == model.BlockToolUse || b.Type == model.BlockToolResult ||
+					b.Type == model.BlockImage || b.Type == model.BlockDocument:
+					var ok bool
+					if line, ok = renderBlock(m.Role, v.block(m, i, j)); !ok {
+						continue
+					}
+				default:
+					continue
+				}
+				if !yield(line) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // clearedText replaces the content of old tool results, as micro-
@@ -175,36 +334,7 @@ const keepResults = 3
 // trim clears the content of all but the newest tool results and shortens
 // very long texts, keeping their beginning and end.
 func trim(msgs []model.Message) []model.Message {
-	total := 0
-	for _, m := range msgs {
-		for _, b := range m.Content {
-			if b.Type == model.BlockToolResult {
-				total++
-			}
-		}
-	}
-	seen := 0
-	out := make([]model.Message, len(msgs))
-	for i, m := range msgs {
-		content := make([]model.Block, len(m.Content))
-		for j, b := range m.Content {
-			switch b.Type {
-			case model.BlockToolResult:
-				seen++
-				if seen <= total-keepResults {
-					b = model.ToolResultBlock(b.ToolUseID, clearedText, b.IsError != nil && *b.IsError)
-				} else {
-					b = model.ToolResultBlock(b.ToolUseID, shorten(b.ResultText(), 20_000), b.IsError != nil && *b.IsError)
-				}
-			case model.BlockText:
-				b.Text = shorten(b.Text, 20_000)
-			}
-			content[j] = b
-		}
-		m.Content = content
-		out[i] = m
-	}
-	return out
+	return summaryView{msgs: msgs}.trimmed().messages()
 }
 
 // shorten keeps the first and last parts of a text longer than max bytes.
@@ -216,10 +346,13 @@ func shorten(s string, max int) string {
 	return head + fmt.Sprintf("\n[… %d characters cut …]\n", len(s)-len(head)-len(tail)) + tail
 }
 
-// summarizeChunks summarises a history too long for one request: it is
-// rendered as text, cut into parts that fit, and each part is summarised
-// together with the summary of the parts before it.
-func (m *Manager) summarizeChunks(ctx context.Context, msgs []model.Message, system []model.SystemBlock, tools []model.ToolSpec, instructions string, budget int64) (string, error) {
+// summarizeChunks summarises a history too long for one request, given as
+// the lines of its rendering: they are cut into parts that fit, and each
+// part is summarised together with the summary of the parts before it.
+// Each part is rendered when its request is due, so the first one goes
+// out without the whole history written as text first, and only one
+// part's text is held at a time.
+func (m *Manager) summarizeChunks(ctx context.Context, lines iter.Seq[string], system []model.SystemBlock, tools []model.ToolSpec, instructions string, budget int64) (string, error) {
 	base := tokens.EstimateRequest(system, tools, nil)
 	part := (budget - base) / 2
 	if part < 1000 {
@@ -230,9 +363,7 @@ func (m *Manager) summarizeChunks(ctx context.Context, msgs []model.Message, sys
 		instr += "\n\nAdditional instructions for this summary:\n" + instructions
 	}
 	summary := ""
-	// Each part is rendered when its request is due: the first one goes
-	// out without the whole history written as text first.
-	for chunk := range chunkSeq(renderSeq(msgs), part*tokens.BytesPerToken) {
+	for chunk := range chunkSeq(lines, part*tokens.BytesPerToken) {
 		text := chunk
 		if summary != "" {
 			text = "Summary of the conversation before this part:\n" + summary + "\n\nThe next part:\n" + chunk
@@ -254,23 +385,27 @@ func renderSeq(msgs []model.Message) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for _, m := range msgs {
 			for _, b := range m.Content {
-				var line string
-				switch b.Type {
-				case model.BlockText:
-					line = roleName(m.Role) + ": " + b.Text
-				case model.BlockToolUse:
-					line = "Assistant called " + b.Name + " with " + string(b.Input)
-				case model.BlockToolResult:
-					line = "Result: " + b.ResultText()
-				default:
-					continue
-				}
-				if !yield(line) {
+				line, ok := renderBlock(m.Role, b)
+				if ok && !yield(line) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// renderBlock is the line render writes for one block of a message of
+// role, and false for a block it leaves out.
+func renderBlock(role string, b model.Block) (string, bool) {
+	switch b.Type {
+	case model.BlockText:
+		return roleName(role) + ": " + b.Text, true
+	case model.BlockToolUse:
+		return "Assistant called " + b.Name + " with " + string(b.Input), true
+	case model.BlockToolResult:
+		return "Result: " + b.ResultText(), true
+	}
+	return "", false
 }
 
 func roleName(role string) string {
@@ -297,6 +432,10 @@ func chunkSeq(lines iter.Seq[string], max int64) iter.Seq[string] {
 					return
 				}
 				cur.Reset()
+			}
+			if cur.Cap() == 0 {
+				// A part is written into one allocation, not grown into.
+				cur.Grow(int(min(max, 1<<20)))
 			}
 			cur.WriteString(l)
 			cur.WriteByte('\n')

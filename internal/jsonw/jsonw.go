@@ -117,18 +117,26 @@ func (o *Object) Bool(k string, v bool) {
 }
 
 // Raw adds a field holding raw JSON, compacted; invalid JSON becomes null.
-func (o *Object) Raw(k string, v json.RawMessage) {
-	o.key(k)
-	if jsonscan.Compact(v) {
-		o.buf = append(o.buf, v...)
-		return
+func (o *Object) Raw(k string, v json.RawMessage) { o.key(k); o.buf = AppendRaw(o.buf, v) }
+
+// AppendRaw appends raw JSON v to b, compacted; invalid JSON becomes null.
+// A value that is compact already (the usual case) is checked in one pass
+// and copied.
+func AppendRaw(b []byte, v json.RawMessage) []byte {
+	if len(v) > 0 && v[0] == '"' {
+		// A string literal, most of what a request carries (tool results):
+		// reading it checks it, and nothing outside it can be white space.
+		if end, _, err := jsonscan.String(v, 0); err == nil && end == len(v) {
+			return append(b, v...)
+		}
+	} else if jsonscan.Compact(v) {
+		return append(b, v...)
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, v) != nil {
-		o.buf = append(o.buf, "null"...)
-		return
+	var c bytes.Buffer
+	if json.Compact(&c, v) != nil {
+		return append(b, "null"...)
 	}
-	o.buf = append(o.buf, b.Bytes()...)
+	return append(b, c.Bytes()...)
 }
 
 // Compacted adds a field holding raw JSON the caller knows to be valid

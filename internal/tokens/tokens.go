@@ -28,9 +28,10 @@ const (
 )
 
 // Estimate returns a rough token count of text: about 4 bytes a token.
-func Estimate(text string) int64 {
-	return int64((len(text) + BytesPerToken - 1) / BytesPerToken)
-}
+func Estimate(text string) int64 { return estimateLen(len(text)) }
+
+// estimateLen is Estimate of a text of n bytes.
+func estimateLen(n int) int64 { return int64((n + BytesPerToken - 1) / BytesPerToken) }
 
 // EstimateMessages estimates the tokens of messages from their encoding.
 func EstimateMessages(msgs []model.Message) int64 {
@@ -52,13 +53,13 @@ func EstimateBlock(b model.Block) int64 {
 	case model.BlockThinking:
 		return Estimate(b.Thinking)
 	case model.BlockToolUse:
-		return Estimate(b.Name) + Estimate(string(b.Input))
+		return Estimate(b.Name) + estimateLen(len(b.Input))
 	case model.BlockToolResult:
 		c := b.Content
 		if len(c) > 0 && c[0] == '"' {
 			// A string: its encoded length is close enough, and decoding
 			// every result on every count would cost more than it tells.
-			return int64((len(c) - 2 + BytesPerToken - 1) / BytesPerToken)
+			return estimateLen(len(c) - 2)
 		}
 		var blocks []model.Block
 		if len(c) > 0 && c[0] == '[' {

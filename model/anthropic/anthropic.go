@@ -15,10 +15,12 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
 	"github.com/cairn-dev/cairn/model"
 )
@@ -124,10 +126,7 @@ func (c *Client) Stream(ctx context.Context, req *model.Request) iter.Seq2[model
 			return
 		}
 		var res *http.Response
-		stream := c.api.Beta.Messages.NewStreaming(ctx,
-			sdk.BetaMessageNewParams{Betas: r.Betas},
-			option.WithRequestBody("application/json", body),
-			option.WithResponseInto(&res))
+		stream := c.post(ctx, body, r.Betas, &res)
 		defer stream.Close()
 
 		var a assembler
@@ -155,6 +154,22 @@ func (c *Client) Stream(ctx context.Context, req *model.Request) iter.Seq2[model
 		}
 		yield(model.Chunk{}, c.streamError(stream.Err(), res, &a))
 	}
+}
+
+// post sends body to the Messages endpoint as the SDK's
+// Beta.Messages.NewStreaming does — the betas in anthropic-beta, the
+// response read as a stream of events — but as it is: NewStreaming sets
+// "stream" in the body again (sjson), which reads the whole body and
+// copies it for a field MarshalRequest has written already.
+func (c *Client) post(ctx context.Context, body []byte, betas []string, res **http.Response) *ssestream.Stream[sdk.BetaRawMessageStreamEventUnion] {
+	opts := []option.RequestOption{option.WithRequestBody("application/json", body)}
+	if len(betas) > 0 {
+		opts = append(opts, option.WithHeader("anthropic-beta", strings.Join(betas, ",")))
+	}
+	var raw *http.Response
+	err := c.api.Execute(ctx, http.MethodPost, "v1/messages", nil, &raw, opts...)
+	*res = raw
+	return ssestream.NewStream[sdk.BetaRawMessageStreamEventUnion](ssestream.NewDecoder(raw), err)
 }
 
 // streamError explains why a stream ended without message_stop.

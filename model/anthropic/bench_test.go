@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/bench/gen"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/anthropic"
 	"github.com/cairn-dev/cairn/model/modeltest"
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 // benchReply is a typical step: some text, then a tool call.
@@ -132,4 +136,40 @@ func BenchmarkStreamDecode(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(events), "ns/event")
+}
+
+// BenchmarkMarshalResumed encodes the request of a resumed session: the
+// conversation of a generated 10 MB transcript (3 MB of messages, the
+// resume's first request before any compaction clears old results).
+func BenchmarkMarshalResumed(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "s.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := gen.Generate(f, gen.Options{Size: 10 << 20, Seed: 13}); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	src, err := transcript.OpenFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	conv, err := transcript.Load(b.Context(), src, transcript.LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := &model.Request{Model: "claude-test", MaxTokens: 32000, System: []model.SystemBlock{{Text: "You are a coding agent.", Cache: true}}, Messages: conv.Messages()}
+	body, err := anthropic.MarshalRequest(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := anthropic.MarshalRequest(req); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -55,15 +55,11 @@ func MarshalRequest(req *model.Request) ([]byte, error) {
 	body := make([]byte, 0, len(head)+estimateSize(req.Messages)+len(req.ContextManagement)+64)
 	body = append(body, head[:len(head)-1]...)
 	body = append(body, `,"messages":[`...)
-	for i, m := range req.Messages {
+	for i := range req.Messages {
 		if i > 0 {
 			body = append(body, ',')
 		}
-		b, err := m.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("anthropic: encoding message %d: %w", i, err)
-		}
-		body = append(body, b...)
+		body = req.Messages[i].AppendJSON(body)
 	}
 	body = append(body, ']')
 	var tail jsonw.Object
