@@ -304,26 +304,11 @@ func BenchmarkMessages100MB(b *testing.B) { benchmarkMessages(b, 100<<20) }
 // resume builds from the whole file. CAIRN_BENCH_DIR, when set, keeps the
 // generated files there between runs.
 func benchmarkMessages(b *testing.B, size int64) {
-	conv := loadBench(b, benchFile(b, size))
+	conv := loadPath(b, benchFile(b, size))
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
 		n = len(conv.Messages())
 	}
 	b.ReportMetric(float64(n), "messages")
-}
-
-// loadBench loads the session at path.
-func loadBench(b *testing.B, path string) *transcript.Conversation {
-	b.Helper()
-	src, err := transcript.OpenFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer src.Close()
-	conv, err := transcript.Load(context.Background(), src, transcript.LoadOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return conv
 }

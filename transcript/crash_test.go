@@ -633,14 +633,5 @@ func loadBytes(t *testing.T, data []byte) *transcript.Conversation {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	src, err := transcript.OpenFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	conv, err := transcript.Load(context.Background(), src, transcript.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return conv
+	return loadPath(t, path)
 }

@@ -40,7 +40,7 @@ func resultSession(t *testing.T) string {
 }
 
 // loadPath loads the session at path and closes its source.
-func loadPath(t *testing.T, path string) *transcript.Conversation {
+func loadPath(t testing.TB, path string) *transcript.Conversation {
 	t.Helper()
 	src, err := transcript.OpenFile(path)
 	if err != nil {
