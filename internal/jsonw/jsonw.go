@@ -139,14 +139,6 @@ func AppendRaw(b []byte, v json.RawMessage) []byte {
 	return append(b, c.Bytes()...)
 }
 
-// Compacted adds a field holding raw JSON the caller knows to be valid
-// and compact (encodings built with Object and the like), as it is: Raw
-// would only check it again.
-func (o *Object) Compacted(k string, v []byte) {
-	o.key(k)
-	o.buf = append(o.buf, v...)
-}
-
 // OptStr adds a string field unless v is empty.
 func (o *Object) OptStr(k, v string) {
 	if v != "" {
