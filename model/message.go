@@ -177,6 +177,9 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 func (b Block) MarshalJSON() ([]byte, error) { return b.AppendJSON(nil), nil }
 
 // AppendJSON appends the block's encoding, MarshalJSON's bytes, to dst.
+// It appends keys already quoted rather than use a jsonw.Object, which
+// would build the block in a buffer of its own, quote each key again and
+// be copied into dst (the request body) after.
 func (b Block) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"type":`...)
 	dst = jsonw.AppendString(dst, b.Type)

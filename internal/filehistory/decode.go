@@ -61,11 +61,6 @@ func (r *snapReader) line(line []byte) (s Snapshot, ok bool, err error) {
 	return s, true, err
 }
 
-// decodeSnapshotLine is snapReader.line of one line.
-func decodeSnapshotLine(line []byte, dir string) (Snapshot, bool, error) {
-	return newSnapReader(dir).line(line)
-}
-
 // errUnusual stops the fast read of a record that is not of the usual
 // shape.
 var errUnusual = errors.New("not of the usual shape")

@@ -11,8 +11,8 @@ import (
 	"github.com/cairn-dev/cairn/transcript"
 )
 
-// snapshotLineSlow is what decodeSnapshotLine must give: the line read
-// by DecodeEntry and DecodeSnapshot.
+// snapshotLineSlow is what snapReader.line must give: the line read by
+// DecodeEntry and DecodeSnapshot.
 func snapshotLineSlow(line []byte, dir string) (Snapshot, bool, error) {
 	e, err := transcript.DecodeEntry(line)
 	if err != nil || e.Type != transcript.TypeFileHistorySnapshot {

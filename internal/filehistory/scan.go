@@ -13,7 +13,9 @@ const scanBlock = 1 << 20
 // marked finds the lines of a file that hold a mark, reading the file a
 // block at a time: a line without the mark costs only the search for the
 // mark and the count of newlines, each done on the whole block (no work
-// per line). Its lines, numbers and warnings are jsonl.Forward's.
+// per line). Its lines, numbers and warnings are jsonl.Forward's
+// (TestMarkedScan); it is not Forward plus a filter because Forward's
+// read and call per line made Load 1.45x slower on 100 MB (71 vs 49 ms).
 type marked struct {
 	// mark is what a line must hold; the search is for mark[cut:], the
 	// part of it whose first byte is rarest in a transcript (JSON is full

@@ -231,81 +231,28 @@ func number(b []byte, i int) (int, error) {
 // literal (quotes included), the key's flags, and the value's bytes.
 type MemberFunc func(key []byte, f Flags, val []byte) error
 
+// object and array read the value at b[i] as Members and Elements check
+// it, nested depth deep, calling fn (when not nil) with each member or
+// element: the loops are LooseObject's and LooseArray's, with keys and
+// values read strictly.
 func object(b []byte, i, depth int, fn MemberFunc) (int, error) {
-	i = SkipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			if i >= len(b) {
-				return 0, syntaxErr(i, "unexpected end of JSON input")
-			}
-			return 0, syntaxErr(i, "invalid character %q looking for beginning of object key string", b[i])
+	return objectAt(b, i, true, func(key []byte, f Flags, b []byte, i int) (int, error) {
+		end, err := value(b, i, depth)
+		if err != nil || fn == nil {
+			return end, err
 		}
-		kend, kf, err := String(b, i)
-		if err != nil {
-			return 0, err
-		}
-		key := b[i:kend:kend]
-		i = SkipSpace(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return 0, syntaxErr(i, "want ':' after object key")
-		}
-		i = SkipSpace(b, i+1)
-		vstart := i
-		if i, err = value(b, i, depth); err != nil {
-			return 0, err
-		}
-		if fn != nil {
-			if err := fn(key, kf, b[vstart:i:i]); err != nil {
-				return 0, err
-			}
-		}
-		i = SkipSpace(b, i)
-		if i >= len(b) {
-			return 0, syntaxErr(i, "unexpected end of JSON input")
-		}
-		switch b[i] {
-		case ',':
-			i = SkipSpace(b, i+1)
-		case '}':
-			return i + 1, nil
-		default:
-			return 0, syntaxErr(i, "invalid character %q after object key:value pair", b[i])
-		}
-	}
+		return end, fn(key, f, b[i:end:end])
+	})
 }
 
 func array(b []byte, i, depth int, fn func([]byte) error) (int, error) {
-	i = SkipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, nil
-	}
-	for {
-		start := i
+	return LooseArray(b, i, func(b []byte, i int) (int, error) {
 		end, err := value(b, i, depth)
-		if err != nil {
-			return 0, err
+		if err != nil || fn == nil {
+			return end, err
 		}
-		if fn != nil {
-			if err := fn(b[start:end:end]); err != nil {
-				return 0, err
-			}
-		}
-		i = SkipSpace(b, end)
-		if i >= len(b) {
-			return 0, syntaxErr(i, "unexpected end of JSON input")
-		}
-		switch b[i] {
-		case ',':
-			i = SkipSpace(b, i+1)
-		case ']':
-			return i + 1, nil
-		default:
-			return 0, syntaxErr(i, "invalid character %q after array element", b[i])
-		}
-	}
+		return end, fn(b[i:end:end])
+	})
 }
 
 // ErrNotObject is returned by Members for a value that is not an object.
@@ -522,11 +469,18 @@ func Skip(b []byte, i int) int {
 // even number of backslashes, or len(b) when it has none. It checks
 // nothing else (Valid does).
 func SkipString(b []byte, i int) int {
+	end, _ := skipString(b, i)
+	return end
+}
+
+// skipString is SkipString; ok is false when the literal has no closing
+// quote (end is then len(b)).
+func skipString(b []byte, i int) (end int, ok bool) {
 	j := i + 1
 	for {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
-			return len(b)
+			return len(b), false
 		}
 		j += k
 		n := 0
@@ -534,7 +488,7 @@ func SkipString(b []byte, i int) int {
 			n++
 		}
 		if n%2 == 0 {
-			return j + 1
+			return j + 1, true
 		}
 		j++
 	}
@@ -695,6 +649,13 @@ func LooseMembersAt(b []byte, value ValueAtFunc) error {
 // LooseObject reads the object that starts at b[i] as LooseMembersAt
 // does, and returns the index just past it.
 func LooseObject(b []byte, i int, value ValueAtFunc) (int, error) {
+	return objectAt(b, i, false, value)
+}
+
+// objectAt reads the object that starts at b[i], calling value at the
+// start of each member's value; its keys are checked as String checks
+// them when strict, else found by their closing quote alone.
+func objectAt(b []byte, i int, strict bool, value ValueAtFunc) (int, error) {
 	if i >= len(b) || b[i] != '{' {
 		return 0, ErrNotObject
 	}
@@ -703,26 +664,17 @@ func LooseObject(b []byte, i int, value ValueAtFunc) (int, error) {
 		return i + 1, nil
 	}
 	for {
-		if i >= len(b) {
-			return 0, syntaxErr(i, "unexpected end of JSON input")
-		}
-		if b[i] != '"' {
-			return 0, syntaxErr(i, "invalid character %q looking for beginning of object key string", b[i])
-		}
-		kend, err := looseString(b, i)
+		kend, vstart, f, err := readKey(b, i, strict)
 		if err != nil {
 			return 0, err
 		}
-		key := b[i:kend:kend]
-		i = SkipSpace(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return 0, syntaxErr(i, "want ':' after object key")
+		if !strict {
+			f = keyFlags(b[i:kend])
 		}
-		i = SkipSpace(b, i+1)
-		if i >= len(b) {
-			return 0, syntaxErr(i, "unexpected end of JSON input")
+		if vstart >= len(b) {
+			return 0, syntaxErr(vstart, "unexpected end of JSON input")
 		}
-		if i, err = value(key, keyFlags(key), b, i); err != nil {
+		if i, err = value(b[i:kend:kend], f, b, vstart); err != nil {
 			return 0, err
 		}
 		i = SkipSpace(b, i)
@@ -800,22 +752,11 @@ func keyFlags(s []byte) Flags {
 // looseString returns the end of the string literal at b[i], found by its
 // closing quote alone.
 func looseString(b []byte, i int) (int, error) {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return 0, syntaxErr(len(b), "unterminated string")
-		}
-		j += k
-		n := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1, nil
-		}
-		j++
+	end, ok := skipString(b, i)
+	if !ok {
+		return 0, syntaxErr(len(b), "unterminated string")
 	}
+	return end, nil
 }
 
 // looseValue returns the end of the value at b[i], checked as LooseMembers
@@ -898,22 +839,35 @@ func looseValue(b []byte, i int) (int, error) {
 	}
 }
 
-// looseKey reads an object key and its colon at b[i], returning where the
-// value starts.
+// looseKey reads an object key and its colon at b[i], the key found by
+// its closing quote alone, and returns where the value starts.
 func looseKey(b []byte, i int) (int, error) {
+	_, vstart, _, err := readKey(b, i, false)
+	return vstart, err
+}
+
+// readKey reads an object key and its colon at b[i], returning the end of the
+// key's literal and where the value starts (after white space). When
+// strict, the literal is checked as String checks it and f holds its
+// flags; else it is found by its closing quote alone and f is 0.
+func readKey(b []byte, i int, strict bool) (kend, vstart int, f Flags, err error) {
 	if i >= len(b) || b[i] != '"' {
 		if i >= len(b) {
-			return 0, syntaxErr(i, "unexpected end of JSON input")
+			return 0, 0, 0, syntaxErr(i, "unexpected end of JSON input")
 		}
-		return 0, syntaxErr(i, "invalid character %q looking for beginning of object key string", b[i])
+		return 0, 0, 0, syntaxErr(i, "invalid character %q looking for beginning of object key string", b[i])
 	}
-	end, err := looseString(b, i)
+	if strict {
+		kend, f, err = String(b, i)
+	} else {
+		kend, err = looseString(b, i)
+	}
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
-	i = SkipSpace(b, end)
-	if i >= len(b) || b[i] != ':' {
-		return 0, syntaxErr(i, "want ':' after object key")
+	j := SkipSpace(b, kend)
+	if j >= len(b) || b[j] != ':' {
+		return 0, 0, 0, syntaxErr(j, "want ':' after object key")
 	}
-	return SkipSpace(b, i+1), nil
+	return kend, SkipSpace(b, j+1), f, nil
 }
