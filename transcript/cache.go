@@ -2,7 +2,10 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"hash/maphash"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -20,6 +23,13 @@ import (
 // one file: give another file its own; when the file at its path is
 // replaced by another (a different device and inode), the cache forgets
 // what it held.
+//
+// The cache holds no entry of its own for a line the last load put in its
+// conversation: it shares that Conversation.Entries element (see
+// Conversation.Entries: no caller changes one in place). Of a line that is
+// no part of the chain (progress, queue operations, last-prompt records) it
+// keeps only what the loader reads of it; a chain line the conversation
+// left out (a side branch, a snipped message) keeps a copy of its own.
 type LineCache struct {
 	mu sync.Mutex
 	// id names the file the entries were read from (see Identified); ""
@@ -37,9 +47,10 @@ type LineCache struct {
 	lines  []cachedLine
 }
 
-// cachedLine is what one line gave the loader: an entry, or the warnings
-// that said why it was skipped; n and sum are the length and hash of the
-// line (see lineSum), which stand for its bytes.
+// cachedLine is what one line gave the loader: an entry (for a line off
+// the chain, its record: see recordOf), or the warnings that said why it
+// was skipped; n and sum are the length and hash of the line (see
+// lineSum), which stand for its bytes.
 type cachedLine struct {
 	off   int64
 	e     *Entry
@@ -106,18 +117,91 @@ func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
 	return prefix, lines
 }
 
-// setPrefix records that the first prefix bytes of the file are the lines
-// given, in file order. Their entries leave the map: the next load
-// takes them from lines.
-func (c *LineCache) setPrefix(prefix int64, lines []cachedLine) {
-	c.mu.Lock()
-	c.prefix, c.lines = prefix, lines
-	for off := range c.m {
-		if off < prefix {
-			delete(c.m, off)
-		}
+// record records what a load that rebuilt entries (its
+// Conversation.Entries read from the file) leaves in the cache: with
+// lines set, that the first prefix bytes of the file are those lines, in
+// file order, whose entries then leave the map (the next load takes them
+// from lines), which is made anew to fit what is left in it. Every cached
+// line whose entry entries hold shares that element from then on; a chain
+// entry entries do not hold gets a copy of its own, so that no element of
+// an earlier load's conversation keeps that one's whole array alive.
+func (c *LineCache) record(prefix int64, lines []cachedLine, entries []Entry) {
+	// byOffset lists entries by where their line starts: a line's entry
+	// is found by its offset.
+	byOffset := make([]int32, len(entries))
+	for i := range byOffset {
+		byOffset[i] = int32(i)
 	}
-	c.mu.Unlock()
+	slices.SortFunc(byOffset, func(a, b int32) int { return cmp.Compare(entries[a].offset, entries[b].offset) })
+	share := func(cl cachedLine) cachedLine {
+		if cl.e == nil || !cl.e.IsChain() {
+			return cl
+		}
+		i, ok := slices.BinarySearchFunc(byOffset, cl.off, func(i int32, off int64) int { return cmp.Compare(entries[i].offset, off) })
+		if ok {
+			cl.e = &entries[byOffset[i]]
+		} else {
+			own := *cl.e
+			cl.e = &own
+		}
+		return cl
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if lines != nil {
+		c.prefix, c.lines = prefix, lines
+		var m map[int64]cachedLine
+		for off, cl := range c.m {
+			if off >= prefix {
+				if m == nil {
+					m = make(map[int64]cachedLine)
+				}
+				m[off] = cl
+			}
+		}
+		c.m = m
+	} else {
+		// A load under way may be reading the lines it was given.
+		c.lines = slices.Clone(c.lines)
+	}
+	for i, cl := range c.lines {
+		c.lines[i] = share(cl)
+	}
+	for off, cl := range c.m {
+		c.m[off] = share(cl)
+	}
+}
+
+// sideRecords are what recordOf keeps of the lines off the chain that
+// the loader reads nothing of but their type.
+var sideRecords = func() map[string]*Entry {
+	m := make(map[string]*Entry)
+	for _, typ := range []string{TypeUser, TypeAssistant, TypeAttachment, TypeSystem} {
+		m[typ] = &Entry{Type: typ}
+	}
+	for typ := range sideRecordTypes {
+		m[typ] = &Entry{Type: typ}
+	}
+	return m
+}()
+
+// recordOf returns what the cache keeps of e: e itself when it is a chain
+// entry, else an entry holding only what the loader reads of a line off
+// the chain (its type; a last-prompt record's leaf and text, a title),
+// of its own, so that e's body need not stay.
+func recordOf(e *Entry) *Entry {
+	switch {
+	case e.IsChain():
+		return e
+	case e.Type == TypeLastPrompt:
+		return &Entry{Type: TypeLastPrompt, LeafUUID: strings.Clone(e.LeafUUID), LastPrompt: strings.Clone(e.LastPrompt)}
+	case e.Type == TypeCustomTitle:
+		return &Entry{Type: TypeCustomTitle, CustomTitle: strings.Clone(e.CustomTitle)}
+	}
+	if r, ok := sideRecords[e.Type]; ok {
+		return r
+	}
+	return &Entry{Type: strings.Clone(e.Type)}
 }
 
 // lookup returns what the line at off gave when it was decoded, if its

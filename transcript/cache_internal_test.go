@@ -3,6 +3,7 @@ package transcript
 import (
 	"context"
 	"testing"
+	"unsafe"
 
 	"github.com/cairn-dev/cairn/bench/gen"
 )
@@ -23,6 +24,75 @@ func TestLineCacheHoldsOnce(t *testing.T) {
 	}
 	if len(cache.m) != 0 {
 		t.Errorf("the map still holds %d entries the prefix holds", len(cache.m))
+	}
+}
+
+// TestLineCacheSharesEntries: a cached load keeps one copy of each entry,
+// the conversation's, and of a line off the chain only what the loader
+// reads; a chain line the conversation left out (a side branch) is the
+// cache's own. The load after one appended line decodes only that line,
+// and the cache lets go of the earlier conversation's entries.
+func TestLineCacheSharesEntries(t *testing.T) {
+	var b bytesWriter
+	st, err := gen.Generate(&b, gen.Options{Size: 50 << 10, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const side, next, last = "5ide0000-0000-4000-8000-000000000000", "4e470000-0000-4000-8000-000000000000", "1a570000-0000-4000-8000-000000000000"
+	line := func(typ, uuid, parent, message string) string {
+		return `{"parentUuid":"` + parent + `","isSidechain":false,"type":"` + typ + `","message":` + message + `,"uuid":"` + uuid + `","timestamp":"2026-01-12T12:00:00.000Z","sessionId":"` + st.SessionID + `"}` + "\n"
+	}
+	b = append(b, line(TypeAssistant, side, st.Resume[0], `{"id":"msg_side","role":"assistant","content":[{"type":"text","text":"a side branch"}]}`)...)
+	b = append(b, line(TypeUser, next, st.Leaf, `{"role":"user","content":"go on"}`)...)
+	cache := &LineCache{}
+	load := func() *Conversation {
+		t.Helper()
+		conv, err := Load(context.Background(), BytesSource(b), LoadOptions{NoRepair: true, Cache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conv
+	}
+	first := load()
+	in := func(e *Entry, entries []Entry) bool {
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(entries)))
+		p := uintptr(unsafe.Pointer(e))
+		return p >= start && p < start+uintptr(len(entries))*unsafe.Sizeof(Entry{})
+	}
+	sideSeen := false
+	for _, cl := range cache.lines {
+		switch {
+		case cl.e == nil:
+		case !cl.e.IsChain():
+			if cl.e.body != nil {
+				t.Errorf("the %s line at byte %d keeps its body in the cache", cl.e.Type, cl.off)
+			}
+		case cl.e.UUID == side:
+			sideSeen = true
+			if in(cl.e, first.Entries) {
+				t.Errorf("the side branch's entry is an element of the conversation, which does not hold it")
+			}
+		case !in(cl.e, first.Entries):
+			t.Errorf("entry %s is held by the cache apart from the conversation's", cl.e.UUID)
+		}
+	}
+	if !sideSeen {
+		t.Fatalf("the side branch is not cached")
+	}
+	b = append(b, line(TypeUser, last, next, `{"role":"user","content":"and more"}`)...)
+	second := load()
+	if n := len(second.Entries); n != len(first.Entries)+1 || second.Entries[n-1].UUID != last {
+		t.Fatalf("%d entries after one more line, the last %s: want %d, the last %s", n, second.Entries[n-1].UUID, len(first.Entries)+1, last)
+	}
+	for i := range first.Entries {
+		if unsafe.SliceData(first.Entries[i].body) != unsafe.SliceData(second.Entries[i].body) {
+			t.Errorf("entry %s was decoded again", first.Entries[i].UUID)
+		}
+	}
+	for _, cl := range cache.lines {
+		if cl.e != nil && in(cl.e, first.Entries) {
+			t.Errorf("the cache still holds entry %s of the first load's conversation", cl.e.UUID)
+		}
 	}
 }
 

@@ -48,6 +48,9 @@ type Conversation struct {
 	// snipped entries left out, and parallel tool results that hang off
 	// side branches re-attached after their calls. It holds chain entries
 	// of every type; Messages turns it into what the model is sent.
+	// A LineCache the load was given shares these elements: callers read
+	// them and may copy them, but never change one in place (nor reorder
+	// them).
 	Entries []Entry
 	// Leaf is the uuid of the last entry of the chain.
 	Leaf string
@@ -153,7 +156,8 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 }
 
 // finish notes how much was read, numbers the warnings' lines, and gives
-// the cache the prefix of the file this load read whole.
+// the cache the prefix of the file this load read whole and the
+// conversation's entries to share.
 func (l *loader) finish(src Source) {
 	size := src.Size()
 	// Lines taken from the cache were not read.
@@ -162,6 +166,15 @@ func (l *loader) finish(src Source) {
 	if l.cache == nil {
 		return
 	}
+	prefix, lines := l.prefix(size)
+	l.cache.record(prefix, lines, l.conv.Entries[:len(l.conv.Entries)-l.conv.Repaired])
+}
+
+// prefix returns the lines of the file, in file order, that the next load
+// with the cache need not read, and how many bytes they span: nil when
+// this load did not read the whole file. Lines before the chain near the
+// start of the file are read now to that end.
+func (l *loader) prefix(size int64) (int64, []cachedLine) {
 	// The cached prefix's lines are replayed, not read: what is left to
 	// read is the scanned section's part before the scanner.
 	if !l.bof && l.sc.Offset() <= drainLimit {
@@ -171,12 +184,12 @@ func (l *loader) finish(src Source) {
 		l.mute = true
 		for !l.bof {
 			if _, err := l.readLine(); err != nil {
-				return
+				return 0, nil
 			}
 		}
 	}
 	if !l.bof || l.scanWarned {
-		return
+		return 0, nil
 	}
 	// Every line was read: the file up to its last whole line is the
 	// prefix the next load need not read. A last line without its newline
@@ -190,9 +203,10 @@ func (l *loader) finish(src Source) {
 	} else if l.tornAt >= 0 {
 		prefix = l.tornAt
 	}
-	if prefix > 0 && len(lines) > 0 {
-		l.cache.setPrefix(prefix, lines)
+	if prefix == 0 || len(lines) == 0 {
+		return 0, nil
 	}
+	return prefix, lines
 }
 
 // boundaryInfo is what a compact boundary with preserved messages changes
@@ -526,7 +540,10 @@ func (l *loader) apply(d *decoded) {
 		l.warnf("%s", w)
 	}
 	if l.cache != nil {
-		cl := cachedLine{off: line.Offset, e: d.e, warns: d.warns, n: d.n, sum: d.sum}
+		cl := cachedLine{off: line.Offset, warns: d.warns, n: d.n, sum: d.sum}
+		if d.e != nil {
+			cl.e = recordOf(d.e)
+		}
 		l.seen = append(l.seen, cl)
 		if d.e != nil && d.warns == nil {
 			l.cache.store(cl)
