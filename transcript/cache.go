@@ -50,13 +50,15 @@ type LineCache struct {
 // cachedLine is what one line gave the loader: an entry (for a line off
 // the chain, its record: see recordOf), or the warnings that said why it
 // was skipped; n and sum are the length and hash of the line (see
-// lineSum), which stand for its bytes.
+// lineSum), which stand for its bytes. shared is set when e is an
+// element of a load's Conversation.Entries.
 type cachedLine struct {
-	off   int64
-	e     *Entry
-	warns []string
-	n     int
-	sum   uint64
+	off    int64
+	e      *Entry
+	warns  []string
+	n      int
+	sum    uint64
+	shared bool
 }
 
 // lineSum returns the length and hash of a line, white space around it
@@ -123,8 +125,9 @@ func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
 // file order, whose entries then leave the map (the next load takes them
 // from lines), which is made anew to fit what is left in it. Every cached
 // line whose entry entries hold shares that element from then on; a chain
-// entry entries do not hold gets a copy of its own, so that no element of
-// an earlier load's conversation keeps that one's whole array alive.
+// entry that was an element of an earlier load's conversation and that
+// entries do not hold gets a copy of its own, so that it does not keep
+// that conversation's whole array alive.
 func (c *LineCache) record(prefix int64, lines []cachedLine, entries []Entry) {
 	// byOffset lists entries by where their line starts: a line's entry
 	// is found by its offset.
@@ -139,10 +142,10 @@ func (c *LineCache) record(prefix int64, lines []cachedLine, entries []Entry) {
 		}
 		i, ok := slices.BinarySearchFunc(byOffset, cl.off, func(i int32, off int64) int { return cmp.Compare(entries[i].offset, off) })
 		if ok {
-			cl.e = &entries[byOffset[i]]
-		} else {
+			cl.e, cl.shared = &entries[byOffset[i]], true
+		} else if cl.shared {
 			own := *cl.e
-			cl.e = &own
+			cl.e, cl.shared = &own, false
 		}
 		return cl
 	}

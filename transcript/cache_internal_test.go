@@ -89,9 +89,33 @@ func TestLineCacheSharesEntries(t *testing.T) {
 			t.Errorf("entry %s was decoded again", first.Entries[i].UUID)
 		}
 	}
+	held := func(conv *Conversation) {
+		t.Helper()
+		for _, cl := range cache.lines {
+			if cl.e != nil && in(cl.e, conv.Entries) {
+				t.Errorf("the cache still holds entry %s of an earlier load's conversation", cl.e.UUID)
+			}
+		}
+	}
+	held(first)
+	// A rewind to the first prompt: the entries leave the conversation and
+	// the cache keeps copies of them, made once.
+	const rewind, after = "4e170000-0000-4000-8000-000000000000", "af7e0000-0000-4000-8000-000000000000"
+	b = append(b, line(TypeUser, rewind, st.Resume[0], `{"role":"user","content":"start over"}`)...)
+	third := load()
+	if len(third.Entries) != 2 {
+		t.Fatalf("%d entries after the rewind: want 2", len(third.Entries))
+	}
+	held(second)
+	own := map[int64]*Entry{}
 	for _, cl := range cache.lines {
-		if cl.e != nil && in(cl.e, first.Entries) {
-			t.Errorf("the cache still holds entry %s of the first load's conversation", cl.e.UUID)
+		own[cl.off] = cl.e
+	}
+	b = append(b, line(TypeUser, after, rewind, `{"role":"user","content":"again"}`)...)
+	fourth := load()
+	for _, cl := range cache.lines {
+		if e, ok := own[cl.off]; ok && cl.e.IsChain() && !in(cl.e, fourth.Entries) && cl.e != e {
+			t.Errorf("entry %s was copied again by a load that does not hold it either", cl.e.UUID)
 		}
 	}
 }

@@ -350,15 +350,16 @@ func (l *loader) readLine() (bool, error) {
 }
 
 // decoded is one line of a batch: its entry (nil when the line gave none),
-// the warnings decoding it gave, and whether the cache held it; with a
-// cache, n and sum stand for its bytes (see lineSum).
+// the warnings decoding it gave, and whether the cache held it (shared:
+// as an element of a conversation); with a cache, n and sum stand for its
+// bytes (see lineSum).
 type decoded struct {
-	line   jsonl.Line
-	e      *Entry
-	warns  []string
-	cached bool
-	n      int
-	sum    uint64
+	line           jsonl.Line
+	e              *Entry
+	warns          []string
+	cached, shared bool
+	n              int
+	sum            uint64
 }
 
 // parallelBatch is the size of a batch of lines worth decoding on more
@@ -467,7 +468,7 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 		d := decoded{line: line}
 		if l.cache != nil {
 			if cl, ok := l.cache.lookup(line.Offset, line.Bytes); ok && cl.e != nil {
-				d.e, d.cached, d.n, d.sum = cl.e, true, cl.n, cl.sum
+				d.e, d.cached, d.shared, d.n, d.sum = cl.e, true, cl.shared, cl.n, cl.sum
 			}
 		}
 		if !d.cached {
@@ -529,7 +530,7 @@ func (l *loader) apply(d *decoded) {
 		l.tornAt = line.Offset
 	}
 	if d.cached {
-		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, n: d.n, sum: d.sum})
+		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, shared: d.shared, n: d.n, sum: d.sum})
 		l.index(d.e)
 		return
 	}
