@@ -124,10 +124,12 @@ func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
 // lines set, that the first prefix bytes of the file are those lines, in
 // file order, whose entries then leave the map (the next load takes them
 // from lines), which is made anew to fit what is left in it. Every cached
-// line whose entry entries hold shares that element from then on; a chain
-// entry that was an element of an earlier load's conversation and that
-// entries do not hold gets a copy of its own, so that it does not keep
-// that conversation's whole array alive.
+// line whose entry entries hold shares that element from then on. Chain
+// entries of earlier loads' conversations that entries do not hold stay
+// where they are when they are many (a rewind, a compaction: that
+// conversation's array is still mostly the cache's), and get copies of
+// their own when they are few (a snip), so as not to keep a whole array
+// alive for them.
 func (c *LineCache) record(prefix int64, lines []cachedLine, entries []Entry) {
 	// byOffset lists entries by where their line starts: a line's entry
 	// is found by its offset.
@@ -136,18 +138,15 @@ func (c *LineCache) record(prefix int64, lines []cachedLine, entries []Entry) {
 		byOffset[i] = int32(i)
 	}
 	slices.SortFunc(byOffset, func(a, b int32) int { return cmp.Compare(entries[a].offset, entries[b].offset) })
-	share := func(cl cachedLine) cachedLine {
+	find := func(cl cachedLine) (*Entry, bool) {
 		if cl.e == nil || !cl.e.IsChain() {
-			return cl
+			return nil, false
 		}
 		i, ok := slices.BinarySearchFunc(byOffset, cl.off, func(i int32, off int64) int { return cmp.Compare(entries[i].offset, off) })
-		if ok {
-			cl.e, cl.shared = &entries[byOffset[i]], true
-		} else if cl.shared {
-			own := *cl.e
-			cl.e, cl.shared = &own, false
+		if !ok {
+			return nil, false
 		}
-		return cl
+		return &entries[byOffset[i]], true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -166,6 +165,31 @@ func (c *LineCache) record(prefix int64, lines []cachedLine, entries []Entry) {
 	} else {
 		// A load under way may be reading the lines it was given.
 		c.lines = slices.Clone(c.lines)
+	}
+	shared, left := 0, 0
+	count := func(cl cachedLine) {
+		if cl.shared {
+			shared++
+			if _, ok := find(cl); !ok {
+				left++
+			}
+		}
+	}
+	for _, cl := range c.lines {
+		count(cl)
+	}
+	for _, cl := range c.m {
+		count(cl)
+	}
+	own := left*4 < shared
+	share := func(cl cachedLine) cachedLine {
+		if e, ok := find(cl); ok {
+			cl.e, cl.shared = e, true
+		} else if cl.shared && own {
+			e := *cl.e
+			cl.e, cl.shared = &e, false
+		}
+		return cl
 	}
 	for i, cl := range c.lines {
 		c.lines[i] = share(cl)

@@ -98,24 +98,30 @@ func TestLineCacheSharesEntries(t *testing.T) {
 		}
 	}
 	held(first)
-	// A rewind to the first prompt: the entries leave the conversation and
-	// the cache keeps copies of them, made once.
-	const rewind, after = "4e170000-0000-4000-8000-000000000000", "af7e0000-0000-4000-8000-000000000000"
-	b = append(b, line(TypeUser, rewind, st.Resume[0], `{"role":"user","content":"start over"}`)...)
+	// A rewind of one message: the entry that left the conversation is
+	// the cache's own, and the second conversation's array goes.
+	const rewind, back = "4e170000-0000-4000-8000-000000000000", "bac20000-0000-4000-8000-000000000000"
+	b = append(b, line(TypeUser, rewind, next, `{"role":"user","content":"no, rather"}`)...)
 	third := load()
-	if len(third.Entries) != 2 {
-		t.Fatalf("%d entries after the rewind: want 2", len(third.Entries))
+	if n := len(third.Entries); n != len(second.Entries) || third.Entries[n-1].UUID != rewind {
+		t.Fatalf("%d entries after a rewind of one message, the last %s: want %d, the last %s", n, third.Entries[n-1].UUID, len(second.Entries), rewind)
 	}
 	held(second)
-	own := map[int64]*Entry{}
+	// A rewind to the first prompt: most entries leave, and the third
+	// conversation's array, still all the cache's, stays: nothing is
+	// copied, nor is the entry copied before copied again.
+	before := map[int64]*Entry{}
 	for _, cl := range cache.lines {
-		own[cl.off] = cl.e
+		before[cl.off] = cl.e
 	}
-	b = append(b, line(TypeUser, after, rewind, `{"role":"user","content":"again"}`)...)
+	b = append(b, line(TypeUser, back, st.Resume[0], `{"role":"user","content":"start over"}`)...)
 	fourth := load()
+	if len(fourth.Entries) != 2 {
+		t.Fatalf("%d entries after the rewind to the first prompt: want 2", len(fourth.Entries))
+	}
 	for _, cl := range cache.lines {
-		if e, ok := own[cl.off]; ok && cl.e.IsChain() && !in(cl.e, fourth.Entries) && cl.e != e {
-			t.Errorf("entry %s was copied again by a load that does not hold it either", cl.e.UUID)
+		if e, ok := before[cl.off]; ok && cl.e.IsChain() && !in(cl.e, fourth.Entries) && cl.e != e {
+			t.Errorf("entry %s was copied: the conversation it was an element of is still the cache's", cl.e.UUID)
 		}
 	}
 }
