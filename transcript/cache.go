@@ -151,6 +151,7 @@ func (c *LineCache) record(prefix int64, lines []cachedLine, entries []Entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if lines != nil {
+		thinRecords(lines)
 		c.prefix, c.lines = prefix, lines
 		var m map[int64]cachedLine
 		for off, cl := range c.m {
@@ -196,6 +197,30 @@ func (c *LineCache) record(prefix int64, lines []cachedLine, entries []Entry) {
 	}
 	for off, cl := range c.m {
 		c.m[off] = share(cl)
+	}
+}
+
+// thinRecords keeps of a prefix's last-prompt records and titles only
+// those a load can take: it gives the prefix's lines newest first, and
+// the first record with a leaf, with a text, the first title with a name,
+// are the ones that count (see loader.index). The others keep their type
+// alone.
+func thinRecords(lines []cachedLine) {
+	leaf, text, title := false, false, false
+	for i := len(lines) - 1; i >= 0; i-- {
+		switch e := lines[i].e; {
+		case e == nil:
+		case e.Type == TypeLastPrompt:
+			if (leaf || e.LeafUUID == "") && (text || e.LastPrompt == "") {
+				lines[i].e = sideRecords[TypeLastPrompt]
+			}
+			leaf, text = leaf || e.LeafUUID != "", text || e.LastPrompt != ""
+		case e.Type == TypeCustomTitle:
+			if title {
+				lines[i].e = sideRecords[TypeCustomTitle]
+			}
+			title = title || e.CustomTitle != ""
+		}
 	}
 }
 

@@ -42,6 +42,7 @@ func TestLineCacheSharesEntries(t *testing.T) {
 	line := func(typ, uuid, parent, message string) string {
 		return `{"parentUuid":"` + parent + `","isSidechain":false,"type":"` + typ + `","message":` + message + `,"uuid":"` + uuid + `","timestamp":"2026-01-12T12:00:00.000Z","sessionId":"` + st.SessionID + `"}` + "\n"
 	}
+	b = append(b, `{"type":"last-prompt","lastPrompt":"again","leafUuid":"`+st.Leaf+`","sessionId":"`+st.SessionID+`"}`+"\n"...)
 	b = append(b, line(TypeAssistant, side, st.Resume[0], `{"id":"msg_side","role":"assistant","content":[{"type":"text","text":"a side branch"}]}`)...)
 	b = append(b, line(TypeUser, next, st.Leaf, `{"role":"user","content":"go on"}`)...)
 	cache := &LineCache{}
@@ -78,6 +79,15 @@ func TestLineCacheSharesEntries(t *testing.T) {
 	}
 	if !sideSeen {
 		t.Fatalf("the side branch is not cached")
+	}
+	full := 0
+	for _, cl := range cache.lines {
+		if cl.e != nil && cl.e.Type == TypeLastPrompt && cl.e.LeafUUID != "" {
+			full++
+		}
+	}
+	if full != 1 {
+		t.Errorf("the cache keeps %d last-prompt records with their leaf: want only the newest", full)
 	}
 	b = append(b, line(TypeUser, last, next, `{"role":"user","content":"and more"}`)...)
 	second := load()
