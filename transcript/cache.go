@@ -53,11 +53,13 @@ type LineCache struct {
 // lineSum), which stand for its bytes. shared is set when e is an
 // element of a load's Conversation.Entries.
 type cachedLine struct {
-	off    int64
-	e      *Entry
-	warns  []string
-	n      int
+	off int64
+	e   *Entry
+	// warns is nil but for the few lines that gave warnings: a line
+	// cached is a few words, for each line of the file.
+	warns  *[]string
 	sum    uint64
+	n      int32 // a line is at most jsonl.MaxLineBytes
 	shared bool
 }
 
@@ -113,7 +115,7 @@ func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
 	if buf[len(buf)-1] != '\n' {
 		return 0, nil
 	}
-	if n, sum := lineSum(buf); last.e != nil && (n != last.n || sum != last.sum) {
+	if n, sum := lineSum(buf); last.e != nil && (n != int(last.n) || sum != last.sum) {
 		return 0, nil
 	}
 	return prefix, lines
@@ -262,7 +264,7 @@ func (c *LineCache) lookup(off int64, line []byte) (cachedLine, bool) {
 	c.mu.Lock()
 	cl, ok := c.m[off]
 	c.mu.Unlock()
-	if !ok || cl.n != len(bytes.TrimSpace(line)) {
+	if !ok || int(cl.n) != len(bytes.TrimSpace(line)) {
 		return cachedLine{}, false
 	}
 	if _, sum := lineSum(line); sum != cl.sum {

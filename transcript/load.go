@@ -468,7 +468,7 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 		d := decoded{line: line}
 		if l.cache != nil {
 			if cl, ok := l.cache.lookup(line.Offset, line.Bytes); ok && cl.e != nil {
-				d.e, d.cached, d.shared, d.n, d.sum = cl.e, true, cl.shared, cl.n, cl.sum
+				d.e, d.cached, d.shared, d.n, d.sum = cl.e, true, cl.shared, int(cl.n), cl.sum
 			}
 		}
 		if !d.cached {
@@ -530,7 +530,7 @@ func (l *loader) apply(d *decoded) {
 		l.tornAt = line.Offset
 	}
 	if d.cached {
-		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, shared: d.shared, n: d.n, sum: d.sum})
+		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, shared: d.shared, n: int32(d.n), sum: d.sum})
 		l.index(d.e)
 		return
 	}
@@ -541,7 +541,11 @@ func (l *loader) apply(d *decoded) {
 		l.warnf("%s", w)
 	}
 	if l.cache != nil {
-		cl := cachedLine{off: line.Offset, warns: d.warns, n: d.n, sum: d.sum}
+		cl := cachedLine{off: line.Offset, n: int32(d.n), sum: d.sum}
+		if d.warns != nil {
+			warns := d.warns // d is the batch's, used again
+			cl.warns = &warns
+		}
 		if d.e != nil {
 			cl.e = recordOf(d.e)
 		}
@@ -566,7 +570,11 @@ func (l *loader) replayLine() bool {
 	cl := l.replay[l.replayAt]
 	l.replayAt--
 	l.seen = append(l.seen, cl)
-	for _, w := range cl.warns {
+	var warns []string
+	if cl.warns != nil {
+		warns = *cl.warns
+	}
+	for _, w := range warns {
 		if !l.mute {
 			l.lineWarnings = append(l.lineWarnings, lineWarning{len(l.conv.Warnings), cl.off})
 		}
