@@ -139,3 +139,25 @@ func TestLineCacheSharesEntries(t *testing.T) {
 type bytesWriter []byte
 
 func (w *bytesWriter) Write(p []byte) (int, error) { *w = append(*w, p...); return len(p), nil }
+
+// TestRepairKeepsArray: the entries a resume's repair adds fit in the
+// conversation's array, which is not copied into a larger one that the
+// conversation and the cache would keep.
+func TestRepairKeepsArray(t *testing.T) {
+	var b bytesWriter
+	st, err := gen.Generate(&b, gen.Options{Size: 50 << 10, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, `{"parentUuid":"`+st.Leaf+`","isSidechain":false,"type":"assistant","message":{"id":"msg_cut","role":"assistant","content":[{"type":"tool_use","id":"toolu_cut","name":"Bash","input":{"command":"ls"}}]},"uuid":"c0700000-0000-4000-8000-000000000000","timestamp":"2026-01-12T12:00:00.000Z","sessionId":"`+st.SessionID+`"}`+"\n"...)
+	conv, err := Load(context.Background(), BytesSource(b), LoadOptions{Cache: &LineCache{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conv.Repaired == 0 {
+		t.Fatal("nothing repaired after a response cut short")
+	}
+	if n, c := len(conv.Entries), cap(conv.Entries); c > n-conv.Repaired+repairRoom {
+		t.Errorf("%d entries (%d repaired) in an array of %d: the repair copied it into a larger one", n, conv.Repaired, c)
+	}
+}

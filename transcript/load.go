@@ -980,7 +980,7 @@ func (l *loader) reattach() {
 			ids[i] = messageID(e)
 		}
 	}
-	out := make([]Entry, 0, len(l.chain)+offChain)
+	out := make([]Entry, 0, len(l.chain)+offChain+repairRoom)
 	for i, e := range l.chain {
 		out = append(out, *e)
 		if e.Type != TypeAssistant || (ids[i] != "" && i+1 < len(l.chain) && ids[i+1] == ids[i]) {
@@ -1017,6 +1017,13 @@ func (l *loader) reattach() {
 	}
 	l.conv.Entries = out
 }
+
+// repairRoom is how many entries the conversation's array has room for
+// past the chain, for those repair adds (an answer to each call of a
+// response cut short, the continue prompt, a reply): appending them to a
+// full array would copy it into a quarter larger one, which the
+// conversation and the cache then keep.
+const repairRoom = 8
 
 // decodeMessages decodes the messages of chain, on every core when they
 // are many: reattach looks into the responses' messages and Messages into
