@@ -29,7 +29,8 @@ import (
 // Conversation.Entries: no caller changes one in place). Of a line that is
 // no part of the chain (progress, queue operations, last-prompt records) it
 // keeps only what the loader reads of it; a chain line the conversation
-// left out (a side branch, a snipped message) keeps a copy of its own.
+// left out (a side branch, a snipped message) keeps the entry it was
+// decoded into, or the element of an earlier conversation (see record).
 type LineCache struct {
 	mu sync.Mutex
 	// id names the file the entries were read from (see Identified); ""
