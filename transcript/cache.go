@@ -2,7 +2,10 @@ package transcript
 
 import (
 	"bytes"
+	"cmp"
 	"hash/maphash"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -20,6 +23,14 @@ import (
 // one file: give another file its own; when the file at its path is
 // replaced by another (a different device and inode), the cache forgets
 // what it held.
+//
+// The cache holds no entry of its own for a line the last load put in its
+// conversation: it shares that Conversation.Entries element (see
+// Conversation.Entries: no caller changes one in place). Of a line that is
+// no part of the chain (progress, queue operations, last-prompt records) it
+// keeps only what the loader reads of it; a chain line the conversation
+// left out (a side branch, a snipped message) keeps the entry it was
+// decoded into, or the element of an earlier conversation (see record).
 type LineCache struct {
 	mu sync.Mutex
 	// id names the file the entries were read from (see Identified); ""
@@ -37,15 +48,20 @@ type LineCache struct {
 	lines  []cachedLine
 }
 
-// cachedLine is what one line gave the loader: an entry, or the warnings
-// that said why it was skipped; n and sum are the length and hash of the
-// line (see lineSum), which stand for its bytes.
+// cachedLine is what one line gave the loader: an entry (for a line off
+// the chain, its record: see recordOf), or the warnings that said why it
+// was skipped; n and sum are the length and hash of the line (see
+// lineSum), which stand for its bytes. shared is set when e is an
+// element of a load's Conversation.Entries.
 type cachedLine struct {
-	off   int64
-	e     *Entry
-	warns []string
-	n     int
-	sum   uint64
+	off int64
+	e   *Entry
+	// warns is nil but for the few lines that gave warnings: a line
+	// cached is a few words, for each line of the file.
+	warns  *[]string
+	sum    uint64
+	n      int32 // a line is at most jsonl.MaxLineBytes
+	shared bool
 }
 
 // lineSum returns the length and hash of a line, white space around it
@@ -100,24 +116,147 @@ func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
 	if buf[len(buf)-1] != '\n' {
 		return 0, nil
 	}
-	if n, sum := lineSum(buf); last.e != nil && (n != last.n || sum != last.sum) {
+	if n, sum := lineSum(buf); last.e != nil && (n != int(last.n) || sum != last.sum) {
 		return 0, nil
 	}
 	return prefix, lines
 }
 
-// setPrefix records that the first prefix bytes of the file are the lines
-// given, in file order. Their entries leave the map: the next load
-// takes them from lines.
-func (c *LineCache) setPrefix(prefix int64, lines []cachedLine) {
+// record records what a load that rebuilt entries (its
+// Conversation.Entries read from the file) leaves in the cache: with
+// lines set, that the first prefix bytes of the file are those lines, in
+// file order, whose entries then leave the map (the next load takes them
+// from lines), which is made anew to fit what is left in it. Every cached
+// line whose entry entries hold shares that element from then on. Chain
+// entries of earlier loads' conversations that entries do not hold stay
+// where they are when they are many (a rewind, a compaction: that
+// conversation's array is still mostly the cache's), and get copies of
+// their own when they are few (a snip), so as not to keep a whole array
+// alive for them.
+func (c *LineCache) record(prefix int64, lines []cachedLine, entries []Entry) {
+	// byOffset lists entries by where their line starts: a line's entry
+	// is found by its offset.
+	byOffset := make([]int32, len(entries))
+	for i := range byOffset {
+		byOffset[i] = int32(i)
+	}
+	slices.SortFunc(byOffset, func(a, b int32) int { return cmp.Compare(entries[a].offset, entries[b].offset) })
+	find := func(cl cachedLine) (*Entry, bool) {
+		if cl.e == nil || !cl.e.IsChain() {
+			return nil, false
+		}
+		i, ok := slices.BinarySearchFunc(byOffset, cl.off, func(i int32, off int64) int { return cmp.Compare(entries[i].offset, off) })
+		if !ok {
+			return nil, false
+		}
+		return &entries[byOffset[i]], true
+	}
 	c.mu.Lock()
-	c.prefix, c.lines = prefix, lines
-	for off := range c.m {
-		if off < prefix {
-			delete(c.m, off)
+	defer c.mu.Unlock()
+	if lines != nil {
+		thinRecords(lines)
+		c.prefix, c.lines = prefix, lines
+		var m map[int64]cachedLine
+		for off, cl := range c.m {
+			if off >= prefix {
+				if m == nil {
+					m = make(map[int64]cachedLine)
+				}
+				m[off] = cl
+			}
+		}
+		c.m = m
+	} else {
+		// A load under way may be reading the lines it was given.
+		c.lines = slices.Clone(c.lines)
+	}
+	shared, left := 0, 0
+	count := func(cl cachedLine) {
+		if cl.shared {
+			shared++
+			if _, ok := find(cl); !ok {
+				left++
+			}
 		}
 	}
-	c.mu.Unlock()
+	for _, cl := range c.lines {
+		count(cl)
+	}
+	for _, cl := range c.m {
+		count(cl)
+	}
+	own := left*4 < shared
+	share := func(cl cachedLine) cachedLine {
+		if e, ok := find(cl); ok {
+			cl.e, cl.shared = e, true
+		} else if cl.shared && own {
+			e := *cl.e
+			cl.e, cl.shared = &e, false
+		}
+		return cl
+	}
+	for i, cl := range c.lines {
+		c.lines[i] = share(cl)
+	}
+	for off, cl := range c.m {
+		c.m[off] = share(cl)
+	}
+}
+
+// thinRecords keeps of a prefix's last-prompt records and titles only
+// those a load can take: it gives the prefix's lines newest first, and
+// the first record with a leaf, with a text, the first title with a name,
+// are the ones that count (see loader.index). The others keep their type
+// alone.
+func thinRecords(lines []cachedLine) {
+	leaf, text, title := false, false, false
+	for i := len(lines) - 1; i >= 0; i-- {
+		switch e := lines[i].e; {
+		case e == nil:
+		case e.Type == TypeLastPrompt:
+			if (leaf || e.LeafUUID == "") && (text || e.LastPrompt == "") {
+				lines[i].e = sideRecords[TypeLastPrompt]
+			}
+			leaf, text = leaf || e.LeafUUID != "", text || e.LastPrompt != ""
+		case e.Type == TypeCustomTitle:
+			if title {
+				lines[i].e = sideRecords[TypeCustomTitle]
+			}
+			title = title || e.CustomTitle != ""
+		}
+	}
+}
+
+// sideRecords are what recordOf keeps of the lines off the chain that
+// the loader reads nothing of but their type.
+var sideRecords = func() map[string]*Entry {
+	m := make(map[string]*Entry)
+	for _, typ := range []string{TypeUser, TypeAssistant, TypeAttachment, TypeSystem} {
+		m[typ] = &Entry{Type: typ}
+	}
+	for typ := range sideRecordTypes {
+		m[typ] = &Entry{Type: typ}
+	}
+	return m
+}()
+
+// recordOf returns what the cache keeps of e: e itself when it is a chain
+// entry, else an entry holding only what the loader reads of a line off
+// the chain (its type; a last-prompt record's leaf and text, a title),
+// of its own, so that e's body need not stay.
+func recordOf(e *Entry) *Entry {
+	switch {
+	case e.IsChain():
+		return e
+	case e.Type == TypeLastPrompt:
+		return &Entry{Type: TypeLastPrompt, LeafUUID: strings.Clone(e.LeafUUID), LastPrompt: strings.Clone(e.LastPrompt)}
+	case e.Type == TypeCustomTitle:
+		return &Entry{Type: TypeCustomTitle, CustomTitle: strings.Clone(e.CustomTitle)}
+	}
+	if r, ok := sideRecords[e.Type]; ok {
+		return r
+	}
+	return &Entry{Type: strings.Clone(e.Type)}
 }
 
 // lookup returns what the line at off gave when it was decoded, if its
@@ -126,7 +265,7 @@ func (c *LineCache) lookup(off int64, line []byte) (cachedLine, bool) {
 	c.mu.Lock()
 	cl, ok := c.m[off]
 	c.mu.Unlock()
-	if !ok || cl.n != len(bytes.TrimSpace(line)) {
+	if !ok || int(cl.n) != len(bytes.TrimSpace(line)) {
 		return cachedLine{}, false
 	}
 	if _, sum := lineSum(line); sum != cl.sum {

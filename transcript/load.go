@@ -48,6 +48,9 @@ type Conversation struct {
 	// snipped entries left out, and parallel tool results that hang off
 	// side branches re-attached after their calls. It holds chain entries
 	// of every type; Messages turns it into what the model is sent.
+	// A LineCache the load was given shares these elements: callers read
+	// them and may copy them, but never change one in place (nor reorder
+	// them).
 	Entries []Entry
 	// Leaf is the uuid of the last entry of the chain.
 	Leaf string
@@ -153,7 +156,8 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 }
 
 // finish notes how much was read, numbers the warnings' lines, and gives
-// the cache the prefix of the file this load read whole.
+// the cache the prefix of the file this load read whole and the
+// conversation's entries to share.
 func (l *loader) finish(src Source) {
 	size := src.Size()
 	// Lines taken from the cache were not read.
@@ -162,6 +166,15 @@ func (l *loader) finish(src Source) {
 	if l.cache == nil {
 		return
 	}
+	prefix, lines := l.prefix(size)
+	l.cache.record(prefix, lines, l.conv.Entries[:len(l.conv.Entries)-l.conv.Repaired])
+}
+
+// prefix returns the lines of the file, in file order, that the next load
+// with the cache need not read, and how many bytes they span: nil when
+// this load did not read the whole file. Lines before the chain near the
+// start of the file are read now to that end.
+func (l *loader) prefix(size int64) (int64, []cachedLine) {
 	// The cached prefix's lines are replayed, not read: what is left to
 	// read is the scanned section's part before the scanner.
 	if !l.bof && l.sc.Offset() <= drainLimit {
@@ -171,12 +184,12 @@ func (l *loader) finish(src Source) {
 		l.mute = true
 		for !l.bof {
 			if _, err := l.readLine(); err != nil {
-				return
+				return 0, nil
 			}
 		}
 	}
 	if !l.bof || l.scanWarned {
-		return
+		return 0, nil
 	}
 	// Every line was read: the file up to its last whole line is the
 	// prefix the next load need not read. A last line without its newline
@@ -190,9 +203,10 @@ func (l *loader) finish(src Source) {
 	} else if l.tornAt >= 0 {
 		prefix = l.tornAt
 	}
-	if prefix > 0 && len(lines) > 0 {
-		l.cache.setPrefix(prefix, lines)
+	if prefix == 0 || len(lines) == 0 {
+		return 0, nil
 	}
+	return prefix, lines
 }
 
 // boundaryInfo is what a compact boundary with preserved messages changes
@@ -336,15 +350,16 @@ func (l *loader) readLine() (bool, error) {
 }
 
 // decoded is one line of a batch: its entry (nil when the line gave none),
-// the warnings decoding it gave, and whether the cache held it; with a
-// cache, n and sum stand for its bytes (see lineSum).
+// the warnings decoding it gave, and whether the cache held it (shared:
+// as an element of a conversation); with a cache, n and sum stand for its
+// bytes (see lineSum).
 type decoded struct {
-	line   jsonl.Line
-	e      *Entry
-	warns  []string
-	cached bool
-	n      int
-	sum    uint64
+	line           jsonl.Line
+	e              *Entry
+	warns          []string
+	cached, shared bool
+	n              int
+	sum            uint64
 }
 
 // parallelBatch is the size of a batch of lines worth decoding on more
@@ -453,7 +468,7 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 		d := decoded{line: line}
 		if l.cache != nil {
 			if cl, ok := l.cache.lookup(line.Offset, line.Bytes); ok && cl.e != nil {
-				d.e, d.cached, d.n, d.sum = cl.e, true, cl.n, cl.sum
+				d.e, d.cached, d.shared, d.n, d.sum = cl.e, true, cl.shared, int(cl.n), cl.sum
 			}
 		}
 		if !d.cached {
@@ -515,7 +530,7 @@ func (l *loader) apply(d *decoded) {
 		l.tornAt = line.Offset
 	}
 	if d.cached {
-		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, n: d.n, sum: d.sum})
+		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, shared: d.shared, n: int32(d.n), sum: d.sum})
 		l.index(d.e)
 		return
 	}
@@ -526,7 +541,14 @@ func (l *loader) apply(d *decoded) {
 		l.warnf("%s", w)
 	}
 	if l.cache != nil {
-		cl := cachedLine{off: line.Offset, e: d.e, warns: d.warns, n: d.n, sum: d.sum}
+		cl := cachedLine{off: line.Offset, n: int32(d.n), sum: d.sum}
+		if d.warns != nil {
+			warns := d.warns // d is the batch's, used again
+			cl.warns = &warns
+		}
+		if d.e != nil {
+			cl.e = recordOf(d.e)
+		}
 		l.seen = append(l.seen, cl)
 		if d.e != nil && d.warns == nil {
 			l.cache.store(cl)
@@ -548,7 +570,11 @@ func (l *loader) replayLine() bool {
 	cl := l.replay[l.replayAt]
 	l.replayAt--
 	l.seen = append(l.seen, cl)
-	for _, w := range cl.warns {
+	var warns []string
+	if cl.warns != nil {
+		warns = *cl.warns
+	}
+	for _, w := range warns {
 		if !l.mute {
 			l.lineWarnings = append(l.lineWarnings, lineWarning{len(l.conv.Warnings), cl.off})
 		}
@@ -954,7 +980,7 @@ func (l *loader) reattach() {
 			ids[i] = messageID(e)
 		}
 	}
-	out := make([]Entry, 0, len(l.chain)+offChain)
+	out := make([]Entry, 0, len(l.chain)+offChain+repairRoom)
 	for i, e := range l.chain {
 		out = append(out, *e)
 		if e.Type != TypeAssistant || (ids[i] != "" && i+1 < len(l.chain) && ids[i+1] == ids[i]) {
@@ -991,6 +1017,13 @@ func (l *loader) reattach() {
 	}
 	l.conv.Entries = out
 }
+
+// repairRoom is how many entries the conversation's array has room for
+// past the chain, for those repair adds (an answer to each call of a
+// response cut short, the continue prompt, a reply): appending them to a
+// full array would copy it into a quarter larger one, which the
+// conversation and the cache then keep.
+const repairRoom = 8
 
 // decodeMessages decodes the messages of chain, on every core when they
 // are many: reattach looks into the responses' messages and Messages into

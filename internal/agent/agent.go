@@ -384,6 +384,7 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 			a.release()
 			return nil, err
 		}
+		fitGC()
 		a.Warnings = conv.Warnings
 		a.resumed = true
 		a.from, a.fromKey, a.fromID = from, key, cmp.Or(conv.SessionID, key)

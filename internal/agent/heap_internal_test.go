@@ -1,0 +1,31 @@
+package agent
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
+
+// TestFitGC: with a large heap in use, the collector lets it grow by a
+// quarter to a half of it rather than double it; a GOGC the user set
+// stays.
+func TestFitGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	t.Setenv("GOGC", "") // restored after the test
+	os.Unsetenv("GOGC")
+	held := make([]byte, 4*heapHeadroom)
+	for i := range held {
+		held[i] = 1 // in use, not only reserved
+	}
+	fitGC()
+	if p := debug.SetGCPercent(100); p < 25 || p > 50 {
+		t.Errorf("GC percent %d with %d MiB in use: want 25 to 50", p, len(held)>>20)
+	}
+	t.Setenv("GOGC", "100")
+	fitGC()
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Errorf("GC percent %d with GOGC=100 set: want 100", p)
+	}
+	runtime.KeepAlive(held)
+}
