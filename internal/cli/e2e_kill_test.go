@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/session"
@@ -185,11 +187,36 @@ func TestKillAtScale(t *testing.T) {
 		if !killed && err != nil {
 			t.Fatalf("run %d (%v) failed without being killed: %v\n%s", runs, args[:2], err, errb.String())
 		}
+		if killed {
+			awaitLocks(t, p)
+		}
 		checkKilledHome(t, p, k, seen, runs)
 	}
 	t.Logf("%d kills in %d runs (%v); requests: %v; %d prompts acknowledged", k.kills, runs, time.Since(start).Round(time.Millisecond), k.seen, len(k.acked))
 	if k.seen["summary"] == 0 || k.seen["subagent"] == 0 {
 		t.Errorf("the runs made no compaction or no subagent (requests %v): the kills did not reach them", k.seen)
+	}
+}
+
+// awaitLocks returns once no process holds the lock of a session
+// transcript of p. A run killed while it was starting a command (a Bash
+// call) has exited, but the child it was forking holds a copy of the
+// transcript's lock descriptor until its exec closes it: the next run,
+// started at once, would find the session locked. A person never starts
+// the next run within that millisecond; the test waits for the lock
+// instead.
+func awaitLocks(t *testing.T, p *project) {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(session.Home{Dir: p.home}.ProjectDir(p.dir), "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		l := flock.New(path)
+		if err := l.Lock(); err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
 	}
 }
 

@@ -310,19 +310,17 @@ func Compact(b []byte) bool {
 	if len(b) == 0 || isSpace(b[0]) || isSpace(b[len(b)-1]) {
 		return false
 	}
-	if !Valid(b) {
-		return false
-	}
+	// White space first, skipping strings by their closing quotes (in
+	// valid JSON those are where they end; invalid JSON fails Valid).
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; {
 		case c == '"':
-			end, _, _ := String(b, i)
-			i = end - 1
+			i = SkipString(b, i) - 1
 		case isSpace(c):
 			return false
 		}
 	}
-	return true
+	return Valid(b)
 }
 
 // Unquote decodes the string literal s (quotes included, f its flags from

@@ -1,6 +1,7 @@
 package jsonscan_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -69,6 +70,10 @@ func FuzzScan(f *testing.F) {
 		valid := json.Valid(b)
 		if got := jsonscan.Valid(b); got != valid {
 			t.Fatalf("Valid(%q) = %v, json.Valid says %v", b, got, valid)
+		}
+		var c bytes.Buffer
+		if got, want := jsonscan.Compact(b), json.Compact(&c, b) == nil && bytes.Equal(c.Bytes(), b); got != want {
+			t.Fatalf("Compact(%q) = %v, json.Compact says %v", b, got, want)
 		}
 		var want map[string]json.RawMessage
 		werr := json.Unmarshal(b, &want)

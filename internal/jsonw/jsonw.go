@@ -174,10 +174,14 @@ func (o *Object) Sorted(m map[string]json.RawMessage, skip func(string) bool) {
 	}
 }
 
-// Bytes returns the encoded object.
+// Bytes returns the encoded object, in the buffer the object was built in
+// (not a copy of it). Fields added after go to a new buffer: what Bytes
+// returned does not change.
 func (o *Object) Bytes() []byte {
 	if len(o.buf) == 0 {
 		return []byte("{}")
 	}
-	return append(slices.Clip(o.buf), '}')
+	b := append(o.buf, '}')
+	o.buf = b[: len(b)-1 : len(b)-1]
+	return slices.Clip(b)
 }

@@ -79,3 +79,25 @@ func TestObjectOrder(t *testing.T) {
 		t.Error("empty object")
 	}
 }
+
+// TestObjectBytesThenMore: fields added after Bytes leave what it
+// returned as it was, and Bytes again gives the longer object.
+func TestObjectBytesThenMore(t *testing.T) {
+	var o Object
+	o.Str("a", "1")
+	first := o.Bytes()
+	o.Str("b", "2")
+	o.Null("c")
+	if got, want := string(first), `{"a":"1"}`; got != want {
+		t.Errorf("first Bytes changed to %s, want %s", got, want)
+	}
+	if got, want := string(o.Bytes()), `{"a":"1","b":"2","c":null}`; got != want {
+		t.Errorf("second Bytes %s, want %s", got, want)
+	}
+	if got := string(o.Bytes()); got != `{"a":"1","b":"2","c":null}` {
+		t.Errorf("Bytes twice: %s", got)
+	}
+	if _ = append(first, 'x'); string(o.Bytes()) != `{"a":"1","b":"2","c":null}` {
+		t.Error("an append to what Bytes returned changed the object")
+	}
+}
