@@ -177,11 +177,12 @@ func (l *loader) finish(src Source) {
 		l.mute = true
 		for !l.bof {
 			if _, err := l.readLine(); err != nil {
-				return
+				break
 			}
 		}
 	}
 	if !l.bof || l.scanWarned {
+		l.cacheLines(l.seen)
 		return
 	}
 	// Every line was read: the file up to its last whole line is the
@@ -198,6 +199,20 @@ func (l *loader) finish(src Source) {
 	}
 	if prefix > 0 && len(lines) > 0 {
 		l.cache.setPrefix(prefix, lines)
+		l.cacheLines(l.seen[len(lines):])
+	} else {
+		l.cacheLines(l.seen)
+	}
+}
+
+// cacheLines gives the cache the lines that decoded without a warning,
+// for later loads to take by their offset instead of decoding them again.
+// Lines a prefix holds need not be given: the next load does not read them.
+func (l *loader) cacheLines(lines []cachedLine) {
+	for _, cl := range lines {
+		if cl.e != nil && cl.warns == nil {
+			l.cache.store(cl)
+		}
 	}
 }
 
@@ -680,11 +695,8 @@ func (l *loader) apply(d *decoded) {
 		l.warnf("%s", w)
 	}
 	if l.cache != nil {
-		cl := cachedLine{off: line.Offset, e: d.e, warns: d.warns, n: d.n, sum: d.sum}
-		l.seen = append(l.seen, cl)
-		if d.e != nil && d.warns == nil {
-			l.cache.store(cl)
-		}
+		// Given to the cache once the load is done (see finish).
+		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, warns: d.warns, n: d.n, sum: d.sum})
 	}
 	if d.e != nil {
 		l.index(d.e)
