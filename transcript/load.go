@@ -90,7 +90,7 @@ type Conversation struct {
 func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, error) {
 	l := &loader{
 		ctx:         ctx,
-		byUUID:      make(map[string]*Entry),
+		byUUID:      make(map[string]*Entry, entriesHint(src.Size())),
 		removed:     make(map[string]bool),
 		byAnchor:    make(map[string]*boundaryInfo),
 		byPreserved: make(map[string]*boundaryInfo),
@@ -339,6 +339,13 @@ func (l *loader) warnf(format string, args ...any) {
 		return
 	}
 	l.conv.Warnings = append(l.conv.Warnings, fmt.Sprintf(format, args...))
+}
+
+// entriesHint is about how many entries the given bytes of a transcript
+// hold (a line is a few KB), bounded: the loader's maps are made that
+// large at once rather than grown from nothing, rehashing each time.
+func entriesHint(bytes int64) int {
+	return int(min(bytes>>12, 1<<16))
 }
 
 // drainLimit is how many unread bytes at the start of the file a load
@@ -1032,7 +1039,7 @@ func (l *loader) segmentWhole(bi *boundaryInfo) (bool, error) {
 
 // walk follows parents from the leaf to the root or compact boundary.
 func (l *loader) walk() error {
-	l.inChain = make(map[string]bool)
+	l.inChain = make(map[string]bool, entriesHint(l.size))
 	e := l.leaf
 	if e.IsCompactBoundary() && e.LogicalParentUUID != "" && !l.history {
 		// A compaction cut short after its boundary (the summary line
