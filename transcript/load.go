@@ -1111,14 +1111,18 @@ func (l *loader) walk() error {
 // line. Like Claude Code, it inserts them after the response's last line on
 // the chain: siblings first, then results, each in file order.
 func (l *loader) reattach() {
+	// Which entries are off the chain is looked up on every core (the
+	// maps are only read), as the entries are copied out at the end.
+	off := make([]bool, len(l.order))
+	inParts(len(l.order), parallelEntries, func(lo, hi int) {
+		for i, e := range l.order[lo:hi] {
+			off[lo+i] = e.ParentUUID != "" && !l.inChain[e.UUID] && !l.removed[e.UUID] && e.IsSidechain == l.leaf.IsSidechain
+		}
+	})
 	children := make(map[string][]*Entry)
-	// offChain bounds how many entries are put back.
-	offChain := 0
 	for i := len(l.order) - 1; i >= 0; i-- { // oldest first
-		e := l.order[i]
-		if e.ParentUUID != "" && !l.inChain[e.UUID] && !l.removed[e.UUID] && e.IsSidechain == l.leaf.IsSidechain {
+		if e := l.order[i]; off[i] {
 			children[e.ParentUUID] = append(children[e.ParentUUID], e)
-			offChain++
 		}
 	}
 	ids := make([]string, len(l.chain))
@@ -1127,9 +1131,9 @@ func (l *loader) reattach() {
 			ids[i] = messageID(e)
 		}
 	}
-	out := make([]Entry, 0, len(l.chain)+offChain)
+	order := make([]*Entry, 0, len(l.chain))
 	for i, e := range l.chain {
-		out = append(out, *e)
+		order = append(order, e)
 		if e.Type != TypeAssistant || (ids[i] != "" && i+1 < len(l.chain) && ids[i+1] == ids[i]) {
 			continue // not the last line of a response
 		}
@@ -1158,12 +1162,35 @@ func (l *loader) reattach() {
 		byOffset := func(a, b *Entry) int { return cmp.Compare(a.offset, b.offset) }
 		slices.SortStableFunc(siblings, byOffset)
 		slices.SortStableFunc(results, byOffset)
-		for _, c := range append(siblings, results...) {
-			out = append(out, *c)
-		}
+		order = append(append(order, siblings...), results...)
 	}
+	out := make([]Entry, len(order))
+	inParts(len(order), parallelEntries, func(lo, hi int) {
+		for i, e := range order[lo:hi] {
+			out[lo+i] = *e
+		}
+	})
 	l.conv.Entries = out
 }
+
+// inParts calls f on parts of [0, n), one per core at once when n is
+// atLeast or more, else on the whole.
+func inParts(n, atLeast int, f func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || n < max(atLeast, 2) {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { f(n*w/workers, n*(w+1)/workers) })
+	}
+	wg.Wait()
+}
+
+// parallelEntries is how many entries are worth going over on more than
+// one core.
+const parallelEntries = 4096
 
 // decodeMessages decodes the messages of chain, on every core when they
 // are many: reattach looks into the responses' messages and Messages into
@@ -1177,16 +1204,11 @@ func decodeMessages(chain []*Entry) {
 	if workers < 2 || size < parallelBatch {
 		return // decoded when first asked for
 	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		part := chain[len(chain)*w/workers : len(chain)*(w+1)/workers]
-		wg.Go(func() {
-			for _, e := range part {
-				_, _, _ = e.DecodeMessage()
-			}
-		})
-	}
-	wg.Wait()
+	inParts(len(chain), 0, func(lo, hi int) {
+		for _, e := range chain[lo:hi] {
+			_, _, _ = e.DecodeMessage()
+		}
+	})
 }
 
 // messageID returns an entry's message.id.
