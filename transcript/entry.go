@@ -689,8 +689,12 @@ func (a *arena) alloc(n int) []byte {
 func fieldName(key []byte, f jsonscan.Flags) (string, error) {
 	if f&jsonscan.Escaped == 0 {
 		k := key[1 : len(key)-1]
-		if name, ok := knownIntern[string(k)]; ok { // the conversion does not allocate
-			return name, nil
+		if len(k) < len(knownByLen) {
+			for _, name := range knownByLen[len(k)] {
+				if string(k) == name {
+					return name, nil
+				}
+			}
 		}
 		if f&jsonscan.NonASCII == 0 {
 			var buf [64]byte
@@ -721,16 +725,18 @@ func fieldName(key []byte, f jsonscan.Flags) (string, error) {
 	return "", nil
 }
 
-// knownIntern maps each known key to itself, knownLower each known key in
-// lower case to the key.
-var knownIntern, knownLower = func() (map[string]string, map[string]string) {
-	m := make(map[string]string, len(knownFields))
+// knownByLen holds the known keys by their length, a few of each: every
+// key of every line is looked up there, and comparing it with those of
+// its length is cheaper than hashing it. knownLower maps each known key
+// in lower case to the key.
+var knownByLen, knownLower = func() ([32][]string, map[string]string) {
+	var byLen [32][]string
 	l := make(map[string]string, len(knownFields))
 	for k := range knownFields {
-		m[k] = k
+		byLen[len(k)] = append(byLen[len(k)], k)
 		l[strings.ToLower(k)] = k
 	}
-	return m, l
+	return byLen, l
 }()
 
 // setField stores one member of a line in e.
