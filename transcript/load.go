@@ -569,13 +569,17 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 }
 
 // decodeLines decodes the lines idx of batch, taking the entries' bodies
-// from a; with cache set, it sums each line for the cache (see lineSum),
-// and with messages set, it decodes the messages of user and assistant
-// entries too, while their lines are in the core's cache, rather than in
-// a pass of their own over the chain (decodeMessages) once the file was
-// read. It touches nothing but those lines and a.
-func decodeLines(batch []decoded, idx []int, a *arena, cache bool, file *fileRef, messages bool) {
+// from a; with cache set, it sums each line for the cache (see lineSum).
+// With many set (the decoder's jobs: many more lines follow), it decodes
+// the messages of user and assistant entries too, while their lines are
+// in the core's cache, rather than in a pass of their own over the chain
+// (decodeMessages) once the file was read, and has a take whole chunks.
+// It touches nothing but those lines and a.
+func decodeLines(batch []decoded, idx []int, a *arena, cache bool, file *fileRef, many bool) {
 	a.left = 0
+	if many {
+		a.left = arenaChunk
+	}
 	for _, i := range idx {
 		a.left += len(batch[i].line.Bytes)
 	}
@@ -591,7 +595,7 @@ func decodeLines(batch []decoded, idx []int, a *arena, cache bool, file *fileRef
 		if ok {
 			e.offset = d.line.Offset
 			d.e = e
-			if messages && (e.Type == TypeUser || e.Type == TypeAssistant) {
+			if many && (e.Type == TypeUser || e.Type == TypeAssistant) {
 				_, _, _ = e.DecodeMessage()
 			}
 		}
