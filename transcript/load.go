@@ -398,10 +398,12 @@ const parallelBatch = 64 << 10
 // takes them one by one, in order, so the conversation and its warnings
 // are those of decoding the lines one at a time. Once a load has applied
 // readAheadAfter bytes, it reads the next blocks before their turn, up to
-// half as much as it applied (and at most maxAhead blocks), and the
+// a quarter of what it applied (and at most maxAhead blocks), and the
 // decoder decodes them on every core while it applies this one: a load
-// that read much of a file is most likely reading more of it. It returns
-// false at the start of the scanned part of the file.
+// that read much of a file is most likely reading more of it, and one
+// that stops at a compact boundary decodes at most a quarter more than
+// it needs. It returns false at the start of the scanned part of the
+// file.
 func (l *loader) decodeBatch() (bool, error) {
 	if l.batchBuf != nil {
 		// Nothing is left of the last batch to apply.
@@ -412,7 +414,7 @@ func (l *loader) decodeBatch() (bool, error) {
 		l.readBatch()
 	}
 	for applied := l.size - l.readTo; applied >= readAheadAfter && !l.eof && len(l.queue) <= maxAhead &&
-		l.queue[0].offset-l.sc.Offset() <= applied/2; {
+		l.queue[0].offset-l.sc.Offset() <= applied/4; {
 		l.readBatch()
 	}
 	a := l.queue[0]
@@ -469,8 +471,10 @@ type readAhead struct {
 }
 
 // readAheadAfter is how much of a file a load applies before it reads
-// ahead (tests raise it to read one block at a time).
-var readAheadAfter int64
+// ahead: a chain that ends at a compact boundary is most often shorter,
+// and its load then reads nothing it does not need (tests change it:
+// raised, the load reads one block at a time).
+var readAheadAfter int64 = 1 << 20
 
 // maxAhead bounds how many blocks a load reads ahead of the one it waits
 // for.
