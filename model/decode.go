@@ -39,19 +39,19 @@ func decodeContent(raw json.RawMessage, copyRaw bool) ([]Block, error) {
 		}
 		return []Block{TextBlock(s)}, nil
 	}
-	elements, members := jsonscan.Elements, jsonscan.Members
-	if !copyRaw {
-		elements, members = jsonscan.TrustedElements, jsonscan.TrustedMembers
-	}
 	blocks := []Block{}
-	err := elements(raw, func(val []byte) error {
-		var b Block
-		if err := b.decode(val, copyRaw, members); err != nil {
-			return err
-		}
-		blocks = append(blocks, b)
-		return nil
-	})
+	each := func(val []byte) error {
+		blocks = append(blocks, Block{})
+		return blocks[len(blocks)-1].decode(val, copyRaw)
+	}
+	// Called directly, not through a variable, neither function keeps
+	// each: what it holds stays on the stack.
+	var err error
+	if copyRaw {
+		err = jsonscan.Elements(raw, each)
+	} else {
+		err = jsonscan.TrustedElements(raw, each)
+	}
 	if err != nil {
 		if err == jsonscan.ErrNotArray {
 			// Say it as encoding/json does.
@@ -64,8 +64,9 @@ func decodeContent(raw json.RawMessage, copyRaw bool) ([]Block, error) {
 }
 
 // decode fills b from one block object, with the field rules of
-// UnmarshalJSON. With copyRaw the raw fields are copies of data.
-func (b *Block) decode(data []byte, copyRaw bool, members func([]byte, jsonscan.MemberFunc) error) error {
+// UnmarshalJSON. With copyRaw data is checked and the raw fields are
+// copies of it; without, data is trusted and shared.
+func (b *Block) decode(data []byte, copyRaw bool) error {
 	*b = Block{}
 	if jsonscan.IsNull(data) {
 		return nil
@@ -81,17 +82,13 @@ func (b *Block) decode(data []byte, copyRaw bool, members func([]byte, jsonscan.
 	var strs [6][]byte
 	dsts := [6]*string{&b.Type, &b.Text, &b.ID, &b.Name, &b.ToolUseID, &b.Thinking}
 	var isError []byte
-	err := members(data, func(key []byte, f jsonscan.Flags, val []byte) error {
-		var k string
-		if f&(jsonscan.Escaped|jsonscan.NonASCII) == 0 {
-			k = string(key[1 : len(key)-1])
-		} else {
-			var err error
-			if k, err = jsonscan.Unquote(key, f); err != nil {
-				return err
-			}
+	member := func(key []byte, f jsonscan.Flags, val []byte) error {
+		k, err := jsonscan.KeyText(key, f)
+		if err != nil {
+			return err
 		}
-		switch k {
+		switch string(k) { // the conversion does not allocate
+
 		case "type":
 			strs[0] = val
 		case "text":
@@ -114,10 +111,16 @@ func (b *Block) decode(data []byte, copyRaw bool, members func([]byte, jsonscan.
 			if b.Extra == nil {
 				b.Extra = make(map[string]json.RawMessage)
 			}
-			b.Extra[k] = keep(val)
+			b.Extra[string(k)] = keep(val)
 		}
 		return nil
-	})
+	}
+	var err error
+	if copyRaw {
+		err = jsonscan.Members(data, member)
+	} else {
+		err = jsonscan.TrustedMembers(data, member)
+	}
 	if err != nil {
 		if err == jsonscan.ErrNotObject {
 			var fields map[string]json.RawMessage

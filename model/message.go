@@ -136,7 +136,7 @@ func (b Block) ResultText() string {
 		n := 0
 		err := jsonscan.TrustedElements(c, func(val []byte) error {
 			var blk Block
-			if err := blk.decode(val, false, jsonscan.TrustedMembers); err != nil {
+			if err := blk.decode(val, false); err != nil {
 				return err
 			}
 			if n > 0 {
@@ -168,7 +168,7 @@ var blockKnown = map[string]bool{
 
 // UnmarshalJSON decodes a block, keeping unknown fields.
 func (b *Block) UnmarshalJSON(data []byte) error {
-	return b.decode(data, true, jsonscan.Members)
+	return b.decode(data, true)
 }
 
 // MarshalJSON encodes a block deterministically: type first, then the typed

@@ -196,12 +196,8 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	// A message sliced from the line DecodeEntry checked is not checked
 	// again, and its blocks share the line's bytes.
 	trusted := e.cache != nil && within(e.Message, e.body)
-	members, decode := jsonscan.Members, model.DecodeContent
-	if trusted {
-		members, decode = jsonscan.TrustedMembers, model.DecodeContentShared
-	}
 	var id, role, mdl, content, stop, usage []byte
-	err = members(e.Message, func(key []byte, f jsonscan.Flags, val []byte) error {
+	member := func(key []byte, f jsonscan.Flags, val []byte) error {
 		k, err := jsonscan.KeyText(key, f)
 		if err != nil {
 			return err
@@ -221,7 +217,14 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 			usage = val
 		}
 		return nil
-	})
+	}
+	// Called directly, not through a variable, the scanners keep nothing
+	// of member: what it holds stays on the stack.
+	if trusted {
+		err = jsonscan.TrustedMembers(e.Message, member)
+	} else {
+		err = jsonscan.Members(e.Message, member)
+	}
 	if err != nil {
 		if err == jsonscan.ErrNotObject {
 			var v struct{}
@@ -229,18 +232,18 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 		}
 		return fail(err)
 	}
-	for _, f := range []struct {
-		val []byte
-		dst *string
-	}{{id, &m.ID}, {role, &m.Role}, {mdl, &m.Model}, {stop, &m.StopReason}} {
-		if f.val == nil || jsonscan.IsNull(f.val) {
+	// Apart, so that m does not go where the values may (json.Unmarshal):
+	// to the heap.
+	dsts := [...]*string{&m.ID, &m.Role, &m.Model, &m.StopReason}
+	for i, val := range [...][]byte{id, role, mdl, stop} {
+		if val == nil || jsonscan.IsNull(val) {
 			continue
 		}
-		if f.val[0] != '"' {
+		if val[0] != '"' {
 			var s string
-			return fail(json.Unmarshal(f.val, &s))
+			return fail(json.Unmarshal(val, &s))
 		}
-		if *f.dst, err = jsonscan.Unquote(f.val, jsonscan.StringFlags(f.val)); err != nil {
+		if *dsts[i], err = jsonscan.Unquote(val, jsonscan.StringFlags(val)); err != nil {
 			return fail(err)
 		}
 	}
@@ -256,7 +259,12 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	if content != nil && jsonscan.IsNull(content) {
 		content = nil
 	}
-	blocks, err := decode(content)
+	var blocks []model.Block
+	if trusted {
+		blocks, err = model.DecodeContentShared(content)
+	} else {
+		blocks, err = model.DecodeContent(content)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -462,11 +470,11 @@ func decodeEntry(line []byte, a *arena, file *fileRef, base int64) (Entry, error
 		return Entry{}, fmt.Errorf("not a JSON object")
 	}
 	var e Entry
-	var parent, logical *string
 	var ubuf [8]member
 	unknown := ubuf[:0]
 	var res *fileResult
-	var keys [][]byte // of res, slices of line
+	var kbuf [16][]byte
+	keys := kbuf[:0] // of res, slices of line
 	set := func(key []byte, f jsonscan.Flags, val []byte) error {
 		name, err := fieldName(key, f)
 		if err != nil {
@@ -479,7 +487,7 @@ func decodeEntry(line []byte, a *arena, file *fileRef, base int64) (Entry, error
 		if name == "toolUseResult" {
 			res = nil // the last of repeated keys wins
 		}
-		return e.setField(name, val, &parent, &logical)
+		return e.setField(name, val)
 	}
 	var err error
 	if file == nil || len(line) <= ResultKeep {
@@ -517,12 +525,6 @@ func decodeEntry(line []byte, a *arena, file *fileRef, base int64) (Entry, error
 	}
 	if e.Type == "" {
 		return Entry{}, fmt.Errorf("no \"type\" field")
-	}
-	if parent != nil {
-		e.ParentUUID = *parent
-	}
-	if logical != nil {
-		e.LogicalParentUUID = *logical
 	}
 	e.Message, e.ToolUseResult, e.Attachment = nullToNil(e.Message), nullToNil(e.ToolUseResult), nullToNil(e.Attachment)
 	e.Content, e.CompactMetadata, e.SnipMetadata = nullToNil(e.Content), nullToNil(e.CompactMetadata), nullToNil(e.SnipMetadata)
@@ -687,8 +689,12 @@ func (a *arena) alloc(n int) []byte {
 func fieldName(key []byte, f jsonscan.Flags) (string, error) {
 	if f&jsonscan.Escaped == 0 {
 		k := key[1 : len(key)-1]
-		if name, ok := knownIntern[string(k)]; ok { // the conversion does not allocate
-			return name, nil
+		if len(k) < len(knownByLen) {
+			for _, name := range knownByLen[len(k)] {
+				if string(k) == name {
+					return name, nil
+				}
+			}
 		}
 		if f&jsonscan.NonASCII == 0 {
 			var buf [64]byte
@@ -719,20 +725,22 @@ func fieldName(key []byte, f jsonscan.Flags) (string, error) {
 	return "", nil
 }
 
-// knownIntern maps each known key to itself, knownLower each known key in
-// lower case to the key.
-var knownIntern, knownLower = func() (map[string]string, map[string]string) {
-	m := make(map[string]string, len(knownFields))
+// knownByLen holds the known keys by their length, a few of each: every
+// key of every line is looked up there, and comparing it with those of
+// its length is cheaper than hashing it. knownLower maps each known key
+// in lower case to the key.
+var knownByLen, knownLower = func() ([32][]string, map[string]string) {
+	var byLen [32][]string
 	l := make(map[string]string, len(knownFields))
 	for k := range knownFields {
-		m[k] = k
+		byLen[len(k)] = append(byLen[len(k)], k)
 		l[strings.ToLower(k)] = k
 	}
-	return m, l
+	return byLen, l
 }()
 
 // setField stores one member of a line in e.
-func (e *Entry) setField(name string, val []byte, parent, logical **string) error {
+func (e *Entry) setField(name string, val []byte) error {
 	str := func(dst *string) error {
 		if jsonscan.IsNull(val) {
 			return nil
@@ -767,17 +775,12 @@ func (e *Entry) setField(name string, val []byte, parent, logical **string) erro
 		}
 		return nil
 	}
-	optStr := func(dst **string) error {
-		if jsonscan.IsNull(val) {
-			*dst = nil
-			return nil
-		}
-		var s string
-		if err := str(&s); err != nil {
-			return err
-		}
-		*dst = &s
-		return nil
+	// Null leaves a string field as it is, but sets a uuid that may be
+	// null to "" (in encoding/json's terms, a *string field to nil), so
+	// that the last of repeated keys counts.
+	optStr := func(dst *string) error {
+		*dst = ""
+		return str(dst)
 	}
 	switch name {
 	case "type":
@@ -787,9 +790,9 @@ func (e *Entry) setField(name string, val []byte, parent, logical **string) erro
 	case "uuid":
 		return str(&e.UUID)
 	case "parentUuid":
-		return optStr(parent)
+		return optStr(&e.ParentUUID)
 	case "logicalParentUuid":
-		return optStr(logical)
+		return optStr(&e.LogicalParentUUID)
 	case "isSidechain":
 		return boolean(&e.IsSidechain)
 	case "isMeta":

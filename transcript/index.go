@@ -239,7 +239,6 @@ func (x *Index) scan(line []byte) (*Entry, int64, error) {
 	}
 	x.scratch = Entry{}
 	e := &x.scratch
-	var parent, logical *string
 	var msgTokens int64
 	err := jsonscan.LooseMembersAt(line, func(key []byte, f jsonscan.Flags, b []byte, i int) (int, error) {
 		if f == 0 {
@@ -262,19 +261,13 @@ func (x *Index) scan(line []byte) (*Entry, int64, error) {
 		if err != nil || name == "" {
 			return end, err
 		}
-		return end, e.setField(name, b[i:end:end], &parent, &logical)
+		return end, e.setField(name, b[i:end:end])
 	})
 	if err != nil {
 		return nil, 0, err
 	}
 	if e.Type == "" {
 		return nil, 0, fmt.Errorf("no \"type\" field")
-	}
-	if parent != nil {
-		e.ParentUUID = *parent
-	}
-	if logical != nil {
-		e.LogicalParentUUID = *logical
 	}
 	e.Message, e.Attachment = nullToNil(e.Message), nullToNil(e.Attachment)
 	if e.Message == nil {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/jsonl"
@@ -92,7 +93,7 @@ type Conversation struct {
 func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, error) {
 	l := &loader{
 		ctx:         ctx,
-		byUUID:      make(map[string]*Entry),
+		byUUID:      make(map[string]*Entry, entriesHint(src.Size())),
 		removed:     make(map[string]bool),
 		byAnchor:    make(map[string]*boundaryInfo),
 		byPreserved: make(map[string]*boundaryInfo),
@@ -103,6 +104,11 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		conv:        &Conversation{},
 		arenas:      make([]arena, runtime.GOMAXPROCS(0)),
 	}
+	defer func() {
+		if l.dec != nil {
+			l.dec.close()
+		}
+	}()
 	if r, ok := src.(reopener); ok {
 		l.file = r.fileRef()
 	}
@@ -117,15 +123,15 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		}
 	}
 	l.size = size - l.base
+	l.readTo = l.size
 	l.sc = jsonl.NewBackward(scanned, l.size, 0, maxLine, func(s string) {
 		// Given with the batch read (see takeBatch), which may be read
 		// ahead of its turn.
 		l.scanWarns = append(l.scanWarns, s)
 	})
-	// Entries keep copies of what they hold, and a batch's lines are
-	// decoded before the next is read: the scanner may read each block
-	// into the buffer of the one before the last.
-	l.sc.ReuseBuffers()
+	// Entries keep copies of what they hold: once a batch's lines are
+	// decoded, its block's buffer can be read into again.
+	l.sc.Buffers(l.block)
 	if err := l.findLeaf(opts.Leaf); err != nil {
 		return nil, err
 	}
@@ -161,7 +167,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 func (l *loader) finish(src Source) {
 	size := src.Size()
 	// Lines taken from the cache were not read.
-	l.conv.BytesRead = size - (l.base + l.sc.Offset())
+	l.conv.BytesRead = size - (l.base + l.readTo)
 	l.numberLines(src)
 	if l.cache == nil {
 		return
@@ -177,18 +183,19 @@ func (l *loader) finish(src Source) {
 func (l *loader) prefix(size int64) (int64, []cachedLine) {
 	// The cached prefix's lines are replayed, not read: what is left to
 	// read is the scanned section's part before the scanner.
-	if !l.bof && l.sc.Offset() <= drainLimit {
+	if !l.bof && l.readTo <= drainLimit {
 		// The chain starts just after the file's first lines (the records
 		// before the first prompt): read those too, so the whole file is
 		// cached. The conversation is built; they change nothing in it.
 		l.mute = true
 		for !l.bof {
 			if _, err := l.readLine(); err != nil {
-				return 0, nil
+				break
 			}
 		}
 	}
 	if !l.bof || l.scanWarned {
+		l.cacheLines(l.seen)
 		return 0, nil
 	}
 	// Every line was read: the file up to its last whole line is the
@@ -204,9 +211,22 @@ func (l *loader) prefix(size int64) (int64, []cachedLine) {
 		prefix = l.tornAt
 	}
 	if prefix == 0 || len(lines) == 0 {
+		l.cacheLines(l.seen)
 		return 0, nil
 	}
+	l.cacheLines(l.seen[len(lines):])
 	return prefix, lines
+}
+
+// cacheLines gives the cache the lines that decoded without a warning,
+// for later loads to take by their offset instead of decoding them again.
+// Lines a prefix holds need not be given: the next load does not read them.
+func (l *loader) cacheLines(lines []cachedLine) {
+	for _, cl := range lines {
+		if cl.e != nil && cl.warns == nil {
+			l.cache.store(cl)
+		}
+	}
 }
 
 // boundaryInfo is what a compact boundary with preserved messages changes
@@ -243,14 +263,28 @@ type loader struct {
 	tornAt     int64        // where the file's torn last line starts; -1 if none
 	mute       bool         // reading past the conversation: no warnings
 
-	// batch holds the lines decoded ahead (see decodeBatch); batchBuf is
-	// its storage, reused; ahead is the batch read ahead, if any.
+	// batch holds the lines of the batch being applied (see decodeBatch);
+	// batchBuf is its storage, and freeBatches that of batches applied,
+	// to reuse. queue holds the batches read and not yet applied, oldest
+	// first; eof is set once the last was read. readTo is the scanner's
+	// offset after the last batch taken from the queue.
 	batch, batchBuf []decoded
-	ahead           *readAhead
-	// arenas hold the entries' bodies, one per decoding goroutine (one
-	// batch is decoded at a time); file is where results too large to
-	// keep are left, nil when the source cannot be opened again.
+	freeBatches     [][]decoded
+	queue           []*readAhead
+	eof             bool
+	readTo          int64
+	// blocks are buffers to read blocks into again; got are those the
+	// batch being read got, held the buffer of the last batch read when
+	// it was taken from the queue (see decodeBatch).
+	blocks, got [][]byte
+	held        []byte
+	// arenas hold the entries' bodies: the loader's own, then one per
+	// goroutine of dec, which decodes the batches read (nil until a batch
+	// needs it; the loader decodes too while it waits); file is where
+	// results too large to keep are left, nil when the source cannot be
+	// opened again.
 	arenas    []arena
+	dec       *decoder
 	file      *fileRef
 	size      int64    // of the scanned part of the file
 	scanWarns []string // the scanner's, reading the next batch
@@ -320,6 +354,13 @@ func (l *loader) warnf(format string, args ...any) {
 	l.conv.Warnings = append(l.conv.Warnings, fmt.Sprintf(format, args...))
 }
 
+// entriesHint is about how many entries the given bytes of a transcript
+// hold (a line is a few KB), bounded: the loader's maps are made that
+// large at once rather than grown from nothing, rehashing each time.
+func entriesHint(bytes int64) int {
+	return int(min(bytes>>12, 1<<16))
+}
+
 // drainLimit is how many unread bytes at the start of the file a load
 // with a cache reads after it is done, to cache the whole file.
 const drainLimit = 1 << 20
@@ -366,29 +407,46 @@ type decoded struct {
 // than one core.
 const parallelBatch = 64 << 10
 
-// decodeBatch takes the next line and the lines the scanner read with it
-// (it reads a block at a time, so taking them reads nothing more), and
-// decodes them, on every core when they are many. Nothing of the loader's
-// state changes until apply takes the lines one by one, in order, so the
-// conversation and its warnings are those of decoding them one at a time.
-// Once a load has read readAheadAfter bytes, it is reading much of the
-// file: the next block is read then and decoded in the background while
-// this one is applied. It returns false at the start of the scanned part
-// of the file.
+// decodeBatch makes the next batch read (see takeBatch) the lines readLine
+// applies, decoded. Nothing of the loader's state changes until apply
+// takes them one by one, in order, so the conversation and its warnings
+// are those of decoding the lines one at a time. Once a load has applied
+// readAheadAfter bytes, it reads the next blocks before their turn, up to
+// a quarter of what it applied (and at most maxAhead blocks), and the
+// decoder decodes them on every core while it applies this one: a load
+// that read much of a file is most likely reading more of it, and one
+// that stops at a compact boundary decodes at most a quarter more than
+// it needs. It returns false at the start of the scanned part of the
+// file.
 func (l *loader) decodeBatch() (bool, error) {
-	// Each buffer is the current batch's, the one read ahead's, or free:
-	// the last batch's is free, nothing being left of it to apply.
-	a, free := l.ahead, []decoded(nil)
-	if a == nil {
-		a = l.takeBatch(l.batchBuf[:0])
-		if a.decode != nil {
-			a.decode()
-		}
-	} else {
-		<-a.done
-		free = l.batchBuf
+	if l.batchBuf != nil {
+		// Nothing is left of the last batch to apply.
+		l.freeBatches = append(l.freeBatches, l.batchBuf[:0])
+		l.batchBuf = nil
 	}
-	l.ahead = nil
+	if len(l.queue) == 0 {
+		l.readBatch()
+	}
+	for applied := l.size - l.readTo; applied >= readAheadAfter && !l.eof && len(l.queue) <= maxAhead &&
+		l.queue[0].offset-l.sc.Offset() <= applied/4; {
+		l.readBatch()
+	}
+	a := l.queue[0]
+	if l.dec != nil {
+		l.dec.wait(a, &l.arenas[0])
+	}
+	l.queue[0] = nil
+	l.queue = l.queue[1:]
+	l.readTo = a.offset
+	if a.block != nil {
+		// A block's buffer is read into again once its lines are decoded
+		// and the block before it was read (see jsonl.Backward.Buffers).
+		if len(l.queue) > 0 {
+			l.blocks = append(l.blocks, a.block)
+		} else {
+			l.held = a.block
+		}
+	}
 	if len(a.scanWarns) > 0 {
 		l.scanWarned = true
 		for _, w := range a.scanWarns {
@@ -397,19 +455,6 @@ func (l *loader) decodeBatch() (bool, error) {
 	}
 	if a.err != nil || a.batch == nil {
 		return false, a.err
-	}
-	if l.size-l.sc.Offset() >= readAheadAfter {
-		next := l.takeBatch(free[:0])
-		if next.decode != nil {
-			next.done = make(chan struct{})
-			go func() {
-				defer close(next.done)
-				next.decode()
-			}()
-		} else {
-			next.done = closed
-		}
-		l.ahead = next
 	}
 	l.batchBuf, l.batch = a.batch, a.batch
 	return true, nil
@@ -422,28 +467,90 @@ var closed = func() chan struct{} {
 }()
 
 // readAhead is a batch read: its lines (nil at the start of the file) or
-// the error reading them, the warnings the scanner gave reading it, and
-// what decodes its lines. A batch read ahead is decoded in the background
-// while the one before it is applied; done is closed then.
+// the error reading them, the warnings the scanner gave reading it, the
+// scanner's offset after it, and the buffer its lines are in. todo are
+// the lines to decode (those the cache did not hold), size their bytes;
+// done is closed once they are decoded, pending counting the decoder's
+// jobs still to do.
 type readAhead struct {
 	batch     []decoded
 	err       error
 	scanWarns []string
-	decode    func()
+	offset    int64
+	block     []byte
+	todo      []int
+	size      int
+	pending   atomic.Int32
 	done      chan struct{}
 }
 
-// readAheadAfter is how much of a file a load reads before it reads
-// ahead: past it, the chain is long enough that the next block is most
-// likely needed too.
-var readAheadAfter int64 = 4 << 20
+// readAheadAfter is how much of a file a load applies before it reads
+// ahead: a chain that ends at a compact boundary is most often shorter,
+// and its load then reads nothing it does not need (tests change it:
+// raised, the load reads one block at a time).
+var readAheadAfter int64 = 1 << 20
+
+// maxAhead bounds how many blocks a load reads ahead of the one it waits
+// for.
+const maxAhead = 8
 
 // maxLine bounds a line's length (0: jsonl.MaxLineBytes); tests lower it.
 var maxLine = 0
 
-// takeBatch reads the next line and those buffered with it into buf, and
-// returns them with the function that decodes them (on every core when
-// they are many), which touches nothing but the batch's lines. Only the
+// readBatch reads the next batch into the queue and has its lines
+// decoded: at once when they are few and the decoder is not running,
+// else by the decoder.
+func (l *loader) readBatch() {
+	var buf []decoded
+	if n := len(l.freeBatches); n > 0 {
+		buf, l.freeBatches = l.freeBatches[n-1], l.freeBatches[:n-1]
+	}
+	l.got = l.got[:0]
+	r := l.takeBatch(buf)
+	if n := len(l.got); n > 0 {
+		// The blocks read before the last one held only the start of the
+		// line that ends in it, copied out since, and so does the block
+		// read last before them (see decodeBatch).
+		l.blocks = append(l.blocks, l.got[:n-1]...)
+		if l.held != nil {
+			l.blocks, l.held = append(l.blocks, l.held), nil
+		}
+		r.block = l.got[n-1]
+	}
+	r.offset = l.sc.Offset()
+	l.eof = l.eof || r.batch == nil
+	l.queue = append(l.queue, r)
+	switch {
+	case len(r.todo) == 0:
+		r.done = closed
+	case l.dec == nil && (r.size < parallelBatch || len(l.arenas) < 2):
+		decodeLines(r.batch, r.todo, &l.arenas[0], l.cache != nil, l.file, false)
+		r.done = closed
+	default:
+		if l.dec == nil {
+			l.dec = startDecoder(l.arenas[1:], l.cache != nil, l.file)
+		}
+		l.dec.decode(r)
+	}
+}
+
+// block returns a buffer of at least n bytes for the scanner to read a
+// block into (see jsonl.Backward.Buffers), one of a block whose lines
+// are done with when there is one.
+func (l *loader) block(n int) []byte {
+	var b []byte
+	if i := slices.IndexFunc(l.blocks, func(b []byte) bool { return cap(b) >= n }); i >= 0 {
+		b = l.blocks[i][:0]
+		l.blocks = slices.Delete(l.blocks, i, i+1)
+	} else {
+		b = make([]byte, 0, n)
+	}
+	l.got = append(l.got, b)
+	return b
+}
+
+// takeBatch reads the next line and those buffered with it into buf (it
+// reads a block at a time, so taking them reads nothing more). Only the
 // loader's goroutine calls it: it reads the scanner and the cache.
 func (l *loader) takeBatch(buf []decoded) *readAhead {
 	l.scanWarns = nil
@@ -458,8 +565,6 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 	}
 	n := 1 + l.sc.Buffered()
 	batch := buf
-	var todo []int // the batch's lines to decode
-	size := 0
 	for i := range n {
 		if i > 0 {
 			line, _, _ = l.sc.Next() // buffered: no read, no error
@@ -472,55 +577,133 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 			}
 		}
 		if !d.cached {
-			todo = append(todo, i)
-			size += len(line.Bytes)
+			r.todo = append(r.todo, i)
+			r.size += len(line.Bytes)
 		}
 		batch = append(batch, d)
 	}
-	arenas := l.arenas
-	workers := len(arenas)
-	parallel := workers > 1 && size >= parallelBatch && len(todo) > 1
-	cache, file := l.cache != nil, l.file
-	decode := func(idx []int, a *arena) {
-		a.left = 0
-		for _, i := range idx {
-			a.left += len(batch[i].line.Bytes)
-		}
-		for _, i := range idx {
-			d := &batch[i]
-			if cache {
-				d.n, d.sum = lineSum(d.line.Bytes)
-			}
-			e, ok := decodeLine(d.line, a, file, func(format string, args ...any) {
-				d.warns = append(d.warns, fmt.Sprintf(format, args...))
-			})
-			a.left -= len(d.line.Bytes)
-			if ok {
-				e.offset = d.line.Offset
-				d.e = e
-				if parallel && (e.Type == TypeUser || e.Type == TypeAssistant) {
-					// Its message is decoded now, while the line is in the
-					// core's cache, rather than in a pass of its own over
-					// the chain (decodeMessages) once the file was read.
-					_, _, _ = e.DecodeMessage()
-				}
-			}
-		}
-	}
 	r.batch, r.scanWarns = batch, l.scanWarns
-	r.decode = func() {
-		if !parallel {
-			decode(todo, &arenas[0])
-			return
-		}
-		var wg sync.WaitGroup
-		for w := range workers {
-			part := todo[len(todo)*w/workers : len(todo)*(w+1)/workers]
-			wg.Go(func() { decode(part, &arenas[w]) })
-		}
-		wg.Wait()
-	}
 	return r
+}
+
+// decodeLines decodes the lines idx of batch, taking the entries' bodies
+// from a; with cache set, it sums each line for the cache (see lineSum).
+// With many set (the decoder's jobs: many more lines follow), it decodes
+// the messages of user and assistant entries too, while their lines are
+// in the core's cache, rather than in a pass of their own over the chain
+// (decodeMessages) once the file was read, and has a take whole chunks.
+// It touches nothing but those lines and a.
+func decodeLines(batch []decoded, idx []int, a *arena, cache bool, file *fileRef, many bool) {
+	a.left = 0
+	if many {
+		a.left = arenaChunk
+	}
+	for _, i := range idx {
+		a.left += len(batch[i].line.Bytes)
+	}
+	for _, i := range idx {
+		d := &batch[i]
+		if cache {
+			d.n, d.sum = lineSum(d.line.Bytes)
+		}
+		e, ok := decodeLine(d.line, a, file, func(format string, args ...any) {
+			d.warns = append(d.warns, fmt.Sprintf(format, args...))
+		})
+		a.left -= len(d.line.Bytes)
+		if ok {
+			e.offset = d.line.Offset
+			d.e = e
+			if many && (e.Type == TypeUser || e.Type == TypeAssistant) {
+				_, _, _ = e.DecodeMessage()
+			}
+		}
+	}
+}
+
+// decoder decodes the lines of batches on goroutines of its own, one per
+// arena, and on the loader's while it waits (see wait), which take jobs
+// of about jobBytes of lines each, in the order given: the cores stay
+// busy however the lines' sizes vary, and the loader, which alone applies
+// the lines, never waits for a core.
+type decoder struct {
+	jobs  chan decodeJob
+	wg    sync.WaitGroup
+	stop  atomic.Bool
+	cache bool
+	file  *fileRef
+}
+
+// decodeJob is some lines of a batch, to decode.
+type decodeJob struct {
+	r   *readAhead
+	idx []int
+}
+
+// jobBytes is about how many bytes of lines one job of the decoder holds.
+const jobBytes = 32 << 10
+
+// maxJobs is the room for jobs not yet taken: more than the batches
+// read ahead usually hold, so that the loader seldom waits to give one.
+const maxJobs = 256
+
+func startDecoder(arenas []arena, cache bool, file *fileRef) *decoder {
+	d := &decoder{jobs: make(chan decodeJob, maxJobs), cache: cache, file: file}
+	for i := range arenas {
+		a := &arenas[i]
+		d.wg.Go(func() {
+			for j := range d.jobs {
+				d.run(j, a)
+			}
+		})
+	}
+	return d
+}
+
+func (d *decoder) run(j decodeJob, a *arena) {
+	if !d.stop.Load() {
+		decodeLines(j.r.batch, j.idx, a, d.cache, d.file, true)
+	}
+	if j.r.pending.Add(-1) == 0 {
+		close(j.r.done)
+	}
+}
+
+// wait returns once r is decoded, doing the jobs next in line meanwhile
+// with the arena a.
+func (d *decoder) wait(r *readAhead, a *arena) {
+	for {
+		select {
+		case <-r.done:
+			return
+		case j := <-d.jobs:
+			d.run(j, a)
+		}
+	}
+}
+
+// decode has the lines r.todo decoded; r.done is closed then.
+func (d *decoder) decode(r *readAhead) {
+	r.done = make(chan struct{})
+	var jobs [][2]int // of r.todo
+	for start, k, n := 0, 0, 0; k < len(r.todo); k++ {
+		n += len(r.batch[r.todo[k]].line.Bytes)
+		if n >= jobBytes || k == len(r.todo)-1 {
+			jobs = append(jobs, [2]int{start, k + 1})
+			start, n = k+1, 0
+		}
+	}
+	r.pending.Store(int32(len(jobs)))
+	for _, j := range jobs {
+		d.jobs <- decodeJob{r, r.todo[j[0]:j[1]]}
+	}
+}
+
+// close stops the decoder's goroutines, the jobs left undone: the load
+// is done with what they would decode.
+func (d *decoder) close() {
+	d.stop.Store(true)
+	close(d.jobs)
+	d.wg.Wait()
 }
 
 // apply gives the loader one decoded line, as reading it would have.
@@ -541,6 +724,7 @@ func (l *loader) apply(d *decoded) {
 		l.warnf("%s", w)
 	}
 	if l.cache != nil {
+		// Given to the cache once the load is done (see finish).
 		cl := cachedLine{off: line.Offset, n: int32(d.n), sum: d.sum}
 		if d.warns != nil {
 			warns := d.warns // d is the batch's, used again
@@ -550,9 +734,6 @@ func (l *loader) apply(d *decoded) {
 			cl.e = recordOf(d.e)
 		}
 		l.seen = append(l.seen, cl)
-		if d.e != nil && d.warns == nil {
-			l.cache.store(cl)
-		}
 	}
 	if d.e != nil {
 		l.index(d.e)
@@ -892,7 +1073,7 @@ func (l *loader) segmentWhole(bi *boundaryInfo) (bool, error) {
 
 // walk follows parents from the leaf to the root or compact boundary.
 func (l *loader) walk() error {
-	l.inChain = make(map[string]bool)
+	l.inChain = make(map[string]bool, entriesHint(l.size))
 	e := l.leaf
 	if e.IsCompactBoundary() && e.LogicalParentUUID != "" && !l.history {
 		// A compaction cut short after its boundary (the summary line
@@ -964,14 +1145,18 @@ func (l *loader) walk() error {
 // line. Like Claude Code, it inserts them after the response's last line on
 // the chain: siblings first, then results, each in file order.
 func (l *loader) reattach() {
+	// Which entries are off the chain is looked up on every core (the
+	// maps are only read), as the entries are copied out at the end.
+	off := make([]bool, len(l.order))
+	inParts(len(l.order), parallelEntries, func(lo, hi int) {
+		for i, e := range l.order[lo:hi] {
+			off[lo+i] = e.ParentUUID != "" && !l.inChain[e.UUID] && !l.removed[e.UUID] && e.IsSidechain == l.leaf.IsSidechain
+		}
+	})
 	children := make(map[string][]*Entry)
-	// offChain bounds how many entries are put back.
-	offChain := 0
 	for i := len(l.order) - 1; i >= 0; i-- { // oldest first
-		e := l.order[i]
-		if e.ParentUUID != "" && !l.inChain[e.UUID] && !l.removed[e.UUID] && e.IsSidechain == l.leaf.IsSidechain {
+		if e := l.order[i]; off[i] {
 			children[e.ParentUUID] = append(children[e.ParentUUID], e)
-			offChain++
 		}
 	}
 	ids := make([]string, len(l.chain))
@@ -980,9 +1165,9 @@ func (l *loader) reattach() {
 			ids[i] = messageID(e)
 		}
 	}
-	out := make([]Entry, 0, len(l.chain)+offChain+repairRoom)
+	order := make([]*Entry, 0, len(l.chain))
 	for i, e := range l.chain {
-		out = append(out, *e)
+		order = append(order, e)
 		if e.Type != TypeAssistant || (ids[i] != "" && i+1 < len(l.chain) && ids[i+1] == ids[i]) {
 			continue // not the last line of a response
 		}
@@ -1011,10 +1196,14 @@ func (l *loader) reattach() {
 		byOffset := func(a, b *Entry) int { return cmp.Compare(a.offset, b.offset) }
 		slices.SortStableFunc(siblings, byOffset)
 		slices.SortStableFunc(results, byOffset)
-		for _, c := range append(siblings, results...) {
-			out = append(out, *c)
-		}
+		order = append(append(order, siblings...), results...)
 	}
+	out := make([]Entry, len(order), len(order)+repairRoom)
+	inParts(len(order), parallelEntries, func(lo, hi int) {
+		for i, e := range order[lo:hi] {
+			out[lo+i] = *e
+		}
+	})
 	l.conv.Entries = out
 }
 
@@ -1024,6 +1213,25 @@ func (l *loader) reattach() {
 // full array would copy it into a quarter larger one, which the
 // conversation and the cache then keep.
 const repairRoom = 8
+
+// inParts calls f on parts of [0, n), one per core at once when n is
+// atLeast or more, else on the whole.
+func inParts(n, atLeast int, f func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || n < max(atLeast, 2) {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { f(n*w/workers, n*(w+1)/workers) })
+	}
+	wg.Wait()
+}
+
+// parallelEntries is how many entries are worth going over on more than
+// one core.
+const parallelEntries = 4096
 
 // decodeMessages decodes the messages of chain, on every core when they
 // are many: reattach looks into the responses' messages and Messages into
@@ -1037,16 +1245,11 @@ func decodeMessages(chain []*Entry) {
 	if workers < 2 || size < parallelBatch {
 		return // decoded when first asked for
 	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		part := chain[len(chain)*w/workers : len(chain)*(w+1)/workers]
-		wg.Go(func() {
-			for _, e := range part {
-				_, _, _ = e.DecodeMessage()
-			}
-		})
-	}
-	wg.Wait()
+	inParts(len(chain), 0, func(lo, hi int) {
+		for _, e := range chain[lo:hi] {
+			_, _, _ = e.DecodeMessage()
+		}
+	})
 }
 
 // messageID returns an entry's message.id.

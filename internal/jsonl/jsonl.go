@@ -114,21 +114,19 @@ type Backward struct {
 	first   bool // the next line yielded is the file's last line
 	skip    bool // discarding an over-long line
 	nls     []int
-	// With reuse set, prev is the buffer the last block was read into
-	// (the carry is in it) and spare the one before, which the next block
-	// is read into.
-	reuse       bool
-	prev, spare []byte
+	get     func(n int) []byte // see Buffers; nil: a new buffer each read
 }
 
-// ReuseBuffers makes s read each block into the buffer of the block before
-// the last one, instead of a new buffer: the bytes of a line Next returns
-// then stay valid until the second read of a block after the one that
-// gave it (a Next that Buffered said would not read reads nothing), so a
-// caller must be done with a block's lines, or have copied them, before
-// it reads two more. It saves allocating, and faulting in, a block per
-// block read.
-func (s *Backward) ReuseBuffers() { s.reuse = true }
+// Buffers makes s read each block into a buffer get returns (of length 0
+// and a capacity of at least n) instead of a new one, so that a caller
+// can hand out the buffers of blocks whose lines it is done with again.
+// The lines a read gives (those Next returns until Buffered says it would
+// read again) are all in the buffer it got; the part of a line that
+// starts before the block is in the buffer of the read before it until
+// the next read copies it out. So a buffer may be given out again once
+// its lines are no longer used and a later read is done. It saves
+// allocating, and faulting in, a block per block read.
+func (s *Backward) Buffers(get func(n int) []byte) { s.get = get }
 
 // NewBackward returns a backward reader of the size bytes of r. warn (may
 // be nil) hears about skipped over-long lines; block and maxLine default
@@ -151,8 +149,8 @@ func (s *Backward) Offset() int64 { return s.pos }
 
 // Next returns the previous line; ok is false at the start of the file.
 // The line's bytes stay valid and unchanged after later calls: each block
-// is read into a buffer of its own, never reused (unless ReuseBuffers
-// says otherwise).
+// is read into a buffer of its own, never reused (unless Buffers says
+// otherwise).
 func (s *Backward) Next() (Line, bool, error) {
 	for len(s.lines) == 0 {
 		if s.pos == 0 && s.carry == nil {
@@ -188,13 +186,10 @@ func (s *Backward) fill() error {
 	}
 	start := s.pos - n
 	var buf []byte
-	if c := n + int64(len(s.carry)); s.reuse && int64(cap(s.spare)) >= c {
-		buf = s.spare[:n]
+	if c := n + int64(len(s.carry)); s.get != nil {
+		buf = s.get(int(c))[:n]
 	} else {
 		buf = make([]byte, n, c)
-	}
-	if s.reuse {
-		s.spare, s.prev = s.prev, buf
 	}
 	if _, err := s.r.ReadAt(buf, start); err != nil && err != io.EOF {
 		return err

@@ -78,12 +78,12 @@ func SkipSpace(b []byte, i int) int {
 func String(b []byte, i int) (end int, f Flags, err error) {
 	j := i + 1
 	for {
-		// Eight bytes at a time while none is special or non-ASCII.
-		for j+8 <= len(b) {
-			v := binary.LittleEndian.Uint64(b[j:])
-			if (hasLess(v, 0x20)|hasZero(v^quotes)|hasZero(v^backslashes))|v&highBits != 0 {
-				break
-			}
+		// Sixteen, then eight, bytes at a time while none is special or
+		// non-ASCII.
+		for j+16 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[j:])) && plainWord(binary.LittleEndian.Uint64(b[j+8:])) {
+			j += 16
+		}
+		for j+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[j:])) {
 			j += 8
 		}
 		for j < len(b) && strClass[b[j]] == plainByte {
@@ -132,11 +132,16 @@ const (
 	backslashes = '\\' * ones
 )
 
-// hasZero is non-zero when a byte of v is zero; hasLess when a byte is
-// below n (n <= 128). Both may be non-zero for bytes of 0x80 and above,
-// which the callers test for apart.
-func hasZero(v uint64) uint64    { return (v - ones) & ^v & highBits }
-func hasLess(v, n uint64) uint64 { return (v - ones*n) & ^v & highBits }
+// plainWord reports whether each of the eight bytes of v is plain in a
+// string: ASCII, not a control character, a quote or a backslash. For a
+// byte below 0x80, adding 0x60 sets its high bit exactly when it is 0x20
+// or above, and adding 0x7f to it xor'ed with c exactly when it is not c,
+// with no carry into the next byte; a byte of 0x80 or above (whose carry
+// may spoil the next) fails the word by its own high bit.
+func plainWord(v uint64) bool {
+	t := (v + 0x60*ones) & ((v ^ quotes) + 0x7f*ones) & ((v ^ backslashes) + 0x7f*ones)
+	return t&^v&highBits == highBits
+}
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
