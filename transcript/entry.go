@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cairn-dev/cairn/internal/filemap"
 	"github.com/cairn-dev/cairn/internal/jsonscan"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/model"
@@ -57,7 +58,8 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 // what a load keeps is the conversation, not the file. An entry Load read
 // from a file it can open again (see OpenFile) keeps a toolUseResult of
 // more than ResultKeep bytes in the file only: ToolUseResult is nil then,
-// and Result reads it back.
+// and Result reads it back. One a Load with Map read keeps its message in
+// the file's mapping (see LoadOptions.Map).
 type Entry struct {
 	Type    string
 	Subtype string
@@ -185,7 +187,15 @@ type msgCache struct {
 }
 
 func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
-	if len(e.Message) == 0 || bytes.Equal(e.Message, []byte("null")) {
+	// A message sliced from the line DecodeEntry checked is not checked
+	// again, and its blocks share the line's bytes.
+	return decodeMessage(e, e.Message, e.cache != nil && within(e.Message, e.body))
+}
+
+// decodeMessage decodes raw, the message of e; trusted, raw is valid JSON
+// that outlives the message, and its blocks share raw's bytes.
+func decodeMessage(e *Entry, raw []byte, trusted bool) (m APIMessage, ok bool, err error) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return m, false, nil
 	}
 	fail := func(err error) (APIMessage, bool, error) {
@@ -193,15 +203,12 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	}
 	// The fields keep encoding/json's rules: keys match without regard to
 	// case, the last repeated key counts, null leaves a field empty.
-	// A message sliced from the line DecodeEntry checked is not checked
-	// again, and its blocks share the line's bytes.
-	trusted := e.cache != nil && within(e.Message, e.body)
 	members, decode := jsonscan.Members, model.DecodeContent
 	if trusted {
 		members, decode = jsonscan.TrustedMembers, model.DecodeContentShared
 	}
 	var id, role, mdl, content, stop, usage []byte
-	err = members(e.Message, func(key []byte, f jsonscan.Flags, val []byte) error {
+	err = members(raw, func(key []byte, f jsonscan.Flags, val []byte) error {
 		k, err := jsonscan.KeyText(key, f)
 		if err != nil {
 			return err
@@ -225,7 +232,7 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	if err != nil {
 		if err == jsonscan.ErrNotObject {
 			var v struct{}
-			err = json.Unmarshal(e.Message, &v)
+			err = json.Unmarshal(raw, &v)
 		}
 		return fail(err)
 	}
@@ -530,8 +537,11 @@ func decodeEntry(line []byte, a *arena, file *fileRef, base int64) (Entry, error
 		keys = nil
 	}
 	e.res = res
+	if e.Message != nil && a != nil && a.fmap != nil {
+		e.mapMessage(e.Message, orig, base, a)
+	}
 	e.keep(line, unknown, keys, a)
-	if e.Message != nil {
+	if e.Message != nil && e.cache == nil {
 		e.cache = &msgCache{}
 	}
 	return e, nil
@@ -588,7 +598,9 @@ func (e *Entry) keep(line []byte, unknown []member, keys [][]byte, a *arena) {
 		}
 	}
 	for _, p := range raws {
-		n += len(*p)
+		if within(*p, line) {
+			n += len(*p)
+		}
 	}
 	if len(unknown) > 0 {
 		n += 1 + len(unknown) // the braces and commas
@@ -620,7 +632,7 @@ func (e *Entry) keep(line []byte, unknown []member, keys [][]byte, a *arena) {
 		}
 	}
 	for _, p := range raws {
-		if *p != nil {
+		if within(*p, line) { // not a message in the file's mapping
 			*p = put(*p)
 		}
 	}
@@ -663,6 +675,9 @@ type arena struct {
 	// left is about how many more bytes the arena's user will ask for
 	// (what is left of the lines it decodes): a chunk is no larger.
 	left int
+	// fmap, when set, maps the file the lines are read from: entries keep
+	// their messages there (see mapMessage).
+	fmap *filemap.Region
 }
 
 // arenaChunk bounds a chunk; a piece of more than an eighth of it gets an

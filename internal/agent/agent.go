@@ -528,7 +528,7 @@ func load(ctx context.Context, store transcript.Store, key string, newUUID func(
 		return nil, err
 	}
 	defer src.Close()
-	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache})
+	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache, Map: true})
 	if err != nil {
 		where := key
 		if fs, ok := store.(*transcript.FileStore); ok {
