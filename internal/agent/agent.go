@@ -94,6 +94,13 @@ type Options struct {
 	// the session does itself (see Middleware).
 	Middleware Middleware
 
+	// MapTranscript lets a resume keep the conversation's messages in
+	// the transcript file's mapping instead of copies (see
+	// transcript.LoadOptions.Map): for a run that reads few of them, as a
+	// headless one does. A terminal that shows every tool result reads
+	// them all, and the file's pages then cost more than the copies.
+	MapTranscript bool
+
 	// Which session: at most one of Continue and Resume; Fork copies the
 	// chosen session into a new one; SessionID names a new session.
 	Continue  bool
@@ -380,7 +387,7 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		// The file-history snapshots are read from the whole transcript,
 		// on another core, while the conversation is.
 		a.snaps = preloadSnapshots(ctx, from, key, o.Cwd)
-		if conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache, true); err != nil {
+		if conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript); err != nil {
 			a.release()
 			return nil, err
 		}
@@ -523,8 +530,7 @@ func pickIn(ctx context.Context, store transcript.Store, latest bool, ref string
 }
 
 // load loads the session key of store; mapped, it may keep the messages in
-// the file's mapping (see transcript.LoadOptions.Map): for the resume,
-// once.
+// the file's mapping (see Options.MapTranscript): for the resume, once.
 func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool) (*transcript.Conversation, error) {
 	src, err := store.OpenSource(ctx, key)
 	if err != nil {
