@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/filemap"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
@@ -438,6 +439,13 @@ func (t *turn) request(ctx context.Context) (*model.Request, *model.Response, er
 // first.
 func (t *turn) build(ctx context.Context, overflow *model.APIError) (*model.Request, error) {
 	cfg := t.s.cfg
+	// A history read back from a transcript may hold tool results as
+	// slices of the file's mapping (see filemap): a file cut shorter since
+	// fails the request here, naming it, instead of faulting where the
+	// results are read (compaction, the request's encoding).
+	if err := filemap.Check(resultContents(t.s.history)); err != nil {
+		return nil, err
+	}
 	var system []model.SystemBlock
 	if cfg.System != nil {
 		var err error
@@ -503,6 +511,19 @@ func (t *turn) stream(ctx context.Context, req *model.Request) (*model.Response,
 		return nil, errors.New("the model's stream ended without a response")
 	}
 	return resp, nil
+}
+
+// resultContents yields the contents of msgs' tool results.
+func resultContents(msgs []model.Message) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for _, m := range msgs {
+			for _, b := range m.Content {
+				if b.Type == model.BlockToolResult && !yield(b.Content) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // WithCacheBreakpoint returns msgs with a prompt-cache breakpoint on the

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cairn-dev/cairn/internal/filemap"
 	"github.com/cairn-dev/cairn/internal/jsonscan"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/model"
@@ -57,7 +58,8 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 // what a load keeps is the conversation, not the file. An entry Load read
 // from a file it can open again (see OpenFile) keeps a toolUseResult of
 // more than ResultKeep bytes in the file only: ToolUseResult is nil then,
-// and Result reads it back.
+// and Result reads it back. One a Load with Map read keeps its message in
+// the file's mapping (see LoadOptions.Map).
 type Entry struct {
 	Type    string
 	Subtype string
@@ -185,7 +187,15 @@ type msgCache struct {
 }
 
 func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
-	if len(e.Message) == 0 || bytes.Equal(e.Message, []byte("null")) {
+	// A message sliced from the line DecodeEntry checked is not checked
+	// again, and its blocks share the line's bytes.
+	return decodeMessage(e, e.Message, e.cache != nil && within(e.Message, e.body))
+}
+
+// decodeMessage decodes raw, the message of e; trusted, raw is valid JSON
+// that outlives the message, and its blocks share raw's bytes.
+func decodeMessage(e *Entry, raw []byte, trusted bool) (m APIMessage, ok bool, err error) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return m, false, nil
 	}
 	fail := func(err error) (APIMessage, bool, error) {
@@ -193,9 +203,6 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	}
 	// The fields keep encoding/json's rules: keys match without regard to
 	// case, the last repeated key counts, null leaves a field empty.
-	// A message sliced from the line DecodeEntry checked is not checked
-	// again, and its blocks share the line's bytes.
-	trusted := e.cache != nil && within(e.Message, e.body)
 	var id, role, mdl, content, stop, usage []byte
 	member := func(key []byte, f jsonscan.Flags, val []byte) error {
 		k, err := jsonscan.KeyText(key, f)
@@ -221,14 +228,14 @@ func (e *Entry) decodeMessage() (m APIMessage, ok bool, err error) {
 	// Called directly, not through a variable, the scanners keep nothing
 	// of member: what it holds stays on the stack.
 	if trusted {
-		err = jsonscan.TrustedMembers(e.Message, member)
+		err = jsonscan.TrustedMembers(raw, member)
 	} else {
-		err = jsonscan.Members(e.Message, member)
+		err = jsonscan.Members(raw, member)
 	}
 	if err != nil {
 		if err == jsonscan.ErrNotObject {
 			var v struct{}
-			err = json.Unmarshal(e.Message, &v)
+			err = json.Unmarshal(raw, &v)
 		}
 		return fail(err)
 	}
@@ -532,8 +539,11 @@ func decodeEntry(line []byte, a *arena, file *fileRef, base int64) (Entry, error
 		keys = nil
 	}
 	e.res = res
+	if e.Message != nil && a != nil && a.fmap != nil {
+		e.mapMessage(e.Message, orig, base, a)
+	}
 	e.keep(line, unknown, keys, a)
-	if e.Message != nil {
+	if e.Message != nil && e.cache == nil {
 		e.cache = &msgCache{}
 	}
 	return e, nil
@@ -590,7 +600,9 @@ func (e *Entry) keep(line []byte, unknown []member, keys [][]byte, a *arena) {
 		}
 	}
 	for _, p := range raws {
-		n += len(*p)
+		if within(*p, line) {
+			n += len(*p)
+		}
 	}
 	if len(unknown) > 0 {
 		n += 1 + len(unknown) // the braces and commas
@@ -622,7 +634,7 @@ func (e *Entry) keep(line []byte, unknown []member, keys [][]byte, a *arena) {
 		}
 	}
 	for _, p := range raws {
-		if *p != nil {
+		if within(*p, line) { // not a message in the file's mapping
 			*p = put(*p)
 		}
 	}
@@ -665,6 +677,9 @@ type arena struct {
 	// left is about how many more bytes the arena's user will ask for
 	// (what is left of the lines it decodes): a chunk is no larger.
 	left int
+	// fmap, when set, maps the file the lines are read from: entries keep
+	// their messages there (see mapMessage).
+	fmap *filemap.Region
 }
 
 // arenaChunk bounds a chunk; a piece of more than an eighth of it gets an

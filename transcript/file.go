@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/cairn-dev/cairn/internal/filemap"
 	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/internal/jsonl"
 )
@@ -218,6 +219,18 @@ func (s *fileSource) ReadAt(p []byte, off int64) (int, error) {
 		return n, err
 	}
 	return s.f.ReadAt(p, off)
+}
+
+// mapFrom implements mapper.
+func (s *fileSource) mapFrom(off int64) *filemap.Region {
+	if s.size-off < mapMin {
+		return nil
+	}
+	r, err := filemap.Map(s.f, off, s.size)
+	if err != nil {
+		return nil // the entries keep copies
+	}
+	return r
 }
 
 func (s *fileSource) Size() int64  { return s.size }

@@ -39,6 +39,15 @@ type LoadOptions struct {
 	// file and keeps those of this one: lines it holds are not decoded
 	// again.
 	Cache *LineCache
+	// Map lets a load that reads more than a few megabytes of a file
+	// keep the entries' messages, and their tool results' string
+	// contents, as slices of the file's read-only mapping instead of
+	// copies (see filemap): those bytes stay in the page cache until a
+	// request sends them. It is for the session that resumes the
+	// conversation, once: the mapping lasts as long as the process, and
+	// a file cut shorter meanwhile fails the requests that would read
+	// past its end (filemap.Check). Sources that are not files ignore it.
+	Map bool
 }
 
 // Conversation is a session rebuilt from its transcript.
@@ -124,6 +133,13 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 	}
 	l.size = size - l.base
 	l.readTo = l.size
+	if m, ok := src.(mapper); ok && opts.Map {
+		if fm := m.mapFrom(l.base); fm != nil {
+			for i := range l.arenas {
+				l.arenas[i].fmap = fm
+			}
+		}
+	}
 	l.sc = jsonl.NewBackward(scanned, l.size, 0, maxLine, func(s string) {
 		// Given with the batch read (see takeBatch), which may be read
 		// ahead of its turn.

@@ -94,6 +94,13 @@ type Options struct {
 	// the session does itself (see Middleware).
 	Middleware Middleware
 
+	// MapTranscript lets a resume keep the conversation's messages in
+	// the transcript file's mapping instead of copies (see
+	// transcript.LoadOptions.Map): for a run that reads few of them, as a
+	// headless one does. A terminal that shows every tool result reads
+	// them all, and the file's pages then cost more than the copies.
+	MapTranscript bool
+
 	// Which session: at most one of Continue and Resume; Fork copies the
 	// chosen session into a new one; SessionID names a new session.
 	Continue  bool
@@ -380,7 +387,7 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		// The file-history snapshots are read from the whole transcript,
 		// on another core, while the conversation is.
 		a.snaps = preloadSnapshots(ctx, from, key, o.Cwd)
-		if conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache); err != nil {
+		if conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript); err != nil {
 			a.release()
 			return nil, err
 		}
@@ -523,13 +530,15 @@ func pickIn(ctx context.Context, store transcript.Store, latest bool, ref string
 	}
 }
 
-func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache) (*transcript.Conversation, error) {
+// load loads the session key of store; mapped, it may keep the messages in
+// the file's mapping (see Options.MapTranscript): for the resume, once.
+func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool) (*transcript.Conversation, error) {
 	src, err := store.OpenSource(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache})
+	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache, Map: mapped})
 	if err != nil {
 		where := key
 		if fs, ok := store.(*transcript.FileStore); ok {
@@ -837,7 +846,7 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 	if err := a.writer.Flush(ctx); err != nil {
 		return nil, err
 	}
-	conv, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines)
+	conv, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false)
 	if errors.Is(err, transcript.ErrNotFound) {
 		return &transcript.Conversation{SessionID: a.id}, nil
 	}

@@ -147,6 +147,9 @@ func runAgent(ctx context.Context, env Env, f *agentFlags, a []string) error {
 	// is given a moment, not the interactive 15 s, before it is dropped
 	// (the next run updates the notes again).
 	s.opts.SessionMemory.Wait = 3 * time.Second
+	// It sends what it resumes and shows none of it: the conversation can
+	// stay in the transcript's pages.
+	s.opts.MapTranscript = true
 	ag, err := agent.Open(ctx, s.opts)
 	if err != nil {
 		return err

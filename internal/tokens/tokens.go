@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/filemap"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/model"
 )
@@ -56,7 +57,9 @@ func EstimateBlock(b model.Block) int64 {
 		return Estimate(b.Name) + estimateLen(len(b.Input))
 	case model.BlockToolResult:
 		c := b.Content
-		if len(c) > 0 && c[0] == '"' {
+		// Content in a file's mapping is a string (transcript maps no
+		// other), told without reading it: its pages stay out of memory.
+		if filemap.Holds(c) || len(c) > 0 && c[0] == '"' {
 			// A string: its encoded length is close enough, and decoding
 			// every result on every count would cost more than it tells.
 			return estimateLen(len(c) - 2)

@@ -1,0 +1,115 @@
+// Package filemap maps files read-only, so that large values read from a
+// file can stay in the page cache as slices of its mapping instead of
+// copies in the heap: only what reads them brings their pages into the
+// process.
+//
+// A mapping is never unmapped (its slices may be anywhere), so a program
+// maps few files, once. A file cut shorter under its mapping faults the
+// reader of the bytes past the new end (SIGBUS, which kills a Go
+// program): users of the slices call Check before they read them, and
+// get an error naming the file instead; a file cut between the check and
+// the read still faults. A file replaced by another (renamed over,
+// deleted and written again) leaves the mapping reading the old one, as
+// it was. Bytes of the file changed in place show through the mapping:
+// the files mapped (transcripts) are only ever appended to.
+package filemap
+
+import (
+	"fmt"
+	"iter"
+	"os"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Region is a mapping of part of a file.
+type Region struct {
+	data []byte
+	off  int64    // the file offset of data[0]
+	f    *os.File // the file, kept open for Check
+}
+
+// regions holds every region mapped, never emptied: Holds reads it
+// without a lock.
+var (
+	regions atomic.Pointer[[]*Region]
+	mu      sync.Mutex // serialises writers of regions
+)
+
+func register(r *Region) {
+	mu.Lock()
+	defer mu.Unlock()
+	var all []*Region
+	if p := regions.Load(); p != nil {
+		all = append(all, *p...)
+	}
+	all = append(all, r)
+	regions.Store(&all)
+}
+
+// At returns the n bytes of the file at off, nil when the region does not
+// hold them all.
+func (r *Region) At(off int64, n int) []byte {
+	if r == nil || off < r.off || off+int64(n) > r.off+int64(len(r.data)) {
+		return nil
+	}
+	i := int(off - r.off)
+	return r.data[i : i+n : i+n]
+}
+
+// regionOf returns the region b is a slice of, nil when it is none's.
+func regionOf(b []byte) *Region {
+	p := regions.Load()
+	if p == nil || len(b) == 0 {
+		return nil
+	}
+	s := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	for _, r := range *p {
+		d := uintptr(unsafe.Pointer(unsafe.SliceData(r.data)))
+		if s >= d && s+uintptr(len(b)) <= d+uintptr(len(r.data)) {
+			return r
+		}
+	}
+	return nil
+}
+
+// Holds reports whether b is a slice of a mapping. It reads nothing of b.
+func Holds(b []byte) bool { return regionOf(b) != nil }
+
+// Check returns an error naming the file when one of bs is a slice of a
+// mapping whose file is now shorter than the slice's end: reading it
+// would fault. It reads nothing of the slices, and looks at each file
+// once.
+func Check(bs iter.Seq[[]byte]) error {
+	if regions.Load() == nil {
+		return nil
+	}
+	var ends map[*Region]int64
+	for b := range bs {
+		r := regionOf(b)
+		if r == nil {
+			continue
+		}
+		end := r.off + int64(offsetIn(b, r.data)+len(b))
+		if ends == nil {
+			ends = make(map[*Region]int64)
+		}
+		ends[r] = max(ends[r], end)
+	}
+	for r, end := range ends {
+		st, err := r.f.Stat()
+		if err != nil {
+			return fmt.Errorf("check %s, which the conversation is read from: %w", r.f.Name(), err)
+		}
+		if st.Size() < end {
+			return fmt.Errorf("%s was cut to %d bytes since it was read (it had at least %d): the conversation read from it can no longer be sent", r.f.Name(), st.Size(), end)
+		}
+	}
+	return nil
+}
+
+// offsetIn returns where sub, a slice of buf, starts in it.
+func offsetIn(sub, buf []byte) int {
+	return int(uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+}
