@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,8 +150,17 @@ func FuzzDecodeEntryLeavesResult(f *testing.F) {
 			return
 		}
 		got, gerr := loose.MarshalJSON()
+		if serr != nil && loose.res == nil {
+			// What the strict decode refused was a large result a later
+			// toolUseResult key replaced: nothing keeps it, and what is
+			// kept was checked strictly.
+			if gerr != nil || !json.Valid(got) {
+				t.Fatalf("only the loose check took the line (%v); re-encoding it gives %v, %q", serr, gerr, got)
+			}
+			return
+		}
 		if serr != nil {
-			if loose.res == nil || gerr == nil || !strings.Contains(gerr.Error(), "not valid JSON") {
+			if gerr == nil || !strings.Contains(gerr.Error(), "not valid JSON") {
 				t.Fatalf("only the loose check took the line (%v), yet re-encoding it gives %v", serr, gerr)
 			}
 			return
