@@ -22,6 +22,9 @@ const (
 	NoContentText     = "(no content)"
 	SyntheticModel    = "<synthetic>"
 	MissingStartText  = "[The start of this conversation is missing from its transcript.]"
+	// ToolUseInterruptedText is the response sent for one left with
+	// nothing once the tool_use ids used before are taken out.
+	ToolUseInterruptedText = "[Tool use interrupted]"
 )
 
 // Messages returns the conversation as the model is sent it: attachments
@@ -423,7 +426,8 @@ func whitespaceOnly(blocks []model.Block) bool {
 // result saying so), tool results that answer nothing are dropped, and a
 // tool_use id used twice keeps its first use only. It works in place,
 // inserting the user message an unanswered last response needs; a message
-// that needs no change keeps its Content.
+// that needs no change keeps its Content, and a response left with nothing
+// is ToolUseInterruptedText.
 func (v *view) pairToolResults(msgs []model.Message) []model.Message {
 	used := make(map[string]struct{}, v.said)
 	var calls []string
@@ -459,7 +463,11 @@ func (v *view) pairToolResults(msgs []model.Message) []model.Message {
 		case len(m.Content) == 0:
 			m.Content = nil
 		case repeated:
-			m.Content = v.firstUses(m.Content, calls)
+			if m.Content = v.firstUses(m.Content, calls); len(m.Content) == 0 {
+				// Nothing but calls made before: the API takes no empty
+				// response, and Claude Code sends this text instead.
+				m.Content = []model.Block{model.TextBlock(ToolUseInterruptedText)}
+			}
 		}
 		if len(calls) == 0 {
 			continue
