@@ -382,10 +382,15 @@ func (v *view) merge(prev, m []model.Block, seam bool) []model.Block {
 
 // dropEmptyAssistants removes assistant messages left with only white-space
 // text, joins messages of one role that end up adjacent, and gives an empty
-// non-final assistant message a placeholder. It works in place.
+// non-final assistant message a placeholder. It works in place, moving
+// messages only after the first it drops.
 func (v *view) dropEmptyAssistants(msgs []model.Message) []model.Message {
-	out := msgs[:0]
-	for _, m := range msgs {
+	kept := 0
+	for kept < len(msgs) && !dropsOrJoins(msgs, kept) {
+		kept++
+	}
+	out := msgs[:kept]
+	for _, m := range msgs[kept:] {
 		if m.Role == model.RoleAssistant && len(m.Content) > 0 && whitespaceOnly(m.Content) {
 			continue
 		}
@@ -410,6 +415,14 @@ func (v *view) dropEmptyAssistants(msgs []model.Message) []model.Message {
 		}
 	}
 	return out
+}
+
+// dropsOrJoins reports whether dropEmptyAssistants drops or joins msgs[i], the
+// messages before it kept as they are.
+func dropsOrJoins(msgs []model.Message, i int) bool {
+	m := &msgs[i]
+	return m.Role == model.RoleAssistant && len(m.Content) > 0 && whitespaceOnly(m.Content) ||
+		i > 0 && m.Role == msgs[i-1].Role
 }
 
 func whitespaceOnly(blocks []model.Block) bool {
