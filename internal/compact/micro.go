@@ -246,11 +246,13 @@ func (m *Micro) clear(ids []string) {
 func (m *Micro) collect(msgs []model.Message) []compactable {
 	var names toolNames
 	var out []compactable
-	for i, msg := range msgs {
-		for j, b := range msg.Content {
-			if b.Type == model.BlockToolResult && (m.cleared[b.ToolUseID] || m.tools[names.of(msgs, i, j, b.ToolUseID)]) {
+	for i := range msgs {
+		content := msgs[i].Content
+		for j := range content {
+			b := &content[j] // not a copy: most blocks are not results
+			if b.Type == model.BlockToolResult && (len(m.cleared) > 0 && m.cleared[b.ToolUseID] || m.tools[names.of(msgs, i, j, b.ToolUseID)]) {
 				out = append(out, compactable{
-					id: b.ToolUseID, msg: i, blk: j, block: &msg.Content[j],
+					id: b.ToolUseID, msg: i, blk: j, block: b,
 					isCleared: bytes.Equal(b.Content, clearedJSON),
 				})
 			}
