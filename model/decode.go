@@ -132,6 +132,12 @@ func (b *Block) decode(data []byte, copyRaw bool) error {
 		if val == nil || jsonscan.IsNull(val) {
 			continue
 		}
+		if i == 0 {
+			if t, ok := blockTypes[string(val)]; ok {
+				b.Type = t
+				continue
+			}
+		}
 		if val[0] == '"' {
 			if s, err := jsonscan.Unquote(val, jsonscan.StringFlags(val)); err == nil {
 				*dsts[i] = s
@@ -150,6 +156,15 @@ func (b *Block) decode(data []byte, copyRaw bool) error {
 		b.IsError = &v
 	}
 	return nil
+}
+
+// blockTypes maps the literals of the known block types to the types, so
+// that decoded blocks share their Type strings (one allocation less a
+// block, and comparisons with the constants that need not read memory
+// elsewhere).
+var blockTypes = map[string]string{
+	`"text"`: BlockText, `"tool_use"`: BlockToolUse, `"tool_result"`: BlockToolResult, `"thinking"`: BlockThinking,
+	`"redacted_thinking"`: BlockRedactedThinking, `"image"`: BlockImage, `"document"`: BlockDocument,
 }
 
 var blockStrKeys = [6]string{"type", "text", "id", "name", "tool_use_id", "thinking"}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/jsonscan"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/model"
 )
@@ -21,12 +22,44 @@ func WrapSystemReminder(s string) string {
 // text.
 const SkillListingIntro = "The following skills are available for use with the Skill tool:"
 
+// AttachmentType returns the type of an attachment entry's attachment:
+// what encoding/json decodes into a string field "type" (the key matched
+// without regard to case, the last of repeated keys counting, null
+// leaving it as it was), "" when there is none or it is not a string. It reads the type alone, so a scan
+// for one kind of attachment passes over the others without decoding
+// them.
+func (e *Entry) AttachmentType() string {
+	members := jsonscan.Members
+	if within(e.Attachment, e.body) {
+		members = jsonscan.TrustedMembers // checked with its line
+	}
+	var typ []byte
+	err := members(e.Attachment, func(key []byte, f jsonscan.Flags, val []byte) error {
+		k, err := jsonscan.KeyText(key, f)
+		if err != nil {
+			return err
+		}
+		if foldIs(k, "type") && !jsonscan.IsNull(val) {
+			typ = val
+		}
+		return nil
+	})
+	if err != nil || len(typ) == 0 || typ[0] != '"' {
+		return ""
+	}
+	s, err := jsonscan.Unquote(typ, jsonscan.StringFlags(typ))
+	if err != nil {
+		return ""
+	}
+	return s
+}
+
 // renderAttachment returns the text blocks an attachment entry was sent as.
 // Newer transcripts record them (rendered); for older ones they are rebuilt
 // from the attachment the way Claude Code renders each type. Types that
 // render to nothing return nil.
 func renderAttachment(e *Entry) ([]model.Block, error) {
-	if rendered, ok := e.Unknown()["rendered"]; ok {
+	if rendered, ok := e.unknownMember("rendered"); ok {
 		var parts []struct {
 			Content json.RawMessage `json:"content"`
 		}

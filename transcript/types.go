@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/jsonscan"
 	"github.com/cairn-dev/cairn/model"
 )
 
@@ -74,12 +75,37 @@ func recordedRole(e *Entry) (role string, ok bool) {
 	if !versionAtLeast(e.Version, 2, 1, 332) {
 		return "", false
 	}
-	raw, ok := e.Unknown()["renderedRole"]
+	raw, ok := e.unknownMember("renderedRole")
 	if !ok {
 		return "", false
 	}
 	_ = json.Unmarshal(raw, &role)
 	return role, true
+}
+
+// unknownMember returns the member called name among those of e's line
+// that Entry has no field for, as Unknown()[name] does, without making
+// the map of all of them: attachment lines are asked for one or two each
+// time a conversation is sent.
+func (e *Entry) unknownMember(name string) (json.RawMessage, bool) {
+	if e.unknown == nil {
+		return nil, false
+	}
+	var val []byte
+	err := jsonscan.TrustedMembers(e.unknown, func(key []byte, f jsonscan.Flags, v []byte) error {
+		k, err := jsonscan.KeyText(key, f)
+		if err != nil {
+			return err
+		}
+		if string(k) == name {
+			val = v
+		}
+		return nil
+	})
+	if err != nil || val == nil {
+		return nil, false
+	}
+	return val, true
 }
 
 // isSentAttachment reports whether an attachment line puts anything in

@@ -1,6 +1,7 @@
 package transcript_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -140,5 +141,46 @@ func TestResultHasKey(t *testing.T) {
 	}
 	if bad := (transcript.Entry{ToolUseResult: []byte(`{"plan":`)}); bad.ResultHasKey("plan") {
 		t.Error("invalid JSON has no keys")
+	}
+}
+
+// AttachmentType reads the type encoding/json would decode, from a line
+// or from an entry built by code.
+func TestAttachmentType(t *testing.T) {
+	for _, tc := range []struct {
+		attachment, want string
+	}{
+		{`{"type":"plan_file_reference","planContent":"p"}`, "plan_file_reference"},
+		{`{"content":"x","type":"todo"}`, "todo"},
+		{`{"Type":"todo"}`, "todo"},
+		{`{"type":"a","TYPE":"b"}`, "b"},
+		{`{"type":"a","type":null}`, "a"},
+		{`{"\u0074ype":"t\u00e9"}`, "té"},
+		{`{"type":5}`, ""},
+		{`{"x":{"type":"inner"}}`, ""},
+		{`["type"]`, ""},
+		{`null`, ""},
+	} {
+		line := `{"type":"attachment","uuid":"u1","attachment":` + tc.attachment + `}`
+		e, err := transcript.DecodeEntry([]byte(line))
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if got := e.AttachmentType(); got != tc.want {
+			t.Errorf("%s: AttachmentType = %q, want %q", tc.attachment, got, tc.want)
+		}
+		built := transcript.Entry{Type: transcript.TypeAttachment, Attachment: []byte(tc.attachment)}
+		if got := built.AttachmentType(); got != tc.want {
+			t.Errorf("%s set by code: AttachmentType = %q, want %q", tc.attachment, got, tc.want)
+		}
+		var a struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal([]byte(tc.attachment), &a) == nil && a.Type != tc.want {
+			t.Errorf("%s: encoding/json decodes type %q, the table says %q", tc.attachment, a.Type, tc.want)
+		}
+	}
+	if bad := (transcript.Entry{Attachment: []byte(`{"type":"x"`)}); bad.AttachmentType() != "" {
+		t.Error("invalid JSON has no type")
 	}
 }

@@ -22,6 +22,9 @@ const (
 	NoContentText     = "(no content)"
 	SyntheticModel    = "<synthetic>"
 	MissingStartText  = "[The start of this conversation is missing from its transcript.]"
+	// ToolUseInterruptedText is the response sent for one left with
+	// nothing once the tool_use ids used before are taken out.
+	ToolUseInterruptedText = "[Tool use interrupted]"
 )
 
 // Messages returns the conversation as the model is sent it: attachments
@@ -379,10 +382,15 @@ func (v *view) merge(prev, m []model.Block, seam bool) []model.Block {
 
 // dropEmptyAssistants removes assistant messages left with only white-space
 // text, joins messages of one role that end up adjacent, and gives an empty
-// non-final assistant message a placeholder. It works in place.
+// non-final assistant message a placeholder. It works in place, moving
+// messages only after the first it drops.
 func (v *view) dropEmptyAssistants(msgs []model.Message) []model.Message {
-	out := msgs[:0]
-	for _, m := range msgs {
+	kept := 0
+	for kept < len(msgs) && !dropsOrJoins(msgs, kept) {
+		kept++
+	}
+	out := msgs[:kept]
+	for _, m := range msgs[kept:] {
 		if m.Role == model.RoleAssistant && len(m.Content) > 0 && whitespaceOnly(m.Content) {
 			continue
 		}
@@ -409,6 +417,14 @@ func (v *view) dropEmptyAssistants(msgs []model.Message) []model.Message {
 	return out
 }
 
+// dropsOrJoins reports whether dropEmptyAssistants drops or joins msgs[i], the
+// messages before it kept as they are.
+func dropsOrJoins(msgs []model.Message, i int) bool {
+	m := &msgs[i]
+	return m.Role == model.RoleAssistant && len(m.Content) > 0 && whitespaceOnly(m.Content) ||
+		i > 0 && m.Role == msgs[i-1].Role
+}
+
 func whitespaceOnly(blocks []model.Block) bool {
 	for i := range blocks {
 		if blocks[i].Type != model.BlockText || strings.TrimSpace(blocks[i].Text) != "" {
@@ -423,7 +439,8 @@ func whitespaceOnly(blocks []model.Block) bool {
 // result saying so), tool results that answer nothing are dropped, and a
 // tool_use id used twice keeps its first use only. It works in place,
 // inserting the user message an unanswered last response needs; a message
-// that needs no change keeps its Content.
+// that needs no change keeps its Content, and a response left with nothing
+// is ToolUseInterruptedText.
 func (v *view) pairToolResults(msgs []model.Message) []model.Message {
 	used := make(map[string]struct{}, v.said)
 	var calls []string
@@ -459,7 +476,11 @@ func (v *view) pairToolResults(msgs []model.Message) []model.Message {
 		case len(m.Content) == 0:
 			m.Content = nil
 		case repeated:
-			m.Content = v.firstUses(m.Content, calls)
+			if m.Content = v.firstUses(m.Content, calls); len(m.Content) == 0 {
+				// Nothing but calls made before: the API takes no empty
+				// response, and Claude Code sends this text instead.
+				m.Content = []model.Block{model.TextBlock(ToolUseInterruptedText)}
+			}
 		}
 		if len(calls) == 0 {
 			continue

@@ -106,6 +106,13 @@ func TestMessagesShapes(t *testing.T) {
 			p = s.result(b[1], "A", "a2")
 			s.assistant(p, "m3", text("done"))
 		}, []string{"[1] user: go", "[2] assistant: use:A", "[3] user: result:A", "[4 5] assistant: again", "[6] user: (no content)", "[7] assistant: done"}, nil},
+		{"a response of calls all made before says it was interrupted", func(s *script) {
+			a := s.assistant(s.user("", "go"), "m1", toolUse("A", "Bash"))
+			p := s.result(a[0], "A", "a")
+			b := s.assistant(p, "m2", toolUse("A", "Bash"))
+			p = s.result(b[0], "A", "a2")
+			s.assistant(p, "m3", text("done"))
+		}, []string{"[1] user: go", "[2] assistant: use:A", "[3] user: result:A", "[4] assistant: [Tool use interrupted]", "[5] user: (no content)", "[6] assistant: done"}, nil},
 		{"an API error message Claude Code made up is left out", func(s *script) {
 			p := s.user("", "go")
 			p = s.add(p, map[string]any{"type": "assistant", "isApiErrorMessage": true, "message": map[string]any{
@@ -425,9 +432,8 @@ func checkMessages(c *transcript.Conversation) error {
 		if i == 0 && m.Role != model.RoleUser || i > 0 && m.Role == first[i-1].Role {
 			return fmt.Errorf("message %d is from %s after %s", i, m.Role, first[max(i-1, 0)].Role)
 		}
-		// A response left with nothing but tool_use ids used before is
-		// empty, as it was before Messages was rewritten.
-		if len(m.Content) == 0 && m.Role == model.RoleUser {
+		// The API takes an empty message only as the last response.
+		if len(m.Content) == 0 && (m.Role == model.RoleUser || i < len(first)-1) {
 			return fmt.Errorf("message %d (%s) is empty", i, m.Role)
 		}
 		for _, id := range m.IDs {

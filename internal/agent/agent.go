@@ -552,7 +552,12 @@ func load(ctx context.Context, store transcript.Store, key string, newUUID func(
 // start opens the transcript for appending and builds the engine. What
 // it opens is on a.closers, which a failed start leaves for Open to close.
 func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error {
+	// What the tools take from the conversation is read beside the
+	// messages the engine goes on from: both only read the entries.
+	state := make(chan toolState, 1)
+	go func() { state <- a.toolStateOf(conv) }()
 	history, err := a.openTranscript(ctx, conv)
+	st := <-state
 	if err != nil {
 		return err
 	}
@@ -567,14 +572,29 @@ func (a *Agent) start(ctx context.Context, conv *transcript.Conversation) error 
 			}
 		}
 	}
-	a.ext = newExtensions(a.opts, conv)
-	reg, err := a.buildTools(conv)
+	a.ext, a.pins, a.todos, a.plan = st.ext, st.pins, st.todos, st.plan
+	reg, err := a.buildTools()
 	if err != nil {
 		return err
 	}
 	a.buildMiddleware(conv, reg)
 	a.buildEngine(conv, reg, history)
 	return nil
+}
+
+// toolState is what the session's tools take from the conversation it
+// goes on from: the skills it loaded and listed, its pins, its todo list
+// and its plan.
+type toolState struct {
+	ext   *extensions
+	pins  *compact.Pins
+	todos *coretools.TodoList
+	plan  *coretools.Plan
+}
+
+// toolStateOf reads the tools' state from conv (nil for a new session).
+func (a *Agent) toolStateOf(conv *transcript.Conversation) toolState {
+	return toolState{ext: newExtensions(a.opts, conv), pins: pinsOf(conv), todos: todosOf(conv), plan: planOf(conv, a.opts.Home, a.id)}
 }
 
 // onClose adds f to what Close closes, in the reverse order of the adds.
@@ -697,7 +717,7 @@ func knownIn(entries []transcript.Entry) func(string) bool {
 
 // buildTools builds the system prompt and the session's tools, bound to
 // its state.
-func (a *Agent) buildTools(conv *transcript.Conversation) (*tool.Registry, error) {
+func (a *Agent) buildTools() (*tool.Registry, error) {
 	o := a.opts
 	po := prompt.Options{
 		Cwd: o.Cwd, IsGitRepo: gitinfo.Root(o.Cwd) != "", ModelName: o.ModelName, AppendText: o.AppendSystemPrompt,
@@ -712,9 +732,6 @@ func (a *Agent) buildTools(conv *transcript.Conversation) (*tool.Registry, error
 	if len(a.ext.current()) > 0 && !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Spec().Name == "Skill" }) {
 		tools = append(tools, coretools.Skill{})
 	}
-	a.pins = pinsOf(conv)
-	a.todos = todosOf(conv)
-	a.plan = planOf(conv, o.Home, a.id)
 	// The tools that work on the session's state take it here; the
 	// session knows none of them by type or name.
 	tools = coretools.Bind(tools, &coretools.Session{

@@ -55,11 +55,7 @@ func newExtensions(o Options, conv *transcript.Conversation) *extensions {
 	x := &extensions{set: e.Set, dir: o.Cwd, allow: e.AllowShell, read: e.AllowRead, grant: e.Grant, warn: o.Warn}
 	if conv != nil {
 		x.listed = listedIn(conv.Entries)
-		for _, name := range loadedSkills(conv.Entries) {
-			if x.set.Skill(name) != nil {
-				x.remember(name)
-			}
-		}
+		x.loaded = loadedSkills(conv.Entries, x.set)
 	}
 	return x
 }
@@ -293,12 +289,13 @@ func (x *extensions) markListed(lines []listingLine, initial bool) {
 }
 
 // listedIn reads what the skill listings of a transcript listed (since
-// its last compaction): each "- name: …" line by name.
+// its last compaction): each "- name: …" line by name. It reads the
+// listings from the end back to the last initial one.
 func listedIn(entries []transcript.Entry) map[string]string {
 	listed := map[string]string{}
-	for i := range entries {
+	for i := len(entries) - 1; i >= 0; i-- {
 		e := &entries[i] // not a copy: most entries are not looked at
-		if e.Type != transcript.TypeAttachment {
+		if e.Type != transcript.TypeAttachment || e.AttachmentType() != SkillListingAttachment {
 			continue
 		}
 		var a struct {
@@ -309,13 +306,18 @@ func listedIn(entries []transcript.Entry) map[string]string {
 		if json.Unmarshal(e.Attachment, &a) != nil || a.Type != SkillListingAttachment {
 			continue
 		}
-		if a.IsInitial {
-			clear(listed)
-		}
-		for _, line := range strings.Split(a.Content, "\n") {
+		// Read backwards, the first line of a name is its latest.
+		lines := strings.Split(a.Content, "\n")
+		for k := len(lines) - 1; k >= 0; k-- {
+			line := lines[k]
 			if name, _, ok := strings.Cut(strings.TrimPrefix(line, "- "), ": "); ok && strings.HasPrefix(line, "- ") {
-				listed[name] = line
+				if _, later := listed[name]; !later {
+					listed[name] = line
+				}
 			}
+		}
+		if a.IsInitial {
+			break
 		}
 	}
 	return listed
@@ -458,14 +460,27 @@ func cutTokens(text string, n int64) string {
 	return strings.ToValidUTF8(cut, "")
 }
 
-// loadedSkills are the skills a transcript loaded, oldest first: those
-// the last compaction carried, then the Skill calls and /name prompts
-// after it.
-func loadedSkills(entries []transcript.Entry) []string {
-	var names []string
-	for i := range entries {
+// loadedSkills are the skills of set a transcript loaded, each once,
+// oldest last load first: those the last compaction carried, then the
+// Skill calls and /name prompts after it. It reads entries from the end
+// and stops once every skill of set is found: a set without skills reads
+// nothing.
+func loadedSkills(entries []transcript.Entry, set *extension.Set) []string {
+	if set == nil || len(set.Skills) == 0 {
+		return nil
+	}
+	var names []string // newest first
+	add := func(name string) {
+		if set.Skill(name) != nil && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for i := len(entries) - 1; i >= 0 && len(names) < len(set.Skills); i-- {
 		e := &entries[i] // not a copy: the messages are decoded already
 		if e.Type == transcript.TypeAttachment {
+			if e.AttachmentType() != InvokedSkillsAttachment {
+				continue
+			}
 			var a struct {
 				Type   string `json:"type"`
 				Skills []struct {
@@ -473,8 +488,8 @@ func loadedSkills(entries []transcript.Entry) []string {
 				} `json:"skills"`
 			}
 			if json.Unmarshal(e.Attachment, &a) == nil && a.Type == InvokedSkillsAttachment {
-				for _, s := range a.Skills {
-					names = append(names, s.Name)
+				for k := len(a.Skills) - 1; k >= 0; k-- {
+					add(a.Skills[k].Name)
 				}
 			}
 			continue
@@ -483,22 +498,23 @@ func loadedSkills(entries []transcript.Entry) []string {
 		if !ok || err != nil {
 			continue
 		}
-		for j := range m.Content {
+		for j := len(m.Content) - 1; j >= 0; j-- {
 			switch b := &m.Content[j]; {
 			case b.Type == model.BlockToolUse && b.Name == "Skill":
 				var in struct {
 					Skill string `json:"skill"`
 				}
 				if json.Unmarshal(b.Input, &in) == nil && in.Skill != "" {
-					names = append(names, strings.TrimPrefix(in.Skill, "/"))
+					add(strings.TrimPrefix(in.Skill, "/"))
 				}
 			case b.Type == model.BlockText && strings.HasPrefix(b.Text, "<command-message>"):
 				if name, _, ok := strings.Cut(strings.TrimPrefix(b.Text, "<command-message>"), "</command-message>"); ok {
-					names = append(names, name)
+					add(name)
 				}
 			}
 		}
 	}
+	slices.Reverse(names)
 	return names
 }
 

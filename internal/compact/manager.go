@@ -241,7 +241,8 @@ func (m *Manager) resetLayers() {
 // Marker is a layer that marks every message it sends (snip's ids): a
 // history a compaction has just made is marked before it is sent too, so
 // the first request after a compaction starts the prefix the next ones
-// repeat.
+// repeat. Mark only adds text, so marked messages never weigh less than
+// unmarked ones (the summary weighs them unmarked first).
 type Marker interface {
 	Mark(msgs []model.Message) []model.Message
 }

@@ -190,7 +190,10 @@ var clearedJSON = jsonw.String(ClearedText)
 
 // Apply implements Layer. It returns the tokens freed by results it
 // cleared for this request; results cleared before were already out of
-// the context the last response reported.
+// the context the last response reported. A clearing is recorded before
+// the request goes out; when the request is over the auto-compaction
+// threshold even so, the Manager's compaction makes the record moot, and
+// it is written only if the request goes out without one.
 func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 	cold := !m.last.IsZero() && st.Now.Sub(m.last) >= m.cfg.Gap
 	m.last = st.Now
@@ -200,15 +203,25 @@ func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 	results := m.collect(st.Send)
 	var freed int64
 	if trigger, batch, saved := m.batch(results, cold); trigger != "" {
-		if err := m.record(ctx, trigger, st.Remaining(), saved, batch); err != nil {
-			st.Prep.Notices = append(st.Prep.Notices, fmt.Sprintf("micro-compaction skipped: %v", err))
-		} else {
-			if len(m.cleared) == 0 {
-				m.cleared = make(map[string]bool, len(batch)) // a resume's first batch clears thousands
+		pre := st.Remaining()
+		switch {
+		case st.managed && pre-saved >= st.Window.AutoCompactAt():
+			// Over the threshold even so, the Manager compacts, and its
+			// boundary makes the clearing's moot: the clearing is recorded
+			// only if the request goes out as it is after all.
+			m.clear(batch)
+			freed = saved
+			st.later = append(st.later, func(st *State) {
+				if err := m.record(ctx, trigger, pre, saved, batch); err != nil {
+					st.Prep.Notices = append(st.Prep.Notices, fmt.Sprintf("micro-compaction not recorded (a resume may send the results it cleared): %v", err))
+				}
+			})
+		default:
+			if err := m.record(ctx, trigger, pre, saved, batch); err != nil {
+				st.Prep.Notices = append(st.Prep.Notices, fmt.Sprintf("micro-compaction skipped: %v", err))
+				break
 			}
-			for _, id := range batch {
-				m.cleared[id] = true
-			}
+			m.clear(batch)
 			freed = saved
 		}
 	}
@@ -219,15 +232,27 @@ func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 	return freed, nil
 }
 
+// clear adds the ids to those cleared.
+func (m *Micro) clear(ids []string) {
+	if len(m.cleared) == 0 {
+		m.cleared = make(map[string]bool, len(ids)) // a resume's first batch clears thousands
+	}
+	for _, id := range ids {
+		m.cleared[id] = true
+	}
+}
+
 // collect finds the results of compactable tools in msgs, oldest first.
 func (m *Micro) collect(msgs []model.Message) []compactable {
 	var names toolNames
 	var out []compactable
-	for i, msg := range msgs {
-		for j, b := range msg.Content {
-			if b.Type == model.BlockToolResult && (m.cleared[b.ToolUseID] || m.tools[names.of(msgs, i, j, b.ToolUseID)]) {
+	for i := range msgs {
+		content := msgs[i].Content
+		for j := range content {
+			b := &content[j] // not a copy: most blocks are not results
+			if b.Type == model.BlockToolResult && (len(m.cleared) > 0 && m.cleared[b.ToolUseID] || m.tools[names.of(msgs, i, j, b.ToolUseID)]) {
 				out = append(out, compactable{
-					id: b.ToolUseID, msg: i, blk: j, block: &msg.Content[j],
+					id: b.ToolUseID, msg: i, blk: j, block: b,
 					isCleared: bytes.Equal(b.Content, clearedJSON),
 				})
 			}

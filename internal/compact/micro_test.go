@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -358,5 +359,54 @@ func TestMicroFindsTheCallFarFromItsResult(t *testing.T) {
 	// call, the second "dup" (a Read), not the first (a TodoWrite).
 	if diff := cmp.Diff([]string{"4far", "6dup"}, cleared); diff != "" {
 		t.Errorf("cleared (-want +got):\n%s", diff)
+	}
+}
+
+// TestMicroRecordAfterCompaction: a clearing made on a request that is
+// compacted anyway is not recorded (the compaction's boundary makes it
+// moot), though the summary reads the results cleared; one made on a
+// request that goes out as it is, over the threshold, is.
+func TestMicroRecordAfterCompaction(t *testing.T) {
+	w := tokens.Window{Size: 200_000, MaxOutput: 32_000}
+	for _, disabled := range []bool{false, true} {
+		t.Run(fmt.Sprint("auto-compaction off: ", disabled), func(t *testing.T) {
+			tr := &memTranscript{}
+			var summarised []model.Message
+			mdl := &modeltest.Scripted{Answer: func(_ context.Context, _ int, req *model.Request) ([]model.Block, error) {
+				summarised = req.Messages
+				return []model.Block{model.TextBlock("<summary>done</summary>")}, nil
+			}}
+			mgr := compact.New(compact.Config{Model: mdl, Window: w, Transcript: tr, Disabled: disabled, Now: func() time.Time { return t0.Add(2 * time.Hour) }})
+			mgr.AddLayer(newMicro(compact.MicroConfig{Tools: []string{"Read"}, Transcript: tr, Since: t0}))
+			h := calls(4000, repeat(60, "Read")...)
+			for i := range h {
+				h[i].IDs = []string{fmt.Sprint("m", i)}
+			}
+			p := &engine.Prep{History: h, Used: w.AutoCompactAt() + 100_000}
+			if err := mgr.Prepare(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+			var micro, boundary int
+			for _, e := range tr.entries {
+				switch {
+				case e.IsMicrocompactBoundary():
+					micro++
+				case e.IsCompactBoundary():
+					boundary++
+				}
+			}
+			if disabled {
+				if micro != 1 || boundary != 0 || len(clearedIDs(t, p.Send)) != 55 {
+					t.Errorf("sent as it is: %d clearings and %d compactions recorded, %d results cleared; want 1, 0, 55", micro, boundary, len(clearedIDs(t, p.Send)))
+				}
+				return
+			}
+			if micro != 0 || boundary != 1 {
+				t.Errorf("compacted: %d clearings and %d compactions recorded, want 0 and 1", micro, boundary)
+			}
+			if got := len(clearedIDs(t, summarised)); got != 55 {
+				t.Errorf("the summary read %d results cleared, want 55", got)
+			}
+		})
 	}
 }

@@ -194,7 +194,8 @@ func stripped(b model.Block) (model.Block, bool) {
 type summaryView struct {
 	msgs []model.Message
 	// mark, when set, tags messages as the conversation's requests carried
-	// them (msgs lacks the tags); tags never add or move a tool result.
+	// them (msgs lacks the tags); tags only add text, never a tool result,
+	// and move none.
 	mark func([]model.Message) []model.Message
 	trim bool
 	// keepMsg, keepBlk is where the newest keepResults tool results
@@ -255,11 +256,23 @@ func (v summaryView) block(m model.Message, i, j int) model.Block {
 var clearedTokens = tokens.EstimateBlock(model.ToolResultBlock("", clearedText, false))
 
 // fits reports whether the view's messages are estimated at fewer than
-// budget tokens, weighing them only until the budget is reached.
+// budget tokens, weighing them only until the budget is reached. Tags
+// only add text, so messages that do not fit untagged do not fit tagged:
+// they are weighed untagged first, and tagged only when they fit.
 func (v summaryView) fits(budget int64) bool {
+	if v.mark == nil {
+		return v.weighs(budget, v.msg)
+	}
+	untagged := func(i int) model.Message { return v.msgs[i] }
+	return v.weighs(budget, untagged) && v.weighs(budget, v.msg)
+}
+
+// weighs reports whether the view's messages, as msg gives them, are
+// estimated at fewer than budget tokens.
+func (v summaryView) weighs(budget int64, msg func(int) model.Message) bool {
 	var n int64
 	for i := range v.msgs {
-		m := v.msg(i)
+		m := msg(i)
 		for j, b := range m.Content {
 			if b.Type == model.BlockToolResult && v.cleared(i, j) {
 				n += clearedTokens

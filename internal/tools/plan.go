@@ -112,14 +112,20 @@ type exitPlanDetail struct {
 // LatestPlan returns the plan a conversation left (SPEC R4, E3): the
 // newest of the plan_file_reference attachments (a compaction's, or Claude
 // Code's) and the ExitPlanMode calls that saved a plan, reading entries
-// (a loaded conversation's, oldest first) from the end. ok is false when
-// the conversation has none.
+// (a loaded conversation's, oldest first) from the end. A call's detail
+// is read from its answer (see answerOf), so a conversation without a
+// plan costs a look at each response and attachment, not a decode of each
+// result. ok is false when the conversation has none.
 func LatestPlan(entries []transcript.Entry) (path, content string, ok bool) {
-	saved := map[string]exitPlanDetail{} // by tool_use id
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := &entries[i]
 		switch e.Type {
+		case transcript.TypeUser:
+			continue // results are read from the calls they answer
 		case transcript.TypeAttachment:
+			if e.AttachmentType() != PlanAttachment {
+				continue
+			}
 			var a struct {
 				Type    string `json:"type"`
 				Path    string `json:"planFilePath"`
@@ -129,38 +135,61 @@ func LatestPlan(entries []transcript.Entry) (path, content string, ok bool) {
 				return a.Path, a.Content, true
 			}
 			continue
-		case transcript.TypeUser:
-			var d exitPlanDetail
-			// Most results are not ExitPlanMode's: look for its key before
-			// decoding the whole result.
-			if !e.ResultHasKey("plan") {
-				continue
-			}
-			// A large result may be in the transcript file only: read back.
-			if res, err := e.Result(); err == nil && json.Unmarshal(res, &d) == nil && d.Plan != "" && d.FilePath != "" {
-				if m, ok, err := e.DecodeMessage(); ok && err == nil {
-					for _, b := range m.Content {
-						if b.Type == model.BlockToolResult {
-							saved[b.ToolUseID] = d
-						}
-					}
-				}
-			}
-			continue
 		}
 		m, ok, err := e.DecodeMessage()
 		if !ok || err != nil {
 			continue
 		}
 		for j := len(m.Content) - 1; j >= 0; j-- {
-			if b := m.Content[j]; b.Type == model.BlockToolUse && b.Name == "ExitPlanMode" {
-				if d, ok := saved[b.ID]; ok {
+			if b := &m.Content[j]; b.Type == model.BlockToolUse && b.Name == "ExitPlanMode" {
+				if d, ok := savedPlan(entries[i+1:], b.ID); ok {
 					return d.FilePath, d.Plan, true
 				}
 			}
 		}
 	}
 	return "", "", false
+}
+
+// savedPlan returns the detail of the ExitPlanMode call id when its
+// answer, in the entries after the call, saved a plan.
+func savedPlan(after []transcript.Entry, id string) (exitPlanDetail, bool) {
+	var d exitPlanDetail
+	e, _ := answerOf(after, id)
+	// Look for the plan's key before decoding the whole result; a large
+	// result may be in the transcript file only: read back.
+	if e == nil || !e.ResultHasKey("plan") {
+		return d, false
+	}
+	res, err := e.Result()
+	if err != nil || json.Unmarshal(res, &d) != nil {
+		return d, false
+	}
+	return d, d.Plan != "" && d.FilePath != ""
+}
+
+// answerOf returns the first user entry of entries (those after a call,
+// oldest first) holding a tool_result for the tool_use id, and that
+// block; nil when none does. A call's answer follows it closely, so a
+// scan from the end that looks up the answer of each call it meets reads
+// little more than the scan does.
+func answerOf(entries []transcript.Entry, id string) (*transcript.Entry, *model.Block) {
+	for i := range entries {
+		e := &entries[i]
+		if e.Type != transcript.TypeUser {
+			continue
+		}
+		m, ok, err := e.DecodeMessage()
+		if !ok || err != nil {
+			continue
+		}
+		for j := range m.Content {
+			if b := &m.Content[j]; b.Type == model.BlockToolResult && b.ToolUseID == id {
+				return e, b
+			}
+		}
+	}
+	return nil, nil
 }
 
 // PlanReview is the answer to a plan the model presents with

@@ -98,14 +98,20 @@ func (l *TodoList) Survivors(context.Context) []engine.Attachment {
 // LatestTodos returns the todo list a conversation left (SPEC R4): the
 // newest of the todo attachments a compaction recorded and the successful
 // TodoWrite calls, reading entries (a loaded conversation's, oldest
-// first) from the end. Calls whose result was an error are passed over,
-// and so are inputs that are not a todo list. Transcripts of older Claude
-// Code versions, whose items have no activeForm, restore too.
+// first) from the end. Calls whose answer (see answerOf) was an error are
+// passed over, and so are inputs that are not a todo list. Transcripts of
+// older Claude Code versions, whose items have no activeForm, restore
+// too.
 func LatestTodos(entries []transcript.Entry) []Todo {
-	failed := map[string]bool{}
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := &entries[i]
-		if e.Type == transcript.TypeAttachment {
+		switch e.Type {
+		case transcript.TypeUser:
+			continue // results are read from the calls they answer
+		case transcript.TypeAttachment:
+			if e.AttachmentType() != TodoAttachment {
+				continue
+			}
 			var a struct {
 				Type    string          `json:"type"`
 				Content json.RawMessage `json:"content"`
@@ -123,19 +129,20 @@ func LatestTodos(entries []transcript.Entry) []Todo {
 		}
 		for j := len(m.Content) - 1; j >= 0; j-- {
 			b := &m.Content[j] // not a copy: most blocks are not looked at
-			switch {
-			case b.Type == model.BlockToolResult && b.IsError != nil && *b.IsError:
-				failed[b.ToolUseID] = true
-			case b.Type == model.BlockToolUse && b.Name == "TodoWrite" && !failed[b.ID]:
-				var in struct {
-					Todos json.RawMessage `json:"todos"`
-				}
-				if json.Unmarshal(b.Input, &in) != nil {
-					continue
-				}
-				if todos, ok := looseTodos(in.Todos); ok {
-					return todos
-				}
+			if b.Type != model.BlockToolUse || b.Name != "TodoWrite" {
+				continue
+			}
+			if _, r := answerOf(entries[i+1:], b.ID); r != nil && r.IsError != nil && *r.IsError {
+				continue
+			}
+			var in struct {
+				Todos json.RawMessage `json:"todos"`
+			}
+			if json.Unmarshal(b.Input, &in) != nil {
+				continue
+			}
+			if todos, ok := looseTodos(in.Todos); ok {
+				return todos
 			}
 		}
 	}
