@@ -100,6 +100,11 @@ type Options struct {
 	// headless one does. A terminal that shows every tool result reads
 	// them all, and the file's pages then cost more than the copies.
 	MapTranscript bool
+	// FitGC lets a resume lower the collector's target, for the whole
+	// process, to what the resumed conversation needs (see fitGC): for a
+	// program that is the agent, as the command line is, not one that
+	// embeds it beside work of its own.
+	FitGC bool
 
 	// Which session: at most one of Continue and Resume; Fork copies the
 	// chosen session into a new one; SessionID names a new session.
@@ -391,7 +396,9 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 			a.release()
 			return nil, err
 		}
-		fitGC()
+		if o.FitGC {
+			fitGC()
+		}
 		a.Warnings = conv.Warnings
 		a.resumed = true
 		a.from, a.fromKey, a.fromID = from, key, cmp.Or(conv.SessionID, key)

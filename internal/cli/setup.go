@@ -130,7 +130,7 @@ func assemble(ctx context.Context, env Env, f *agentFlags, headless bool, out io
 		entrypoint = "sdk-cli"
 	}
 	s.opts = agent.Options{
-		Home: home, Cwd: env.Cwd,
+		Home: home, Cwd: env.Cwd, FitGC: true,
 		Model: s.choice.Model, ModelName: s.choice.Name, MaxTokens: s.choice.MaxTokens, Window: s.choice.Window,
 		Tools:      withSandbox(tools.Core(), sb),
 		Middleware: agent.Middleware{Gate: governance.PermissionGate(s.checker, s.refused)},

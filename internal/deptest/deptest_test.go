@@ -20,8 +20,9 @@ var (
 )
 
 // leaves are the small helpers every layer of the library may use:
-// JSON scanning and writing, line files, file-fault wording.
-var leaves = []string{module + "/internal/jsonscan", module + "/internal/jsonw", module + "/internal/jsonl", module + "/internal/fsfault"}
+// JSON scanning and writing, line files, file-fault wording, read-only
+// file mappings.
+var leaves = []string{module + "/internal/jsonscan", module + "/internal/jsonw", module + "/internal/jsonl", module + "/internal/fsfault", module + "/internal/filemap"}
 
 // rules say which packages may not depend on which: a package whose path
 // starts with one of of must not depend, even indirectly, on a package

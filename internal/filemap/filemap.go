@@ -103,7 +103,7 @@ func Check(bs iter.Seq[[]byte]) error {
 			return fmt.Errorf("check %s, which the conversation is read from: %w", r.f.Name(), err)
 		}
 		if st.Size() < end {
-			return fmt.Errorf("%s was cut to %d bytes since it was read (it had at least %d): the conversation read from it can no longer be sent", r.f.Name(), st.Size(), end)
+			return fmt.Errorf("%s was cut to %d bytes since it was read (it had at least %d): the conversation read from it can no longer be sent; resume the session again to read the file as it is now", r.f.Name(), st.Size(), end)
 		}
 	}
 	return nil
