@@ -397,7 +397,7 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 			return nil, err
 		}
 		if o.FitGC {
-			fitGC()
+			fitGC(heapInUse)
 		}
 		a.Warnings = conv.Warnings
 		a.resumed = true
@@ -933,7 +933,11 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	if r, ok := a.planReminder(); ok {
 		in.Attachments = append(in.Attachments, r)
 	}
-	return a.ext.duringTurn(a.afterTurn(ctx, len(a.engine.History()), listed(a.engine.Run(ctx, in))))
+	events := a.ext.duringTurn(a.afterTurn(ctx, len(a.engine.History()), listed(a.engine.Run(ctx, in))))
+	if a.opts.FitGC {
+		events = refitAfter(events)
+	}
+	return events
 }
 
 // system is the system prompt of the next request; with

@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"iter"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // heapHeadroom is how much garbage the collector lets pile up on top of a
@@ -21,20 +24,46 @@ const minGCPercent = 10
 // long session's conversation in memory (about its file's size), the
 // compaction that follows the resume piled its garbage on top of it, and
 // the process's peak memory was twice the conversation. With more than
-// heapHeadroom in use, the collector now runs once the heap grew by
-// heapHeadroom or a tenth, whichever is more: a few more collections
-// while the garbage is made, none while the session waits. A GOGC the
+// heapHeadroom in use (measured by metric), the collector now runs once
+// the heap grew by heapHeadroom or a tenth, whichever is more: a few more
+// collections while the garbage is made, none while the session waits.
+// With less, it is back at the default: after each turn the session fits
+// it again (see refitAfter), so a conversation a compaction made small
+// does not keep the collector running every few megabytes. A GOGC the
 // user set is left alone.
-func fitGC() {
+func fitGC(metric string) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
 	}
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	s := []metrics.Sample{{Name: metric}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return
 	}
+	percent := 100
 	if used := s[0].Value.Uint64(); used > heapHeadroom {
-		debug.SetGCPercent(max(minGCPercent, int(100*heapHeadroom/used)))
+		percent = max(minGCPercent, int(100*heapHeadroom/used))
+	}
+	debug.SetGCPercent(percent)
+}
+
+// The metrics fitGC reads: right after a load, what the heap holds (the
+// conversation was just made, no collection has weighed it yet); after a
+// turn, what the last collection found live, not the garbage since.
+const (
+	heapInUse = "/memory/classes/heap/objects:bytes"
+	heapLive  = "/gc/heap/live:bytes"
+)
+
+// refitAfter fits the collector again (fitGC) once a turn's events end,
+// however they end.
+func refitAfter(events iter.Seq2[engine.Event, error]) iter.Seq2[engine.Event, error] {
+	return func(yield func(engine.Event, error) bool) {
+		defer fitGC(heapLive)
+		for ev, err := range events {
+			if !yield(ev, err) {
+				return
+			}
+		}
 	}
 }
