@@ -147,9 +147,5 @@ func pinsOf(conv *transcript.Conversation) *compact.Pins {
 // Lines implements compact.Lines: the Snip tool reads what each message
 // of the live session is made of.
 func (t transcriptOf) Lines(ctx context.Context) ([]transcript.Entry, error) {
-	conv, err := t.a.live(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return conv.Entries, nil
+	return t.a.liveEntries(ctx)
 }
