@@ -20,14 +20,15 @@ import (
 type liveChain struct {
 	mu sync.Mutex
 	// id is the identity of the file (transcript.Identified), size how
-	// much of it entries describe; size is 0 when nothing is kept.
+	// much of it the chain describes; size is 0 when nothing is kept.
 	id   string
 	size int64
-	// entries is the chain, shared with the Conversation it came from:
-	// never changed in place, only appended to past its length.
-	entries []transcript.Entry
-	// uuids holds the uuids of entries, made when lines are first
-	// appended to them.
+	// read is the chain as a load read it, shared with its Conversation;
+	// added holds the entries of the lines that carried it on since, of
+	// its own: appended to past the length a caller was given.
+	read, added []transcript.Entry
+	// uuids holds the uuids of the chain, made when lines are first
+	// added to it.
 	uuids map[string]bool
 }
 
@@ -36,7 +37,7 @@ type liveChain struct {
 func (c *liveChain) keep(src transcript.Source, size int64, entries []transcript.Entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.id, c.size, c.entries, c.uuids = identityOf(src), size, entries, nil
+	c.id, c.size, c.read, c.added, c.uuids = identityOf(src), size, entries, nil, nil
 }
 
 // keepLoaded keeps the chain of conv, which a load of the first size
@@ -56,25 +57,26 @@ func (c *liveChain) forget() {
 	c.keep(nil, 0, nil)
 }
 
-// read returns the chain of src when what c keeps still describes its
-// start and the lines after it only carry the chain on: each a complete
-// main-chain line whose parent is the line before it, none a compact
-// boundary, summary or snip, none with the uuid of a line of the chain,
-// no assistant line right after another (a response's parallel results
-// move after its last line), and no last-prompt record naming another
-// leaf; lines off the chain of known types are passed over, as the loader
-// passes them. (Microcompact boundaries and collapse commits are read off
-// the entries; they change none.) ok is false otherwise; the caller loads
-// the file.
-func (c *liveChain) read(src transcript.Source) (entries []transcript.Entry, ok bool) {
+// chain returns the chain of src, in pieces (see compact.Lines), when
+// what c keeps still describes its start and the lines after it only
+// carry the chain on: each a complete main-chain line whose parent is the
+// line before it, none a compact boundary, summary or snip, none with the
+// uuid of a line of the chain, no assistant line right after another (a
+// response's parallel results move after its last line), and no
+// last-prompt record naming another leaf; lines off the chain of known
+// types are passed over, as the loader passes them. (Microcompact
+// boundaries and collapse commits are read off the entries; they change
+// none.) ok is false otherwise; the caller loads the file.
+func (c *liveChain) chain(src transcript.Source) (pieces [][]transcript.Entry, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	size := src.Size()
-	if c.size == 0 || len(c.entries) == 0 || identityOf(src) != c.id || size < c.size {
+	if c.size == 0 || len(c.read) == 0 || identityOf(src) != c.id || size < c.size {
 		return nil, false
 	}
+	pieces = [][]transcript.Entry{c.read, c.added[:len(c.added):len(c.added)]}
 	if size == c.size {
-		return c.entries, true
+		return pieces, true
 	}
 	tail := make([]byte, size-c.size)
 	if n, err := src.ReadAt(tail, c.size); n != len(tail) && err != nil {
@@ -84,12 +86,15 @@ func (c *liveChain) read(src transcript.Source) (entries []transcript.Entry, ok 
 		return nil, false // a line still being written, or torn
 	}
 	if c.uuids == nil {
-		c.uuids = make(map[string]bool, len(c.entries))
-		for i := range c.entries {
-			c.uuids[c.entries[i].UUID] = true
+		c.uuids = make(map[string]bool, len(c.read))
+		for i := range c.read {
+			c.uuids[c.read[i].UUID] = true
 		}
 	}
-	leaf := &c.entries[len(c.entries)-1]
+	leaf := &c.read[len(c.read)-1]
+	if len(c.added) > 0 {
+		leaf = &c.added[len(c.added)-1]
+	}
 	if leaf.IsSidechain {
 		return nil, false
 	}
@@ -124,13 +129,12 @@ func (c *liveChain) read(src transcript.Source) (entries []transcript.Entry, ok 
 		added = append(added, e)
 		leaf = &added[len(added)-1]
 	}
-	// Past its length: what a caller was given before stays as it was.
-	c.entries = append(c.entries[:len(c.entries):len(c.entries)], added...)
+	c.added = append(c.added, added...)
 	for _, e := range added {
 		c.uuids[e.UUID] = true
 	}
 	c.size = size
-	return c.entries, true
+	return [][]transcript.Entry{c.read, c.added[:len(c.added):len(c.added)]}, true
 }
 
 // identityOf returns the identity of src (transcript.Identified), "" when
@@ -143,8 +147,9 @@ func identityOf(src transcript.Source) string {
 }
 
 // liveEntries returns the session's active chain as written so far, as
-// live reads it: from what a.chain keeps when it can (see liveChain.read).
-func (a *Agent) liveEntries(ctx context.Context) ([]transcript.Entry, error) {
+// live reads it, in pieces (see compact.Lines): from what a.chain keeps
+// when it can (see liveChain.chain).
+func (a *Agent) liveEntries(ctx context.Context) ([][]transcript.Entry, error) {
 	if err := a.writer.Flush(ctx); err != nil {
 		return nil, err
 	}
@@ -153,14 +158,14 @@ func (a *Agent) liveEntries(ctx context.Context) ([]transcript.Entry, error) {
 		return nil, err
 	}
 	defer src.Close()
-	if entries, ok := a.chain.read(src); ok {
-		return entries, nil
+	if pieces, ok := a.chain.chain(src); ok {
+		return pieces, nil
 	}
 	conv, err := a.loadLive(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	return conv.Entries, nil
+	return [][]transcript.Entry{conv.Entries}, nil
 }
 
 // loadLive loads src, the session's transcript, without repairs, and

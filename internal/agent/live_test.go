@@ -80,12 +80,12 @@ func readBack(t *testing.T, c *liveChain, path string) (got, loaded []string, ok
 		t.Fatal(err)
 	}
 	defer src.Close()
-	entries, ok := c.read(src)
+	pieces, ok := c.chain(src)
 	conv, err := transcript.Load(context.Background(), src, transcript.LoadOptions{NoRepair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return uuidsOf(entries), uuidsOf(conv.Entries), ok
+	return uuidsOf(slices.Concat(pieces...)), uuidsOf(conv.Entries), ok
 }
 
 func TestLiveChainCarriedOn(t *testing.T) {
@@ -95,7 +95,6 @@ func TestLiveChainCarriedOn(t *testing.T) {
 	if !ok || !slices.Equal(got, loaded) {
 		t.Fatalf("unchanged file: read %v (served %v), a load reads %v", got, ok, loaded)
 	}
-	before := got
 	appendTo(t, path,
 		chainLine("user", "u2", "a1"),
 		`{"type":"file-history-snapshot","messageId":"u2","snapshot":{}}`+"\n",
@@ -106,12 +105,18 @@ func TestLiveChainCarriedOn(t *testing.T) {
 	if !ok || !slices.Equal(got, loaded) {
 		t.Fatalf("carried on: read %v (served %v), a load reads %v", got, ok, loaded)
 	}
-	if !slices.Equal(before, []string{"u1", "a1"}) {
-		t.Errorf("the chain given before became %v", before)
+	src, err := transcript.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	appendTo(t, path, chainLine("user", "u3", "a2"))
+	given, _ := c.chain(src)
+	src.Close()
+	appendTo(t, path, chainLine("user", "u3", "a2"), chainLine("assistant", "a3", "u3"))
 	if got, loaded, ok = readBack(t, c, path); !ok || !slices.Equal(got, loaded) {
 		t.Fatalf("carried on again: read %v (served %v), a load reads %v", got, ok, loaded)
+	}
+	if got := uuidsOf(slices.Concat(given...)); !slices.Equal(got, []string{"u1", "a1", "u2", "m1", "a2"}) {
+		t.Errorf("the chain given before became %v", got)
 	}
 }
 
