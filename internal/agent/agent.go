@@ -309,6 +309,9 @@ type Agent struct {
 	// lines holds the lines of the session's transcript decoded so far,
 	// so reading it back decodes only what was appended since.
 	lines *transcript.LineCache
+	// chain is the session's active chain as last read back, so that
+	// reading it again decodes only what carried it on since.
+	chain liveChain
 	// snaps gives the file-history snapshots of the resumed transcript,
 	// read beside the conversation; nil when nothing is resumed.
 	snaps <-chan loadedSnapshots
@@ -385,14 +388,14 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		}
 		// When the session goes on in this file, what is decoded now serves
 		// the reads of it the turns make.
-		cache := a.lines
+		cache, chain := a.lines, &a.chain
 		if o.Fork {
-			cache = nil
+			cache, chain = nil, nil
 		}
 		// The file-history snapshots are read from the whole transcript,
 		// on another core, while the conversation is.
 		a.snaps = preloadSnapshots(ctx, from, key, o.Cwd)
-		if conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript); err != nil {
+		if conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain); err != nil {
 			a.release()
 			return nil, err
 		}
@@ -407,6 +410,9 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		} else {
 			a.store = from
 			a.id = cmp.Or(conv.SessionID, key)
+			if a.id != key {
+				a.chain.forget() // read from another file than the session's
+			}
 		}
 	default:
 		a.id = a.newID()
@@ -539,13 +545,23 @@ func pickIn(ctx context.Context, store transcript.Store, latest bool, ref string
 
 // load loads the session key of store; mapped, it may keep the messages in
 // the file's mapping (see Options.MapTranscript): for the resume, once.
-func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool) (*transcript.Conversation, error) {
+// With chain set, the chain read is kept there for the reads of the
+// transcript the turns make (see liveChain).
+func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool, chain *liveChain) (*transcript.Conversation, error) {
 	src, err := store.OpenSource(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
+	size := src.Size()
 	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache, Map: mapped})
+	if chain != nil {
+		if err != nil {
+			chain.forget()
+		} else {
+			chain.keepLoaded(src, size, conv)
+		}
+	}
 	if err != nil {
 		where := key
 		if fs, ok := store.(*transcript.FileStore); ok {
@@ -870,7 +886,7 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 	if err := a.writer.Flush(ctx); err != nil {
 		return nil, err
 	}
-	conv, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false)
+	conv, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false, &a.chain)
 	if errors.Is(err, transcript.ErrNotFound) {
 		return &transcript.Conversation{SessionID: a.id}, nil
 	}
@@ -1089,7 +1105,15 @@ func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
 // live reads the session's transcript back as written so far, without the
 // repairs a resume adds.
 func (a *Agent) live(ctx context.Context) (*transcript.Conversation, error) {
-	return written(ctx, a.writer, a.store, a.id, a.lines)
+	if err := a.writer.Flush(ctx); err != nil {
+		return nil, err
+	}
+	src, err := a.store.OpenSource(ctx, a.id)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	return a.loadLive(ctx, src)
 }
 
 // written flushes w and reads the session key of store back, without

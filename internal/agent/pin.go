@@ -144,12 +144,10 @@ func pinsOf(conv *transcript.Conversation) *compact.Pins {
 	return compact.NewPins(conv.Entries)
 }
 
+var _ compact.Lines = transcriptOf{}
+
 // Lines implements compact.Lines: the Snip tool reads what each message
 // of the live session is made of.
-func (t transcriptOf) Lines(ctx context.Context) ([]transcript.Entry, error) {
-	conv, err := t.a.live(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return conv.Entries, nil
+func (t transcriptOf) Lines(ctx context.Context) ([][]transcript.Entry, error) {
+	return t.a.liveEntries(ctx)
 }

@@ -49,7 +49,9 @@ type linesTranscript struct {
 	lines []transcript.Entry
 }
 
-func (l *linesTranscript) Lines(context.Context) ([]transcript.Entry, error) { return l.lines, nil }
+func (l *linesTranscript) Lines(context.Context) ([][]transcript.Entry, error) {
+	return [][]transcript.Entry{l.lines}, nil
+}
 
 func text(s string) model.Block { return model.TextBlock(s) }
 

@@ -142,8 +142,10 @@ func (l *snipLog) Append(_ context.Context, entries ...transcript.Entry) error {
 
 func (l *snipLog) Reload(context.Context) ([]model.Message, error) { return nil, nil }
 func (l *snipLog) Path() string                                    { return "" }
-func (l *snipLog) Lines(context.Context) ([]transcript.Entry, error) {
-	return l.lines, nil
+func (l *snipLog) Lines(context.Context) ([][]transcript.Entry, error) {
+	// In two pieces, as a session's chain read back and carried on comes.
+	half := len(l.lines) / 2
+	return [][]transcript.Entry{l.lines[:half], l.lines[half:]}, nil
 }
 
 // conversation is a history with one message of each kind the Snip tool
@@ -421,7 +423,7 @@ type countLines struct {
 	reads int
 }
 
-func (l *countLines) Lines(ctx context.Context) ([]transcript.Entry, error) {
+func (l *countLines) Lines(ctx context.Context) ([][]transcript.Entry, error) {
 	l.reads++
 	return l.snipLog.Lines(ctx)
 }

@@ -25,8 +25,10 @@ const SnipToolName = "Snip"
 // them it judges messages by their content alone.
 type Lines interface {
 	// Lines returns the entries of the conversation's active chain as a
-	// resume reads them, with what was written so far.
-	Lines(ctx context.Context) ([]transcript.Entry, error)
+	// resume reads them, with what was written so far, in pieces to read
+	// one after the other (a chain read back and what carried it on
+	// since). The caller changes none of them.
+	Lines(ctx context.Context) ([][]transcript.Entry, error)
 }
 
 // Refusal says why one id named to Remove cannot be snipped.
@@ -391,23 +393,32 @@ type lineInfo struct {
 	carried map[string]bool
 }
 
-func newLineInfo(entries []transcript.Entry) *lineInfo {
-	li := &lineInfo{byUUID: make(map[string]*transcript.Entry, len(entries)), carried: map[string]bool{}}
+// newLineInfo reads the chain Lines gave in pieces.
+func newLineInfo(pieces [][]transcript.Entry) *lineInfo {
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
+	}
+	li := &lineInfo{byUUID: make(map[string]*transcript.Entry, n), carried: map[string]bool{}}
 	after := map[string]bool{}
-	for i := range entries {
-		e := &entries[i]
-		li.byUUID[e.UUID] = e
-		if e.IsCompactSummary {
-			after[e.UUID] = true
+	for _, p := range pieces {
+		for i := range p {
+			e := &p[i]
+			li.byUUID[e.UUID] = e
+			if e.IsCompactSummary {
+				after[e.UUID] = true
+			}
 		}
 	}
 	// A compaction's attachments hang one off the other from its summary.
 	for changed := true; changed; {
 		changed = false
-		for i := range entries {
-			e := &entries[i]
-			if e.Type == transcript.TypeAttachment && after[e.ParentUUID] && !after[e.UUID] {
-				after[e.UUID], li.carried[e.UUID], changed = true, true, true
+		for _, p := range pieces {
+			for i := range p {
+				e := &p[i]
+				if e.Type == transcript.TypeAttachment && after[e.ParentUUID] && !after[e.UUID] {
+					after[e.UUID], li.carried[e.UUID], changed = true, true, true
+				}
 			}
 		}
 	}
