@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/cairn-dev/cairn/internal/filemap"
@@ -397,7 +398,7 @@ func (e *Entry) ResultHasKey(name string) bool {
 		if err != nil {
 			return err
 		}
-		found = foldIs(k, strings.ToLower(name))
+		found = strings.EqualFold(string(k), name) // as HasKeyFold; name need not be lower-case
 		return nil
 	})
 	return err == nil && found
@@ -417,6 +418,21 @@ func within(sub, buf []byte) bool {
 func foldIs(key []byte, name string) bool {
 	if len(key) == len(name) && string(key) == name {
 		return true
+	}
+	// Cheap refusals first, as most keys are of other fields: a key
+	// folds to name only at name's length or longer (a letter's other
+	// cases outside ASCII are longer), and only when its first byte, if
+	// ASCII, is name's first letter in either case.
+	if len(key) < len(name) {
+		return false
+	}
+	if c := key[0]; c < utf8.RuneSelf {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[0] {
+			return false
+		}
 	}
 	return strings.EqualFold(string(key), name)
 }
