@@ -39,28 +39,73 @@ func decodeContent(raw json.RawMessage, copyRaw bool) ([]Block, error) {
 		}
 		return []Block{TextBlock(s)}, nil
 	}
-	blocks := []Block{}
-	each := func(val []byte) error {
-		blocks = append(blocks, Block{})
-		return blocks[len(blocks)-1].decode(val, copyRaw)
-	}
-	// Called directly, not through a variable, neither function keeps
-	// each: what it holds stays on the stack.
 	var err error
-	if copyRaw {
-		err = jsonscan.Elements(raw, each)
-	} else {
-		err = jsonscan.TrustedElements(raw, each)
-	}
-	if err != nil {
-		if err == jsonscan.ErrNotArray {
-			// Say it as encoding/json does.
-			var blocks []Block
-			err = json.Unmarshal(raw, &blocks)
+	if !copyRaw {
+		if i := jsonscan.SkipSpace(raw, 0); i < len(raw) && raw[i] == '[' {
+			blocks, _, err := DecodeContentSharedAt(raw, i)
+			return blocks, err
 		}
-		return nil, fmt.Errorf("message content: %w", err)
+		err = jsonscan.ErrNotArray
+	} else {
+		blocks := []Block{}
+		err = jsonscan.Elements(raw, func(val []byte) error {
+			blocks = append(blocks, Block{})
+			return blocks[len(blocks)-1].decode(val, true)
+		})
+		if err == nil {
+			return blocks, nil
+		}
 	}
-	return blocks, nil
+	if err == jsonscan.ErrNotArray {
+		// Say it as encoding/json does.
+		var blocks []Block
+		err = json.Unmarshal(raw, &blocks)
+	}
+	return nil, fmt.Errorf("message content: %w", err)
+}
+
+// DecodeContentSharedAt is DecodeContentShared for the content value that
+// starts at raw[i], in raw that holds more (a message): it returns the
+// index just past the value too, also with an error. An array of blocks,
+// the content of most messages, is decoded as it is read: its bytes are
+// gone over once, not once to find where the value ends and again to
+// decode it.
+func DecodeContentSharedAt(raw []byte, i int) (blocks []Block, end int, err error) {
+	if i >= len(raw) || raw[i] != '[' {
+		end = jsonscan.Skip(raw, i)
+		blocks, err = decodeContent(raw[i:end:end], false)
+		return blocks, end, err
+	}
+	blocks = []Block{}
+	// Called directly, not through a variable, TrustedArray keeps nothing
+	// of the function: what it holds stays on the stack.
+	end, err = jsonscan.TrustedArray(raw, i, func(raw []byte, i int) (int, error) {
+		blocks = append(blocks, Block{})
+		return blocks[len(blocks)-1].decodeAt(raw, i)
+	})
+	if err != nil {
+		return nil, jsonscan.Skip(raw, i), fmt.Errorf("message content: %w", err)
+	}
+	return blocks, end, nil
+}
+
+// decodeAt is decode for the trusted block value that starts at data[i]:
+// it returns the index just past it.
+func (b *Block) decodeAt(data []byte, i int) (int, error) {
+	if data[i] != '{' { // null, or not a block: decode says what
+		end := jsonscan.Skip(data, i)
+		return end, b.decode(data[i:end:end], false)
+	}
+	*b = Block{}
+	var fs blockFields
+	end, err := jsonscan.TrustedObject(data, i, func(key []byte, f jsonscan.Flags, data []byte, i int) (int, error) {
+		end := jsonscan.Skip(data, i)
+		return end, fs.member(b, key, f, data[i:end:end], false)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return end, fs.finish(b)
 }
 
 // decode fills b from one block object, with the field rules of
@@ -71,49 +116,9 @@ func (b *Block) decode(data []byte, copyRaw bool) error {
 	if jsonscan.IsNull(data) {
 		return nil
 	}
-	keep := func(v []byte) json.RawMessage {
-		if copyRaw {
-			return slices.Clone(v)
-		}
-		return v
-	}
-	// The last of repeated keys counts, as in the map UnmarshalJSON
-	// reads: string fields are decoded once all members are seen.
-	var strs [6][]byte
-	dsts := [6]*string{&b.Type, &b.Text, &b.ID, &b.Name, &b.ToolUseID, &b.Thinking}
-	var isError []byte
+	var fs blockFields
 	member := func(key []byte, f jsonscan.Flags, val []byte) error {
-		k, err := jsonscan.KeyText(key, f)
-		if err != nil {
-			return err
-		}
-		switch string(k) { // the conversion does not allocate
-
-		case "type":
-			strs[0] = val
-		case "text":
-			strs[1] = val
-		case "id":
-			strs[2] = val
-		case "name":
-			strs[3] = val
-		case "tool_use_id":
-			strs[4] = val
-		case "thinking":
-			strs[5] = val
-		case "input":
-			b.Input = keep(val)
-		case "content":
-			b.Content = keep(val)
-		case "is_error":
-			isError = val
-		default:
-			if b.Extra == nil {
-				b.Extra = make(map[string]json.RawMessage)
-			}
-			b.Extra[string(k)] = keep(val)
-		}
-		return nil
+		return fs.member(b, key, f, val, copyRaw)
 	}
 	var err error
 	if copyRaw {
@@ -128,7 +133,62 @@ func (b *Block) decode(data []byte, copyRaw bool) error {
 		}
 		return err
 	}
-	for i, val := range strs {
+	return fs.finish(b)
+}
+
+// blockFields holds the members of a block being decoded that are
+// decoded once all are seen: the last of repeated keys counts, as in the
+// map UnmarshalJSON reads.
+type blockFields struct {
+	strs    [6][]byte // of blockStrKeys
+	isError []byte
+}
+
+// member takes one member of b's object; the raw fields are set at once,
+// to copies of val with copyRaw, else to val.
+func (fs *blockFields) member(b *Block, key []byte, f jsonscan.Flags, val []byte, copyRaw bool) error {
+	k, err := jsonscan.KeyText(key, f)
+	if err != nil {
+		return err
+	}
+	keep := func(v []byte) json.RawMessage {
+		if copyRaw {
+			return slices.Clone(v)
+		}
+		return v
+	}
+	switch string(k) { // the conversion does not allocate
+	case "type":
+		fs.strs[0] = val
+	case "text":
+		fs.strs[1] = val
+	case "id":
+		fs.strs[2] = val
+	case "name":
+		fs.strs[3] = val
+	case "tool_use_id":
+		fs.strs[4] = val
+	case "thinking":
+		fs.strs[5] = val
+	case "input":
+		b.Input = keep(val)
+	case "content":
+		b.Content = keep(val)
+	case "is_error":
+		fs.isError = val
+	default:
+		if b.Extra == nil {
+			b.Extra = make(map[string]json.RawMessage)
+		}
+		b.Extra[string(k)] = keep(val)
+	}
+	return nil
+}
+
+// finish decodes the fields member kept into b.
+func (fs *blockFields) finish(b *Block) error {
+	dsts := [6]*string{&b.Type, &b.Text, &b.ID, &b.Name, &b.ToolUseID, &b.Thinking}
+	for i, val := range fs.strs {
 		if val == nil || jsonscan.IsNull(val) {
 			continue
 		}
@@ -148,9 +208,9 @@ func (b *Block) decode(data []byte, copyRaw bool) error {
 		err := json.Unmarshal(val, &s) // fails: say why as encoding/json does
 		return fmt.Errorf("content block field %q: %w", blockStrKeys[i], err)
 	}
-	if isError != nil && !jsonscan.IsNull(isError) {
+	if fs.isError != nil && !jsonscan.IsNull(fs.isError) {
 		var v bool
-		if err := json.Unmarshal(isError, &v); err != nil {
+		if err := json.Unmarshal(fs.isError, &v); err != nil {
 			return fmt.Errorf("content block field \"is_error\": %w", err)
 		}
 		b.IsError = &v

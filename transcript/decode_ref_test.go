@@ -199,3 +199,37 @@ func TestDecodeUsageAgreesWithEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeMessageShared checks a message decoded from a checked line
+// (trusted: its content decoded as it is read, its blocks sharing the
+// line) against the same message decoded from unchecked bytes, whose
+// content model.DecodeContent decodes as encoding/json does: the same
+// errors, the same message.
+func FuzzDecodeMessageShared(f *testing.F) {
+	for _, s := range []string{
+		`{"role":"user","content":"hi"}`, `{"role":"user","content":null}`, `{"role":"user","content":[]}`,
+		`{"id":"m","role":"assistant","model":"x","content":[{"type":"text","text":"a"},{"type":"tool_use","id":"t","name":"Read","input":{"p":1}}],"stop_reason":"tool_use","usage":{"input_tokens":3}}`,
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r","is_error":true}]}`,
+		`{"content":[{"type":"text","text":1}],"content":[{"type":"text","text":"b"}]}`,
+		`{"content":[{"type":"text","text":"a"}],"CONTENT":"s"}`, `{"content":[{"type":"text","text":"a"}],"content":null}`,
+		`{"content":[{"type":"text","text":"a"}],"content":7}`, `{"content":[null,{"x":[1,{"y":"z"}]}]}`,
+		`{"content":[{"type":"text","text":"a"},1]}`, `{"content":{"type":"text"}}`, `{"Content":[{"type":"text","text":"\u00e9\ud800"}]}`,
+		`{"role":1,"content":[]}`, `{"content" : [ { "type" : "text" , "text" : "a" } , { } ] , "role" : "user" }`, `[]`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		e := &Entry{Type: "user", UUID: "u"}
+		want, wok, werr := decodeMessage(e, raw, false)
+		got, gok, gerr := decodeMessage(e, raw, true)
+		if (werr == nil) != (gerr == nil) || wok != gok {
+			t.Fatalf("decodeMessage(%q): shared %v %v, checked %v %v", raw, gok, gerr, wok, werr)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("decodeMessage(%q) (-checked +shared):\n%s", raw, diff)
+		}
+	})
+}

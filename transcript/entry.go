@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/cairn-dev/cairn/internal/filemap"
@@ -204,33 +205,62 @@ func decodeMessage(e *Entry, raw []byte, trusted bool) (m APIMessage, ok bool, e
 	// The fields keep encoding/json's rules: keys match without regard to
 	// case, the last repeated key counts, null leaves a field empty.
 	var id, role, mdl, content, stop, usage []byte
-	member := func(key []byte, f jsonscan.Flags, val []byte) error {
+	field := func(key []byte, f jsonscan.Flags) (*[]byte, error) {
 		k, err := jsonscan.KeyText(key, f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		switch {
 		case foldIs(k, "id"):
-			id = val
+			return &id, nil
 		case foldIs(k, "role"):
-			role = val
+			return &role, nil
 		case foldIs(k, "model"):
-			mdl = val
+			return &mdl, nil
 		case foldIs(k, "content"):
-			content = val
+			return &content, nil
 		case foldIs(k, "stop_reason"):
-			stop = val
+			return &stop, nil
 		case foldIs(k, "usage"):
-			usage = val
+			return &usage, nil
 		}
-		return nil
+		return nil, nil
 	}
+	// Trusted, an array of blocks is decoded as it is read (see
+	// model.DecodeContentSharedAt); decoded says the last content was,
+	// into blocks, with blocksErr.
+	var blocks []model.Block
+	var blocksErr error
+	decoded := false
 	// Called directly, not through a variable, the scanners keep nothing
-	// of member: what it holds stays on the stack.
+	// of their functions: what those hold stays on the stack.
 	if trusted {
-		err = jsonscan.TrustedMembers(raw, member)
+		_, err = jsonscan.TrustedObject(raw, jsonscan.SkipSpace(raw, 0), func(key []byte, f jsonscan.Flags, b []byte, i int) (int, error) {
+			p, err := field(key, f)
+			if err != nil {
+				return 0, err
+			}
+			if p == &content && b[i] == '[' {
+				var end int
+				blocks, end, blocksErr = model.DecodeContentSharedAt(b, i)
+				content, decoded = b[i:end:end], true
+				return end, nil
+			}
+			end := jsonscan.Skip(b, i)
+			if p != nil {
+				*p = b[i:end:end]
+				decoded = decoded && p != &content
+			}
+			return end, nil
+		})
 	} else {
-		err = jsonscan.Members(raw, member)
+		err = jsonscan.Members(raw, func(key []byte, f jsonscan.Flags, val []byte) error {
+			p, err := field(key, f)
+			if p != nil {
+				*p = val
+			}
+			return err
+		})
 	}
 	if err != nil {
 		if err == jsonscan.ErrNotObject {
@@ -266,10 +296,12 @@ func decodeMessage(e *Entry, raw []byte, trusted bool) (m APIMessage, ok bool, e
 	if content != nil && jsonscan.IsNull(content) {
 		content = nil
 	}
-	var blocks []model.Block
-	if trusted {
+	switch {
+	case decoded:
+		err = blocksErr
+	case trusted:
 		blocks, err = model.DecodeContentShared(content)
-	} else {
+	default:
 		blocks, err = model.DecodeContent(content)
 	}
 	if err != nil {
@@ -366,7 +398,7 @@ func (e *Entry) ResultHasKey(name string) bool {
 		if err != nil {
 			return err
 		}
-		found = foldIs(k, strings.ToLower(name))
+		found = strings.EqualFold(string(k), name) // as HasKeyFold; name need not be lower-case
 		return nil
 	})
 	return err == nil && found
@@ -386,6 +418,21 @@ func within(sub, buf []byte) bool {
 func foldIs(key []byte, name string) bool {
 	if len(key) == len(name) && string(key) == name {
 		return true
+	}
+	// Cheap refusals first, as most keys are of other fields: a key
+	// folds to name only at name's length or longer (a letter's other
+	// cases outside ASCII are longer), and only when its first byte, if
+	// ASCII, is name's first letter in either case.
+	if len(key) < len(name) {
+		return false
+	}
+	if c := key[0]; c < utf8.RuneSelf {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[0] {
+			return false
+		}
 	}
 	return strings.EqualFold(string(key), name)
 }

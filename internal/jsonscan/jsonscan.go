@@ -500,48 +500,71 @@ func skipString(b []byte, i int) (end int, ok bool) {
 // TrustedMembers calls fn for each member of the object b, which must be
 // valid JSON (a slice of input Members or Valid accepted).
 func TrustedMembers(b []byte, fn MemberFunc) error {
-	i := SkipSpace(b, 0)
+	_, err := TrustedObject(b, SkipSpace(b, 0), func(key []byte, f Flags, b []byte, i int) (int, error) {
+		end := Skip(b, i)
+		return end, fn(key, f, b[i:end:end])
+	})
+	return err
+}
+
+// TrustedObject reads the object that starts at b[i] in valid JSON,
+// calling value at the start of each member's value to read it (value
+// returns the index just past the value, which Skip finds when the
+// caller reads nothing in it), and returns the index just past the
+// object. A caller that decodes a value while reading it, such as an
+// array of objects, goes over its bytes once instead of once to find its
+// end and again to decode it.
+func TrustedObject(b []byte, i int, value ValueAtFunc) (int, error) {
 	if i >= len(b) || b[i] != '{' {
-		return ErrNotObject
+		return 0, ErrNotObject
 	}
 	i = SkipSpace(b, i+1)
 	for i < len(b) && b[i] == '"' {
 		kend := SkipString(b, i)
 		key := b[i:kend:kend]
-		f := StringFlags(key)
 		i = SkipSpace(b, kend)
 		i = SkipSpace(b, i+1) // the colon
-		vend := Skip(b, i)
-		if err := fn(key, f, b[i:vend:vend]); err != nil {
-			return err
+		vend, err := value(key, StringFlags(key), b, i)
+		if err != nil {
+			return 0, err
 		}
 		i = SkipSpace(b, vend)
 		if i < len(b) && b[i] == ',' {
 			i = SkipSpace(b, i+1)
 		}
 	}
-	return nil
+	return min(i+1, len(b)), nil // past the closing brace
 }
 
 // TrustedElements calls fn for each element of the array b, which must be
 // valid JSON.
 func TrustedElements(b []byte, fn func(val []byte) error) error {
-	i := SkipSpace(b, 0)
+	_, err := TrustedArray(b, SkipSpace(b, 0), func(b []byte, i int) (int, error) {
+		end := Skip(b, i)
+		return end, fn(b[i:end:end])
+	})
+	return err
+}
+
+// TrustedArray reads the array that starts at b[i] in valid JSON as
+// TrustedObject reads an object, calling elem at the start of each
+// element to read it.
+func TrustedArray(b []byte, i int, elem func(b []byte, i int) (int, error)) (int, error) {
 	if i >= len(b) || b[i] != '[' {
-		return ErrNotArray
+		return 0, ErrNotArray
 	}
 	i = SkipSpace(b, i+1)
 	for i < len(b) && b[i] != ']' {
-		end := Skip(b, i)
-		if err := fn(b[i:end:end]); err != nil {
-			return err
+		end, err := elem(b, i)
+		if err != nil {
+			return 0, err
 		}
 		i = SkipSpace(b, end)
 		if i < len(b) && b[i] == ',' {
 			i = SkipSpace(b, i+1)
 		}
 	}
-	return nil
+	return min(i+1, len(b)), nil
 }
 
 // StringFlags returns the flags of a checked string literal.
