@@ -115,6 +115,7 @@ type Backward struct {
 	skip    bool // discarding an over-long line
 	nls     []int
 	get     func(n int) []byte // see Buffers; nil: a new buffer each read
+	scratch []byte             // what newlineBefore reads into
 }
 
 // Buffers makes s read each block into a buffer get returns (of length 0
@@ -181,6 +182,18 @@ func (s *Backward) fill() error {
 	// Read at least as much as the partial line already held, so a long
 	// line costs linear time, not quadratic.
 	n := max(s.block, int64(len(s.carry)))
+	if int64(len(s.carry)) >= s.block {
+		// A line longer than a block: rather than doubling what is read
+		// (and held) until its start is in, find its start and read the
+		// rest of it at once, from the newline before it.
+		nl, ok, err := s.newlineBefore(int64(s.maxLine) + 1 - int64(len(s.carry)))
+		if err != nil {
+			return err
+		}
+		if ok && s.pos-(nl+1)+int64(len(s.carry)) <= int64(s.maxLine) {
+			n = s.pos - max(nl, 0)
+		}
+	}
 	if n > s.pos {
 		n = s.pos
 	}
@@ -236,6 +249,35 @@ func (s *Backward) fill() error {
 		return s.fill()
 	}
 	return nil
+}
+
+// newlineBefore returns the offset of the last newline before pos, -1
+// when there is none, reading back a block at a time into a buffer it
+// keeps for the next time; ok is false when it gave up after reading
+// limit bytes or more without finding one (the line is too long to read
+// whole). The newline may be up to a block further back than limit.
+func (s *Backward) newlineBefore(limit int64) (nl int64, ok bool, err error) {
+	if int64(cap(s.scratch)) < s.block {
+		s.scratch = make([]byte, s.block)
+	}
+	buf := s.scratch[:s.block]
+	pos := s.pos
+	for pos > 0 {
+		if s.pos-pos >= limit {
+			return 0, false, nil
+		}
+		n := min(int64(len(buf)), pos)
+		if _, err := s.r.ReadAt(buf[:n], pos-n); err != nil && err != io.EOF {
+			return 0, false, err
+		}
+		pos -= n
+		// IndexByte is the vectorised one: most blocks of a long line
+		// hold no newline at all.
+		if bytes.IndexByte(buf[:n], '\n') >= 0 {
+			return pos + int64(bytes.LastIndexByte(buf[:n], '\n')), true, nil
+		}
+	}
+	return -1, true, nil
 }
 
 func (s *Backward) emit(off int64, b []byte) {

@@ -190,3 +190,40 @@ func TestLinesBackward(t *testing.T) {
 		})
 	}
 }
+
+// TestBackwardLongLineAtTheLimit: a line spanning many blocks is read
+// whole up to maxLine bytes, and one far longer is skipped with one
+// warning, wherever its start falls (the file's first line or one after a
+// newline). (Just past maxLine, a line whose start is read with its end
+// may still be given.)
+func TestBackwardLongLineAtTheLimit(t *testing.T) {
+	const block, maxLine = 8, 100
+	for _, prefix := range []string{"", "a\n"} {
+		for _, n := range []int{maxLine - 1, maxLine, 3 * maxLine} {
+			long := string(bytes.Repeat([]byte("z"), n))
+			data := []byte(prefix + long + "\nb\n")
+			var warned []string
+			sc := NewBackward(bytes.NewReader(data), int64(len(data)), block, maxLine, func(w string) { warned = append(warned, w) })
+			got, _, _ := backward(t, sc)
+			var want []string // in file order, as backward gives them
+			if prefix != "" {
+				want = append(want, "a")
+			}
+			if n <= maxLine {
+				want = append(want, long)
+			}
+			want = append(want, "b")
+			if !slices.Equal(got, want) || (len(warned) == 1) != (n > maxLine) {
+				t.Errorf("prefix %q, a line of %d: lines of %v, warnings %q", prefix, n, lens(got), warned)
+			}
+		}
+	}
+}
+
+func lens(lines []string) []int {
+	out := make([]int, len(lines))
+	for i, l := range lines {
+		out[i] = len(l)
+	}
+	return out
+}
