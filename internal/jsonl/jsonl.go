@@ -190,7 +190,14 @@ func (s *Backward) fill() error {
 		if err != nil {
 			return err
 		}
-		if ok && s.pos-(nl+1)+int64(len(s.carry)) <= int64(s.maxLine) {
+		if !ok {
+			// No newline in more than maxLine bytes: the line is skipped,
+			// what was looked at is not read again.
+			s.warn(fmt.Sprintf("the line ending at byte %d: longer than %d bytes, skipped", s.pos+int64(len(s.carry)), s.maxLine))
+			s.pos, s.carry, s.skip = nl, nil, true
+			return nil
+		}
+		if s.pos-(nl+1)+int64(len(s.carry)) <= int64(s.maxLine) {
 			n = s.pos - max(nl, 0)
 		}
 	}
@@ -255,7 +262,8 @@ func (s *Backward) fill() error {
 // when there is none, reading back a block at a time into a buffer it
 // keeps for the next time; ok is false when it gave up after reading
 // limit bytes or more without finding one (the line is too long to read
-// whole). The newline may be up to a block further back than limit.
+// whole), and nl is then where it stopped: no newline is between it and
+// pos. A newline found may be up to a block further back than limit.
 func (s *Backward) newlineBefore(limit int64) (nl int64, ok bool, err error) {
 	if int64(cap(s.scratch)) < s.block {
 		s.scratch = make([]byte, s.block)
@@ -264,7 +272,7 @@ func (s *Backward) newlineBefore(limit int64) (nl int64, ok bool, err error) {
 	pos := s.pos
 	for pos > 0 {
 		if s.pos-pos >= limit {
-			return 0, false, nil
+			return pos, false, nil
 		}
 		n := min(int64(len(buf)), pos)
 		if _, err := s.r.ReadAt(buf[:n], pos-n); err != nil && err != io.EOF {

@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bytes"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -226,4 +227,34 @@ func lens(lines []string) []int {
 		out[i] = len(l)
 	}
 	return out
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.ReaderAt
+	n int64
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestBackwardOverlongLineReadOnce: skipping a line far over maxLine reads
+// the file about once, not again at each of the reads that look for the
+// line's start.
+func TestBackwardOverlongLineReadOnce(t *testing.T) {
+	const block, maxLine = 8, 4096
+	data := []byte("a\n" + string(bytes.Repeat([]byte("z"), 2*maxLine)) + "\nb\n")
+	r := &countingReader{r: bytes.NewReader(data)}
+	var warned []string
+	sc := NewBackward(r, int64(len(data)), block, maxLine, func(w string) { warned = append(warned, w) })
+	got, _, _ := backward(t, sc)
+	if !slices.Equal(got, []string{"a", "b"}) || len(warned) != 1 {
+		t.Fatalf("lines %q, warnings %q; want [a b] and one warning", got, warned)
+	}
+	if r.n > 2*int64(len(data)) {
+		t.Errorf("read %d bytes of a %d-byte file", r.n, len(data))
+	}
 }
