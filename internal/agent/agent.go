@@ -1105,15 +1105,21 @@ func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
 // live reads the session's transcript back as written so far, without the
 // repairs a resume adds.
 func (a *Agent) live(ctx context.Context) (*transcript.Conversation, error) {
-	if err := a.writer.Flush(ctx); err != nil {
-		return nil, err
-	}
-	src, err := a.store.OpenSource(ctx, a.id)
+	src, err := a.openWritten(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
 	return a.loadLive(ctx, src)
+}
+
+// openWritten waits for what the writer holds to be written and opens the
+// session's transcript to read it back.
+func (a *Agent) openWritten(ctx context.Context) (transcript.Source, error) {
+	if err := a.writer.Flush(ctx); err != nil {
+		return nil, err
+	}
+	return a.store.OpenSource(ctx, a.id)
 }
 
 // written flushes w and reads the session key of store back, without

@@ -150,10 +150,7 @@ func identityOf(src transcript.Source) string {
 // live reads it, in pieces (see compact.Lines): from what a.chain keeps
 // when it can (see liveChain.chain).
 func (a *Agent) liveEntries(ctx context.Context) ([][]transcript.Entry, error) {
-	if err := a.writer.Flush(ctx); err != nil {
-		return nil, err
-	}
-	src, err := a.store.OpenSource(ctx, a.id)
+	src, err := a.openWritten(ctx)
 	if err != nil {
 		return nil, err
 	}
