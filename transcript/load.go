@@ -46,7 +46,10 @@ type LoadOptions struct {
 	// request sends them. It is for the session that resumes the
 	// conversation, once: the mapping lasts as long as the process, and
 	// a file cut shorter meanwhile fails the requests that would read
-	// past its end (filemap.Check). Sources that are not files ignore it.
+	// past its end (filemap.Check). Entries a Cache or a caller keeps
+	// from such a load hold the mapping too, in later loads as well: a
+	// reader of them outside a request is not guarded by that check.
+	// Sources that are not files ignore it.
 	Map bool
 }
 

@@ -33,7 +33,7 @@ func TestMappedLoadIsIdentical(t *testing.T) {
 	}
 	cases["Claude Code sample"] = sample
 	var g bytes.Buffer
-	if _, err := gen.Generate(&g, gen.Options{Size: 400 << 10, Seed: 5}); err != nil {
+	if _, err := gen.Generate(&g, gen.Options{Size: 3 << 20, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	cases["generated"] = g.Bytes()

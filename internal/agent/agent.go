@@ -1124,7 +1124,7 @@ func (a *Agent) openWritten(ctx context.Context) (transcript.Source, error) {
 
 // written flushes w and reads the session key of store back, without
 // repairs.
-func written(ctx context.Context, w *transcript.Writer, store transcript.Store, key string, cache *transcript.LineCache) (*transcript.Conversation, error) {
+func written(ctx context.Context, w *transcript.Writer, store transcript.Store, key string) (*transcript.Conversation, error) {
 	if err := w.Flush(ctx); err != nil {
 		return nil, err
 	}
@@ -1133,7 +1133,7 @@ func written(ctx context.Context, w *transcript.Writer, store transcript.Store, 
 		return nil, err
 	}
 	defer src.Close()
-	return transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true, Cache: cache})
+	return transcript.Load(ctx, src, transcript.LoadOptions{NoRepair: true})
 }
 
 // Close waits for the transcript to be written and releases the session.

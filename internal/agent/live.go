@@ -71,7 +71,9 @@ func (c *liveChain) chain(src transcript.Source) (pieces [][]transcript.Entry, o
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	size := src.Size()
-	if c.size == 0 || len(c.read) == 0 || identityOf(src) != c.id || size < c.size {
+	// A source with no identity could be another file as long; the
+	// caller loads it.
+	if c.size == 0 || len(c.read) == 0 || c.id == "" || identityOf(src) != c.id || size < c.size {
 		return nil, false
 	}
 	pieces = [][]transcript.Entry{c.read, c.added[:len(c.added):len(c.added)]}

@@ -127,7 +127,7 @@ func TestLiveChainFallsBack(t *testing.T) {
 		"a rewind's last-prompt":     {`{"type":"last-prompt","lastPrompt":"again","leafUuid":"a1"}` + "\n"},
 		"a line torn":                {chainLine("user", "u3", "a2")[:40]},
 		"a uuid of the chain again":  {chainLine("user", "u1", "a2")},
-		"a compact boundary":         {`{"type":"system","subtype":"compact_boundary","uuid":"cb","parentUuid":null,"logicalParentUuid":"a2","sessionId":"s","content":"Conversation compacted"}` + "\n"},
+		"a compact boundary":         {`{"type":"system","subtype":"compact_boundary","uuid":"cb","parentUuid":"a2","logicalParentUuid":"a2","sessionId":"s","content":"Conversation compacted"}` + "\n"},
 		"a snip":                     {`{"type":"system","subtype":"snip","uuid":"sn","parentUuid":"a2","sessionId":"s","snipMetadata":{"removedUuids":["u2"]}}` + "\n"},
 		"one response in two lines":  {chainLine("assistant", "a3", "a2")},
 		"a sidechain":                {`{"type":"user","uuid":"s1","parentUuid":"a2","isSidechain":true,"sessionId":"s","message":{"role":"user","content":"x"}}` + "\n"},

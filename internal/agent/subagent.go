@@ -272,7 +272,7 @@ func (t *childTranscript) Append(ctx context.Context, entries ...transcript.Entr
 }
 func (t *childTranscript) Path() string { return t.path }
 func (t *childTranscript) Reload(ctx context.Context) ([]model.Message, error) {
-	conv, err := written(ctx, t.w, t.store, t.key, nil)
+	conv, err := written(ctx, t.w, t.store, t.key)
 	if err != nil {
 		return nil, err
 	}

@@ -213,8 +213,11 @@ func awaitLocks(t *testing.T, p *project) {
 	}
 	for _, path := range paths {
 		l := flock.New(path)
-		if err := l.Lock(); err != nil {
-			t.Fatal(err)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ok, err := l.TryLockContext(ctx, 5*time.Millisecond)
+		cancel()
+		if err != nil || !ok {
+			t.Fatalf("%s is still locked 10 s after its run was killed: %v", path, err)
 		}
 		l.Close()
 	}
