@@ -89,6 +89,56 @@ func DecodeContentSharedAt(raw []byte, i int) (blocks []Block, end int, err erro
 	return blocks, end, nil
 }
 
+// DecodeContentCheckedAt is DecodeContentSharedAt for raw that was not
+// checked: it checks the content value that starts at raw[i] as
+// jsonscan.CheckedValue checks a value nested depth deep while it
+// decodes it, in one pass. Its error is either why raw is not JSON there
+// or why the content does not decode; a caller that must tell which
+// checks raw again (jsonscan.CheckedValue).
+func DecodeContentCheckedAt(raw []byte, i, depth int) (blocks []Block, end int, err error) {
+	if i >= len(raw) || raw[i] != '[' {
+		if end, err = jsonscan.CheckedValue(raw, i, depth); err != nil {
+			return nil, 0, err
+		}
+		blocks, err = decodeContent(raw[i:end:end], false)
+		return blocks, end, err
+	}
+	blocks = []Block{}
+	end, err = jsonscan.CheckedArray(raw, i, depth+1, func(raw []byte, i int) (int, error) {
+		blocks = append(blocks, Block{})
+		return blocks[len(blocks)-1].checkAt(raw, i, depth+1)
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("message content: %w", err)
+	}
+	return blocks, end, nil
+}
+
+// checkAt is decodeAt for a block value, nested depth deep, that was not
+// checked: it checks it as it decodes it.
+func (b *Block) checkAt(data []byte, i, depth int) (int, error) {
+	if data[i] != '{' {
+		end, err := jsonscan.CheckedValue(data, i, depth)
+		if err != nil {
+			return 0, err
+		}
+		return end, b.decode(data[i:end:end], false)
+	}
+	*b = Block{}
+	var fs blockFields
+	end, err := jsonscan.CheckedObject(data, i, depth+1, func(key []byte, f jsonscan.Flags, data []byte, i int) (int, error) {
+		end, err := jsonscan.CheckedValue(data, i, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		return end, fs.member(b, key, f, data[i:end:end], false)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return end, fs.finish(b)
+}
+
 // decodeAt is decode for the trusted block value that starts at data[i]:
 // it returns the index just past it.
 func (b *Block) decodeAt(data []byte, i int) (int, error) {

@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -230,6 +231,58 @@ func FuzzDecodeMessageShared(f *testing.F) {
 		}
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("decodeMessage(%q) (-checked +shared):\n%s", raw, diff)
+		}
+	})
+}
+
+// FuzzDecodeEntryEager checks a line decoded with its message checked and
+// decoded in one pass (eager, as a load does) against the same line
+// decoded without: the same lines accepted with the same error, the same
+// entry, the same message and error from DecodeMessage.
+func FuzzDecodeEntryEager(f *testing.F) {
+	sample, _ := os.ReadFile(filepath.Join("testdata", "cc-2.1.197-manual-compact.jsonl"))
+	for _, line := range bytes.Split(sample, []byte("\n"))[:40] {
+		f.Add(line)
+	}
+	for _, m := range []string{
+		`{"role":"user","content":"hi"}`, `{"role":"user","content":[]}`, `null`, `7`, `{}`,
+		`{"id":"m","role":"assistant","content":[{"type":"text","text":"a\n\u00e9"},{"type":"tool_use","id":"t","name":"Read","input":{"p":[1,{"q":null}]}}],"usage":{"input_tokens":3,"output_tokens":1.5}}`,
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r\"\\","is_error":true,"cache_control":{"type":"ephemeral"}}]}`,
+		`{"content":[{"type":"text","text":1}],"content":[{"type":"text","text":"b"}]}`, `{"content":[{"type":"text","text":"a"}],"CONTENT":"s"}`,
+		`{"content":[null,{"x":[1,{"y":"z"}]}],"Content":[1]}`, `{"content":[{"type":"text","text":"a` + "\x01" + `"}]}`,
+		`{"content":[{"type":"text","text":"a\x"}]}`, `{"content":[{"type":"text" "text":"a"}]}`, `{"content":[{"type":"text","text":"a"},]}`,
+		`{"content":[[[[1]]]],"role":"user"}`, `{"role":"user","content":[{"type":"text","text":"\ud800"}]} `,
+	} {
+		f.Add([]byte(`{"type":"user","uuid":"u","message":` + m + `,"isMeta":false}`))
+		f.Add([]byte(`{"message":` + m + `,"type":"assistant","message":` + m + `}`))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		want, werr := decodeEntry(line, &arena{}, nil, 0, false)
+		got, gerr := decodeEntry(line, &arena{}, nil, 0, true)
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) {
+			t.Fatalf("decodeEntry(%q): eager error %v, else %v", line, gerr, werr)
+		}
+		if werr != nil {
+			return
+		}
+		opts := []cmp.Option{cmpopts.IgnoreUnexported(Entry{}), cmpopts.EquateEmpty()}
+		if diff := cmp.Diff(want, got, opts...); diff != "" {
+			t.Fatalf("decodeEntry(%q) (-else +eager):\n%s", line, diff)
+		}
+		wm, wok, werr := want.DecodeMessage()
+		gm, gok, gerr := got.DecodeMessage()
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || wok != gok {
+			t.Fatalf("DecodeMessage of %q: eager %v %v, else %v %v", line, gok, gerr, wok, werr)
+		}
+		if diff := cmp.Diff(wm, gm, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("DecodeMessage of %q (-else +eager):\n%s", line, diff)
+		}
+		for _, b := range gm.Content {
+			for _, raw := range [][]byte{b.Input, b.Content} {
+				if len(raw) > 0 && !within(raw, got.body) {
+					t.Fatalf("DecodeMessage of %q: a block's raw field is not in the entry's body", line)
+				}
+			}
 		}
 	})
 }

@@ -199,63 +199,30 @@ func decodeMessage(e *Entry, raw []byte, trusted bool) (m APIMessage, ok bool, e
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return m, false, nil
 	}
-	fail := func(err error) (APIMessage, bool, error) {
-		return APIMessage{}, false, fmt.Errorf("message of %s entry %s: %w", e.Type, e.UUID, err)
-	}
-	// The fields keep encoding/json's rules: keys match without regard to
-	// case, the last repeated key counts, null leaves a field empty.
-	var id, role, mdl, content, stop, usage []byte
-	field := func(key []byte, f jsonscan.Flags) (*[]byte, error) {
-		k, err := jsonscan.KeyText(key, f)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case foldIs(k, "id"):
-			return &id, nil
-		case foldIs(k, "role"):
-			return &role, nil
-		case foldIs(k, "model"):
-			return &mdl, nil
-		case foldIs(k, "content"):
-			return &content, nil
-		case foldIs(k, "stop_reason"):
-			return &stop, nil
-		case foldIs(k, "usage"):
-			return &usage, nil
-		}
-		return nil, nil
-	}
-	// Trusted, an array of blocks is decoded as it is read (see
-	// model.DecodeContentSharedAt); decoded says the last content was,
-	// into blocks, with blocksErr.
-	var blocks []model.Block
-	var blocksErr error
-	decoded := false
+	var mf msgFields
 	// Called directly, not through a variable, the scanners keep nothing
 	// of their functions: what those hold stays on the stack.
 	if trusted {
 		_, err = jsonscan.TrustedObject(raw, jsonscan.SkipSpace(raw, 0), func(key []byte, f jsonscan.Flags, b []byte, i int) (int, error) {
-			p, err := field(key, f)
+			p, err := mf.field(key, f)
 			if err != nil {
 				return 0, err
 			}
-			if p == &content && b[i] == '[' {
+			if p == &mf.content && b[i] == '[' {
+				// An array of blocks is decoded as it is read (see
+				// model.DecodeContentSharedAt).
 				var end int
-				blocks, end, blocksErr = model.DecodeContentSharedAt(b, i)
-				content, decoded = b[i:end:end], true
+				mf.blocks, end, mf.blocksErr = model.DecodeContentSharedAt(b, i)
+				mf.content, mf.decoded = b[i:end:end], true
 				return end, nil
 			}
 			end := jsonscan.Skip(b, i)
-			if p != nil {
-				*p = b[i:end:end]
-				decoded = decoded && p != &content
-			}
+			mf.set(p, b[i:end:end])
 			return end, nil
 		})
 	} else {
 		err = jsonscan.Members(raw, func(key []byte, f jsonscan.Flags, val []byte) error {
-			p, err := field(key, f)
+			p, err := mf.field(key, f)
 			if p != nil {
 				*p = val
 			}
@@ -267,49 +234,149 @@ func decodeMessage(e *Entry, raw []byte, trusted bool) (m APIMessage, ok bool, e
 			var v struct{}
 			err = json.Unmarshal(raw, &v)
 		}
-		return fail(err)
+		return APIMessage{}, false, messageErr(e, err)
 	}
+	return mf.message(e, trusted)
+}
+
+// decodeMessageAt checks the message object that starts at b[i], a
+// member of the line b that was not checked, as jsonscan.MemberValue
+// checks it, while it decodes it as decodeMessage decodes a trusted one:
+// the line's largest value is gone over once, not once to check it and
+// again to decode it. It returns the index just past the message; it
+// fails both when the message is not JSON and when it does not decode
+// (or is not an object), without saying which: the caller checks the
+// line again, as it would have without it, to tell.
+func decodeMessageAt(e *Entry, b []byte, i int) (m APIMessage, end int, err error) {
+	if b[i] != '{' {
+		return APIMessage{}, 0, jsonscan.ErrNotObject
+	}
+	var mf msgFields
+	end, err = jsonscan.CheckedObject(b, i, 2, func(key []byte, f jsonscan.Flags, b []byte, i int) (int, error) {
+		p, err := mf.field(key, f)
+		if err != nil {
+			return 0, err
+		}
+		if p == &mf.content && b[i] == '[' {
+			blocks, end, err := model.DecodeContentCheckedAt(b, i, 2)
+			if err != nil {
+				return 0, err
+			}
+			mf.blocks, mf.content, mf.decoded = blocks, b[i:end:end], true
+			return end, nil
+		}
+		end, err := jsonscan.CheckedValue(b, i, 2)
+		if err != nil {
+			return 0, err
+		}
+		mf.set(p, b[i:end:end])
+		return end, nil
+	})
+	if err != nil {
+		return APIMessage{}, 0, err
+	}
+	m, _, err = mf.message(e, true)
+	if err != nil {
+		return APIMessage{}, 0, err
+	}
+	return m, end, nil
+}
+
+// msgFields holds the members of a message being decoded that
+// msgFields.message decodes once all are read. They keep encoding/json's
+// rules: keys match without regard to case, the last repeated key counts,
+// null leaves a field empty. decoded says the last content was an array,
+// decoded as it was read into blocks, with blocksErr.
+type msgFields struct {
+	id, role, mdl, content, stop, usage []byte
+	blocks                              []model.Block
+	blocksErr                           error
+	decoded                             bool
+}
+
+// field returns where the member with key goes; nil for a key of no field.
+func (mf *msgFields) field(key []byte, f jsonscan.Flags) (*[]byte, error) {
+	k, err := jsonscan.KeyText(key, f)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case foldIs(k, "id"):
+		return &mf.id, nil
+	case foldIs(k, "role"):
+		return &mf.role, nil
+	case foldIs(k, "model"):
+		return &mf.mdl, nil
+	case foldIs(k, "content"):
+		return &mf.content, nil
+	case foldIs(k, "stop_reason"):
+		return &mf.stop, nil
+	case foldIs(k, "usage"):
+		return &mf.usage, nil
+	}
+	return nil, nil
+}
+
+// set stores a member's value at p, which field returned: a content that
+// is not an array undoes the last decoded.
+func (mf *msgFields) set(p *[]byte, val []byte) {
+	if p != nil {
+		*p = val
+		mf.decoded = mf.decoded && p != &mf.content
+	}
+}
+
+// message decodes the members read into e's message; trusted, they are
+// slices of valid JSON, which its blocks share.
+func (mf *msgFields) message(e *Entry, trusted bool) (m APIMessage, ok bool, err error) {
 	// Apart, so that m does not go where the values may (json.Unmarshal):
 	// to the heap.
 	dsts := [...]*string{&m.ID, &m.Role, &m.Model, &m.StopReason}
-	for i, val := range [...][]byte{id, role, mdl, stop} {
+	for i, val := range [...][]byte{mf.id, mf.role, mf.mdl, mf.stop} {
 		if val == nil || jsonscan.IsNull(val) {
 			continue
 		}
 		if val[0] != '"' {
 			var s string
-			return fail(json.Unmarshal(val, &s))
+			return APIMessage{}, false, messageErr(e, json.Unmarshal(val, &s))
 		}
 		if *dsts[i], err = jsonscan.Unquote(val, jsonscan.StringFlags(val)); err != nil {
-			return fail(err)
+			return APIMessage{}, false, messageErr(e, err)
 		}
 	}
-	if usage != nil && !jsonscan.IsNull(usage) {
+	if usage := mf.usage; usage != nil && !jsonscan.IsNull(usage) {
 		m.Usage = new(model.Usage)
 		if !trusted || !decodeUsage(usage, m.Usage) {
 			*m.Usage = model.Usage{}
 			if err := json.Unmarshal(usage, m.Usage); err != nil {
-				return fail(err)
+				return APIMessage{}, false, messageErr(e, err)
 			}
 		}
 	}
+	content := mf.content
 	if content != nil && jsonscan.IsNull(content) {
 		content = nil
 	}
+	var blocks []model.Block
 	switch {
-	case decoded:
-		err = blocksErr
+	case mf.decoded:
+		blocks, err = mf.blocks, mf.blocksErr
 	case trusted:
 		blocks, err = model.DecodeContentShared(content)
 	default:
 		blocks, err = model.DecodeContent(content)
 	}
 	if err != nil {
-		return fail(err)
+		return APIMessage{}, false, messageErr(e, err)
 	}
 	m.Content = blocks
 	m.ContentIsString = len(content) > 0 && content[0] == '"'
 	return m, true, nil
+}
+
+// messageErr says that e's message does not decode, and why.
+func messageErr(e *Entry, err error) error {
+	return fmt.Errorf("message of %s entry %s: %w", e.Type, e.UUID, err)
 }
 
 // decodeUsage decodes a usage object that is valid JSON (a slice of a
@@ -497,7 +564,7 @@ var knownFields = map[string]bool{
 // of what it holds (see Entry), not line, and the members it has no field
 // for, so they survive re-encoding.
 func DecodeEntry(line []byte) (Entry, error) {
-	return decodeEntry(line, nil, nil, 0)
+	return decodeEntry(line, nil, nil, 0, false)
 }
 
 // ResultKeep is the largest toolUseResult, in bytes as its line has it,
@@ -516,35 +583,47 @@ type member struct{ key, val []byte }
 // that file that starts at byte base, and a toolUseResult longer than
 // ResultKeep is left there: checked as transcript.Index checks what it
 // does not keep (jsonscan.LooseValue), and read back, checked strictly
-// then, by Entry.Result.
-func decodeEntry(line []byte, a *arena, file *fileRef, base int64) (Entry, error) {
+// then, by Entry.Result. With eager set (and a), a message that is an
+// object is checked and decoded in one pass (decodeMessageAt) and kept
+// decoded, for DecodeMessage to return: for a load that decodes the
+// messages anyway.
+func decodeEntry(line []byte, a *arena, file *fileRef, base int64, eager bool) (Entry, error) {
 	orig := line
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return Entry{}, fmt.Errorf("not a JSON object")
 	}
+	eager = eager && a != nil
 	var e Entry
 	var ubuf [8]member
 	unknown := ubuf[:0]
 	var res *fileResult
 	var kbuf [16][]byte
 	keys := kbuf[:0] // of res, slices of line
+	// msg is the message decodeMessageAt decoded, when decoded is set.
+	var msg APIMessage
+	decoded := false
+	setNamed := func(name string, key, val []byte) error {
+		switch name {
+		case "":
+			unknown = append(unknown, member{key, val})
+			return nil
+		case "toolUseResult":
+			res = nil // the last of repeated keys wins
+		case "message":
+			decoded = false
+		}
+		return e.setField(name, val)
+	}
 	set := func(key []byte, f jsonscan.Flags, val []byte) error {
 		name, err := fieldName(key, f)
 		if err != nil {
 			return err
 		}
-		if name == "" {
-			unknown = append(unknown, member{key, val})
-			return nil
-		}
-		if name == "toolUseResult" {
-			res = nil // the last of repeated keys wins
-		}
-		return e.setField(name, val)
+		return setNamed(name, key, val)
 	}
 	var err error
-	if file == nil || len(line) <= ResultKeep {
+	if !eager && (file == nil || len(line) <= ResultKeep) {
 		err = jsonscan.Members(line, set)
 	} else {
 		// Every member is checked as Members checks it but for a large
@@ -553,7 +632,7 @@ func decodeEntry(line []byte, a *arena, file *fileRef, base int64) (Entry, error
 			if _, _, err := jsonscan.String(key, 0); err != nil {
 				return 0, err // the loose scan does not look inside keys
 			}
-			if f&jsonscan.Escaped == 0 && len(key) == len(`"toolUseResult"`) {
+			if file != nil && len(line) > ResultKeep && f&jsonscan.Escaped == 0 && len(key) == len(`"toolUseResult"`) {
 				if name, _ := fieldName(key, f); name == "toolUseResult" {
 					end, k, err := looseResult(b, i, keys[:0])
 					if err != nil {
@@ -567,14 +646,32 @@ func decodeEntry(line []byte, a *arena, file *fileRef, base int64) (Entry, error
 					}
 				}
 			}
+			name, err := fieldName(key, f)
+			if err != nil {
+				return 0, err
+			}
+			if eager && name == "message" && b[i] == '{' {
+				m, end, err := decodeMessageAt(&e, b, i)
+				if err != nil {
+					return 0, err // the line is read again below, to say why
+				}
+				e.Message, msg, decoded = b[i:end:end], m, true
+				return end, nil
+			}
 			end, err := jsonscan.MemberValue(b, i)
 			if err != nil {
 				return 0, err
 			}
-			return end, set(key, f, b[i:end:end])
+			return end, setNamed(name, key, b[i:end:end])
 		})
 	}
 	if err != nil {
+		if eager {
+			// The line or its message does not decode: the line is read
+			// as it would be without eager, which says why, or keeps the
+			// message for DecodeMessage to say why.
+			return decodeEntry(orig, a, file, base, false)
+		}
 		return Entry{}, err
 	}
 	if e.Type == "" {
@@ -586,10 +683,21 @@ func decodeEntry(line []byte, a *arena, file *fileRef, base int64) (Entry, error
 		keys = nil
 	}
 	e.res = res
-	if e.Message != nil && a != nil && a.fmap != nil {
-		e.mapMessage(e.Message, orig, base, a)
+	var decodedMsg *APIMessage
+	if decoded {
+		decodedMsg = &msg
 	}
+	if e.Message != nil && a != nil && a.fmap != nil {
+		e.mapMessage(e.Message, orig, base, a, decodedMsg)
+	}
+	inLine := e.Message
 	e.keep(line, unknown, keys, a)
+	if decoded && e.cache == nil {
+		// Not mapped: the message's blocks share its copy in the body.
+		rebase(&msg, inLine, e.Message)
+		e.cache = &msgCache{}
+		e.cache.once.Do(func() { e.cache.msg, e.cache.ok = msg, true })
+	}
 	if e.Message != nil && e.cache == nil {
 		e.cache = &msgCache{}
 	}

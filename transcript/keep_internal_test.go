@@ -142,7 +142,7 @@ func FuzzDecodeEntryLeavesResult(f *testing.F) {
 			t.Skip("no file identity on this platform")
 		}
 		strict, serr := DecodeEntry([]byte(line))
-		loose, lerr := decodeEntry([]byte(line), &arena{}, ref, 0)
+		loose, lerr := decodeEntry([]byte(line), &arena{}, ref, 0, false)
 		if serr == nil && lerr != nil {
 			t.Fatalf("the strict decode takes the line, the one leaving its result fails: %v", lerr)
 		}

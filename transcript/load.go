@@ -625,7 +625,7 @@ func decodeLines(batch []decoded, idx []int, a *arena, cache bool, file *fileRef
 		if cache {
 			d.n, d.sum = lineSum(d.line.Bytes)
 		}
-		e, ok := decodeLine(d.line, a, file, func(format string, args ...any) {
+		e, ok := decodeLine(d.line, a, file, many || a.fmap != nil, func(format string, args ...any) {
 			d.warns = append(d.warns, fmt.Sprintf(format, args...))
 		})
 		a.left -= len(d.line.Bytes)
@@ -788,8 +788,9 @@ func (l *loader) replayLine() bool {
 
 // decodeLine turns a raw line into an entry whose body is taken from a,
 // reporting why it cannot. With file set, the entry may leave its
-// toolUseResult there (see decodeEntry).
-func decodeLine(line jsonl.Line, a *arena, file *fileRef, warn func(string, ...any)) (*Entry, bool) {
+// toolUseResult there; with eager, it decodes its message too (see
+// decodeEntry).
+func decodeLine(line jsonl.Line, a *arena, file *fileRef, eager bool, warn func(string, ...any)) (*Entry, bool) {
 	b, base := line.Bytes, line.Offset
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, false
@@ -804,7 +805,7 @@ func decodeLine(line jsonl.Line, a *arena, file *fileRef, warn func(string, ...a
 			return nil, false
 		}
 	}
-	e, err := decodeEntry(b, a, file, base)
+	e, err := decodeEntry(b, a, file, base, eager)
 	if err != nil {
 		if line.Torn {
 			warn("%s: incomplete last line (a write was cut short), skipped", line.Where())

@@ -28,14 +28,23 @@ type mapper interface {
 // buffer), so none of the mapping's pages is read. It changes nothing
 // when the mapping does not hold the message or the message does not
 // decode: the entry keeps a copy then (see keep).
-func (e *Entry) mapMessage(msg, orig []byte, base int64, a *arena) {
+//
+// decoded, when set, is the message decodeMessageAt decoded from msg (its
+// blocks are changed): it is not decoded again.
+func (e *Entry) mapMessage(msg, orig []byte, base int64, a *arena, decoded *APIMessage) {
 	mapped := a.fmap.At(base+int64(offsetIn(msg, orig)), len(msg))
 	if mapped == nil {
 		return
 	}
-	m, ok, err := decodeMessage(e, msg, true)
-	if err != nil || !ok {
-		return
+	var m APIMessage
+	if decoded != nil {
+		m = *decoded
+	} else {
+		var ok bool
+		var err error
+		if m, ok, err = decodeMessage(e, msg, true); err != nil || !ok {
+			return
+		}
 	}
 	clone := func(b []byte) []byte {
 		if !within(b, msg) {
@@ -61,4 +70,23 @@ func (e *Entry) mapMessage(msg, orig []byte, base int64, a *arena) {
 	e.Message = mapped
 	e.cache = &msgCache{}
 	e.cache.once.Do(func() { e.cache.msg, e.cache.ok = m, true })
+}
+
+// rebase makes the raw fields of m's blocks that are slices of from, the
+// bytes m was decoded from, the same slices of to, a copy of them.
+func rebase(m *APIMessage, from, to []byte) {
+	move := func(b []byte) []byte {
+		if !within(b, from) {
+			return b
+		}
+		j := offsetIn(b, from)
+		return to[j : j+len(b) : j+len(b)]
+	}
+	for i := range m.Content {
+		b := &m.Content[i]
+		b.Content, b.Input = move(b.Content), move(b.Input)
+		for k, v := range b.Extra {
+			b.Extra[k] = move(v)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -78,17 +79,7 @@ func SkipSpace(b []byte, i int) int {
 func String(b []byte, i int) (end int, f Flags, err error) {
 	j := i + 1
 	for {
-		// Sixteen, then eight, bytes at a time while none is special or
-		// non-ASCII.
-		for j+16 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[j:])) && plainWord(binary.LittleEndian.Uint64(b[j+8:])) {
-			j += 16
-		}
-		for j+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[j:])) {
-			j += 8
-		}
-		for j < len(b) && strClass[b[j]] == plainByte {
-			j++
-		}
+		j = plainRun(b, j)
 		if j >= len(b) {
 			return 0, 0, syntaxErr(len(b), "unterminated string")
 		}
@@ -125,6 +116,33 @@ func String(b []byte, i int) (end int, f Flags, err error) {
 	}
 }
 
+// plainRun returns the index of the first byte at or after j that is not
+// plain in a string (see plainWord), or len(b). It reads eight bytes at a
+// time and finds that byte from the word's mask, not byte by byte:
+// between escapes (a line break in a file's text is one), the run is
+// often shorter than a few words.
+func plainRun(b []byte, j int) int {
+	for ; j+16 <= len(b); j += 16 {
+		m1, m2 := specialBytes(binary.LittleEndian.Uint64(b[j:])), specialBytes(binary.LittleEndian.Uint64(b[j+8:]))
+		if m1|m2 != 0 {
+			if m1 != 0 {
+				return j + bits.TrailingZeros64(m1)>>3
+			}
+			return j + 8 + bits.TrailingZeros64(m2)>>3
+		}
+	}
+	if j+8 <= len(b) {
+		if m := specialBytes(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+		j += 8
+	}
+	for j < len(b) && strClass[b[j]] == plainByte {
+		j++
+	}
+	return j
+}
+
 const (
 	ones        = 0x0101010101010101
 	highBits    = 0x8080808080808080
@@ -133,14 +151,20 @@ const (
 )
 
 // plainWord reports whether each of the eight bytes of v is plain in a
-// string: ASCII, not a control character, a quote or a backslash. For a
-// byte below 0x80, adding 0x60 sets its high bit exactly when it is 0x20
-// or above, and adding 0x7f to it xor'ed with c exactly when it is not c,
-// with no carry into the next byte; a byte of 0x80 or above (whose carry
-// may spoil the next) fails the word by its own high bit.
-func plainWord(v uint64) bool {
+// string: ASCII, not a control character, a quote or a backslash.
+func plainWord(v uint64) bool { return specialBytes(v) == 0 }
+
+// specialBytes returns the high bits of the bytes of v (little-endian)
+// that are not plain in a string (see plainWord), but for bytes after the
+// first such one, whose bits may be wrong: the lowest bit set marks the
+// first byte that is not plain. For a byte below 0x80, adding 0x60 sets
+// its high bit exactly when it is 0x20 or above, and adding 0x7f to it
+// xor'ed with c exactly when it is not c, with no carry into the next
+// byte; a byte of 0x80 or above (whose carry may spoil the next) is
+// marked by its own high bit.
+func specialBytes(v uint64) uint64 {
 	t := (v + 0x60*ones) & ((v ^ quotes) + 0x7f*ones) & ((v ^ backslashes) + 0x7f*ones)
-	return t&^v&highBits == highBits
+	return (^t | v) & highBits
 }
 
 func isHex(c byte) bool {
@@ -154,6 +178,37 @@ func Value(b []byte, i int) (int, error) { return value(b, i, 0) }
 // MemberValue is Value for the value of a member of a top-level object:
 // its nesting is counted from the object's, as Members counts it.
 func MemberValue(b []byte, i int) (int, error) { return value(b, i, 1) }
+
+// CheckedValue is Value for a value nested depth deep, as Members
+// checks it: 1 for a member of the top-level object (MemberValue), 2 for
+// a member of an object that is such a member, and so on. With
+// CheckedObject and CheckedArray, a caller that decodes a value checks it
+// in the same pass, instead of checking the whole input first and reading
+// it again.
+func CheckedValue(b []byte, i, depth int) (int, error) { return value(b, i, depth) }
+
+// CheckedObject reads the object that starts at b[i], as Members checks an
+// object nested depth deep (the top-level one is at 1; a value
+// CheckedValue is given at depth d that is an object is at d+1): its
+// keys and structure are checked, and value is called at the start of
+// each member's value, which it must check too (with CheckedValue at
+// depth, or CheckedObject or CheckedArray at depth+1). It returns the
+// index just past the object.
+func CheckedObject(b []byte, i, depth int, value ValueAtFunc) (int, error) {
+	if depth > maxDepth {
+		return 0, syntaxErr(i, "exceeded max depth")
+	}
+	return objectAt(b, i, true, value)
+}
+
+// CheckedArray is CheckedObject for an array: elem is called at the start
+// of each element, which it must check (at depth).
+func CheckedArray(b []byte, i, depth int, elem func(b []byte, i int) (int, error)) (int, error) {
+	if depth > maxDepth {
+		return 0, syntaxErr(i, "exceeded max depth")
+	}
+	return LooseArray(b, i, elem)
+}
 
 func value(b []byte, i, depth int) (int, error) {
 	if i >= len(b) {
