@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -151,6 +152,9 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 	// Entries keep copies of what they hold: once a batch's lines are
 	// decoded, its block's buffer can be read into again.
 	l.sc.Buffers(l.block)
+	// A long line that does not end as an object does is not read whole
+	// to find that it is not one (see decodeLine).
+	l.sc.SkipLong(func(tail []byte) bool { return !closesObject(tail) })
 	if err := l.findLeaf(opts.Leaf); err != nil {
 		return nil, err
 	}
@@ -334,35 +338,58 @@ type loader struct {
 type lineWarning struct {
 	index  int // in conv.Warnings
 	offset int64
+	// scanned is set on a line the scanner gave (not one of a cached
+	// prefix), newlines being its jsonl.Line.Newlines.
+	scanned  bool
+	newlines int
 }
 
 // numberLines rewrites warnings about skipped lines to name them by line
-// number, as a person opening the file would look for them. It counts
-// newlines up to the last such line, so it costs nothing when the load had
-// no damaged lines.
+// number, as a person opening the file would look for them. The scanner
+// counted the newlines of what it read; those of the part of the file
+// it did not read (before a compact boundary, or a cached prefix) are
+// counted here, so it costs nothing more when the load read the whole
+// file or had no damaged lines.
 func (l *loader) numberLines(src io.ReaderAt) {
 	if len(l.lineWarnings) == 0 {
 		return
 	}
 	slices.SortFunc(l.lineWarnings, func(a, b lineWarning) int { return cmp.Compare(a.offset, b.offset) })
-	buf := make([]byte, 64<<10)
+	var buf []byte
 	var off int64
 	line := 1
-	for _, w := range l.lineWarnings {
-		for off < w.offset {
-			n := int64(len(buf))
-			if rest := w.offset - off; rest < n {
-				n = rest
-			}
-			k, err := src.ReadAt(buf[:n], off)
+	// countTo counts the newlines before end into line; false if the
+	// file could not be read that far.
+	countTo := func(end int64) bool {
+		if off < end && buf == nil {
+			buf = make([]byte, 64<<10)
+		}
+		for off < end {
+			k, err := src.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
 			line += bytes.Count(buf[:k], []byte("\n"))
 			off += int64(k)
 			if err != nil && k == 0 {
-				return
+				return false
 			}
 		}
+		return true
+	}
+	unread := l.base + l.sc.Offset()
+	for _, w := range l.lineWarnings {
+		var no int
+		if w.scanned {
+			if !countTo(unread) {
+				return
+			}
+			no = l.sc.Number(jsonl.Line{Newlines: w.newlines}, line-1)
+		} else {
+			if !countTo(w.offset) {
+				return
+			}
+			no = line
+		}
 		old := fmt.Sprintf("the line at byte %d", w.offset)
-		l.conv.Warnings[w.index] = strings.Replace(l.conv.Warnings[w.index], old, fmt.Sprintf("line %d (byte %d)", line, w.offset), 1)
+		l.conv.Warnings[w.index] = strings.Replace(l.conv.Warnings[w.index], old, fmt.Sprintf("line %d (byte %d)", no, w.offset), 1)
 	}
 }
 
@@ -738,7 +765,7 @@ func (l *loader) apply(d *decoded) {
 	}
 	for _, w := range d.warns {
 		if line.No == 0 && !l.mute {
-			l.lineWarnings = append(l.lineWarnings, lineWarning{len(l.conv.Warnings), line.Offset})
+			l.lineWarnings = append(l.lineWarnings, lineWarning{index: len(l.conv.Warnings), offset: line.Offset, scanned: true, newlines: line.Newlines})
 		}
 		l.warnf("%s", w)
 	}
@@ -776,7 +803,7 @@ func (l *loader) replayLine() bool {
 	}
 	for _, w := range warns {
 		if !l.mute {
-			l.lineWarnings = append(l.lineWarnings, lineWarning{len(l.conv.Warnings), cl.off})
+			l.lineWarnings = append(l.lineWarnings, lineWarning{index: len(l.conv.Warnings), offset: cl.off})
 		}
 		l.warnf("%s", w)
 	}
@@ -792,6 +819,10 @@ func (l *loader) replayLine() bool {
 // decodeEntry).
 func decodeLine(line jsonl.Line, a *arena, file *fileRef, eager bool, warn func(string, ...any)) (*Entry, bool) {
 	b, base := line.Bytes, line.Offset
+	if line.Cut {
+		badLine(line, errUnclosed, warn)
+		return nil, false
+	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, false
 	}
@@ -805,17 +836,47 @@ func decodeLine(line jsonl.Line, a *arena, file *fileRef, eager bool, warn func(
 			return nil, false
 		}
 	}
+	if !closesObject(b) && opensObject(b) {
+		// A line cut short, or run into by another write: found out
+		// here at once rather than at the end of decoding it.
+		badLine(line, errUnclosed, warn)
+		return nil, false
+	}
 	e, err := decodeEntry(b, a, file, base, eager)
 	if err != nil {
-		if line.Torn {
-			warn("%s: incomplete last line (a write was cut short), skipped", line.Where())
-		} else {
-			warn("%s: not a valid entry (%v), skipped", line.Where(), err)
-		}
+		badLine(line, err, warn)
 		return nil, false
 	}
 	return &e, true
 }
+
+// errUnclosed is why a line that does not end as a JSON object does is
+// not an entry.
+var errUnclosed = errors.New("it does not end with '}'")
+
+// badLine warns that line, which is not an entry for the reason err, is
+// skipped.
+func badLine(line jsonl.Line, err error, warn func(string, ...any)) {
+	if line.Torn {
+		warn("%s: incomplete last line (a write was cut short), skipped", line.Where())
+	} else {
+		warn("%s: not a valid entry (%v), skipped", line.Where(), err)
+	}
+}
+
+// opensObject and closesObject report whether b, but for white space,
+// starts and ends as a JSON object does.
+func opensObject(b []byte) bool {
+	b = bytes.TrimLeft(b, jsonSpace)
+	return len(b) > 0 && b[0] == '{'
+}
+
+func closesObject(b []byte) bool {
+	b = bytes.TrimRight(b, jsonSpace)
+	return len(b) > 0 && b[len(b)-1] == '}'
+}
+
+const jsonSpace = " \t\r\n"
 
 func (l *loader) index(e *Entry) {
 	switch {

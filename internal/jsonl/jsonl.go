@@ -27,6 +27,13 @@ type Line struct {
 	Bytes  []byte
 	// Torn is set on a last line with no newline (a write cut short).
 	Torn bool
+	// Cut is set on a line Backward did not read whole, as the function
+	// given to SkipLong asked: Bytes is nil.
+	Cut bool
+	// Newlines is, scanning backward, how many newlines the file holds
+	// from the line's first byte to the end of what is scanned (the
+	// line's own included): see Backward.Number.
+	Newlines int
 }
 
 // Where names the line for a person: by number when known, else by offset.
@@ -116,6 +123,8 @@ type Backward struct {
 	nls     []int
 	get     func(n int) []byte // see Buffers; nil: a new buffer each read
 	scratch []byte             // what newlineBefore reads into
+	skipFn  func(tail []byte) bool
+	nl      int // newlines from pos to the end
 }
 
 // Buffers makes s read each block into a buffer get returns (of length 0
@@ -128,6 +137,22 @@ type Backward struct {
 // its lines are no longer used and a later read is done. It saves
 // allocating, and faulting in, a block per block read.
 func (s *Backward) Buffers(get func(n int) []byte) { s.get = get }
+
+// SkipLong has s ask skip about each line longer than a block, given
+// the line's last bytes (a block or more of them), before it reads the
+// rest of the line: one skip says to skip is not read, and Next gives it
+// with Cut set. A caller that can tell a line it has no use for by its
+// end spares reading a long one whole. skip must not keep tail.
+func (s *Backward) SkipLong(skip func(tail []byte) bool) { s.skipFn = skip }
+
+// Newlines reports how many newlines the bytes read so far (from Offset
+// to the end) hold.
+func (s *Backward) Newlines() int { return s.nl }
+
+// Number returns the 1-based number of the line l, which s gave, given
+// how many newlines the file holds before Offset (none once the scan
+// reached the start of the file): the scan itself counts those after.
+func (s *Backward) Number(l Line, before int) int { return before + s.nl - l.Newlines + 1 }
 
 // NewBackward returns a backward reader of the size bytes of r. warn (may
 // be nil) hears about skipped over-long lines; block and maxLine default
@@ -174,7 +199,7 @@ func (s *Backward) fill() error {
 	if s.pos == 0 {
 		// What remains is the file's first line.
 		if !s.skip {
-			s.emit(0, s.carry)
+			s.emit(0, s.carry, s.nl)
 		}
 		s.carry, s.skip = nil, false
 		return nil
@@ -198,6 +223,19 @@ func (s *Backward) fill() error {
 			return nil
 		}
 		if s.pos-(nl+1)+int64(len(s.carry)) <= int64(s.maxLine) {
+			if s.skipFn != nil && s.skipFn(s.carry) {
+				// Given without its bytes; the newline before it, left
+				// out of the next read, ends the line before.
+				s.emit(nl+1, nil, s.nl)
+				s.lines[len(s.lines)-1].Cut = true
+				s.pos, s.carry = 0, nil
+				if nl >= 0 {
+					// The line before ends at nl: none of it is read yet.
+					s.pos, s.carry = nl, []byte{}
+					s.nl++
+				}
+				return nil
+			}
 			n = s.pos - max(nl, 0)
 		}
 	}
@@ -232,12 +270,14 @@ func (s *Backward) fill() error {
 		i += k + 1
 	}
 	s.nls = nls
+	after := s.nl // the newlines of the bytes read before
+	s.nl += len(nls)
 	for n := len(nls) - 1; n >= 0; n-- {
 		i := nls[n]
 		if s.skip {
 			s.skip = false
 		} else if end > i+1 || !s.first {
-			s.emit(start+int64(i+1), buf[i+1:end:end]) // capped: an append never runs into the next line
+			s.emit(start+int64(i+1), buf[i+1:end:end], after+len(nls)-1-n) // capped: an append never runs into the next line
 		} else {
 			s.first = false // the file ends with a newline
 		}
@@ -288,10 +328,11 @@ func (s *Backward) newlineBefore(limit int64) (nl int64, ok bool, err error) {
 	return -1, true, nil
 }
 
-func (s *Backward) emit(off int64, b []byte) {
+// emit gives the line at off, with newlines after its start.
+func (s *Backward) emit(off int64, b []byte, newlines int) {
 	torn := s.first
 	s.first = false
-	s.lines = append(s.lines, Line{Offset: off, Bytes: b, Torn: torn})
+	s.lines = append(s.lines, Line{Offset: off, Bytes: b, Torn: torn, Newlines: newlines})
 }
 
 // EndsMidLine reports whether f is not empty and does not end with a

@@ -11,7 +11,9 @@ import (
 )
 
 // FuzzScanners checks that reading a file backwards yields exactly the lines
-// reading it forwards does, in reverse, including a torn last line.
+// reading it forwards does, in reverse, including a torn last line, and
+// numbers them as it does; and that with SkipLong, the lines it cuts are
+// long ones skip said to, the others as they were.
 func FuzzScanners(f *testing.F) {
 	f.Add([]byte("a\nbb\n\nccc"), 3)
 	f.Add([]byte("\n\n\n"), 1)
@@ -20,19 +22,22 @@ func FuzzScanners(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, block int) {
 		var fwd []string
 		var fwdOff []int64
+		var fwdNo []int
 		var tornF bool
 		err := Forward(bytes.NewReader(data), 0, func(string) { t.Fatal("unexpected warning") }, func(l Line) error {
 			fwd = append(fwd, string(l.Bytes))
 			fwdOff = append(fwdOff, l.Offset)
+			fwdNo = append(fwdNo, l.No)
 			tornF = l.Torn
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Small blocks exercise lines spanning reads.
+		blockSize := 1 + (block%16+16)%16
 		for _, reuse := range []bool{false, true} {
-			// Small blocks exercise lines spanning reads.
-			sc := NewBackward(bytes.NewReader(data), int64(len(data)), 1+(block%16+16)%16, 0, func(string) { t.Fatal("unexpected warning") })
+			sc := NewBackward(bytes.NewReader(data), int64(len(data)), blockSize, 0, func(string) { t.Fatal("unexpected warning") })
 			if reuse {
 				sc.Buffers((&buffers{}).get)
 			}
@@ -44,7 +49,58 @@ func FuzzScanners(f *testing.F) {
 				t.Fatalf("reuse %v: torn: forward %v backward %v", reuse, tornF, tornB)
 			}
 		}
+		for _, reuse := range []bool{false, true} {
+			sc := NewBackward(bytes.NewReader(data), int64(len(data)), blockSize, 0, func(string) { t.Fatal("unexpected warning") })
+			if reuse {
+				sc.Buffers((&buffers{}).get)
+			}
+			skip := func(tail []byte) bool { return tail[len(tail)-1]%2 == 0 }
+			sc.SkipLong(skip)
+			lines := backwardLines(t, sc)
+			if len(lines) != len(fwd) {
+				t.Fatalf("reuse %v: %d lines backward with SkipLong, %d forward", reuse, len(lines), len(fwd))
+			}
+			for i, l := range lines {
+				if no := sc.Number(l, 0); no != fwdNo[i] || l.Offset != fwdOff[i] {
+					t.Fatalf("reuse %v: line %d at %d backward, %d at %d forward", reuse, no, l.Offset, fwdNo[i], fwdOff[i])
+				}
+				switch want := fwd[i]; {
+				case !l.Cut && string(l.Bytes) != want:
+					t.Fatalf("reuse %v: line %d is %q, want %q", reuse, fwdNo[i], l.Bytes, want)
+				case l.Cut && (l.Bytes != nil || len(want) < blockSize || !skip([]byte(want))):
+					t.Fatalf("reuse %v: line %d (%q) cut", reuse, fwdNo[i], want)
+				}
+			}
+		}
 	})
+}
+
+// backwardLines reads every line of sc as backward does and returns
+// them oldest first, their bytes copied.
+func backwardLines(t *testing.T, sc *Backward) []Line {
+	var lines []Line
+	for {
+		l, ok, err := sc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		batch := []Line{l}
+		for range sc.Buffered() {
+			l, _, _ := sc.Next()
+			batch = append(batch, l)
+		}
+		for _, l := range batch {
+			if l.Bytes != nil {
+				l.Bytes = bytes.Clone(l.Bytes)
+			}
+			lines = append(lines, l)
+		}
+	}
+	slices.Reverse(lines)
+	return lines
 }
 
 // buffers hands out the buffers of sc.Buffers as the contract allows,
@@ -256,5 +312,60 @@ func TestBackwardOverlongLineReadOnce(t *testing.T) {
 	}
 	if r.n > 2*int64(len(data)) {
 		t.Errorf("read %d bytes of a %d-byte file", r.n, len(data))
+	}
+}
+
+// TestBackwardSkipLong: a long line SkipLong's function says to skip is
+// given cut, at its offset and with its number, read only to find its
+// start (the lines around it as they were); one it does not is read
+// whole.
+func TestBackwardSkipLong(t *testing.T) {
+	const block = 64
+	long := strings.Repeat("z", 40*block)
+	for _, tc := range []struct {
+		name, end string
+		cut       bool
+	}{
+		{"skipped", "!", true},
+		{"kept", "}", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := []byte("a\n\n" + long + tc.end + "\nb\n")
+			r := &countingReader{r: bytes.NewReader(data)}
+			sc := NewBackward(r, int64(len(data)), block, 0, func(w string) { t.Fatal(w) })
+			var asked []string
+			sc.SkipLong(func(tail []byte) bool {
+				asked = append(asked, string(tail[len(tail)-1:]))
+				return bytes.HasSuffix(tail, []byte("!"))
+			})
+			lines := backwardLines(t, sc)
+			if !slices.Equal(asked, []string{tc.end}) {
+				t.Fatalf("asked about lines ending in %q, want only the long one", asked)
+			}
+			if len(lines) != 4 {
+				t.Fatalf("%d lines, want 4", len(lines))
+			}
+			type got struct {
+				Text   string
+				Offset int64
+				No     int
+				Cut    bool
+			}
+			var gotLines []got
+			for _, l := range lines {
+				gotLines = append(gotLines, got{string(l.Bytes), l.Offset, sc.Number(l, 0), l.Cut})
+			}
+			kept := long + tc.end
+			if tc.cut {
+				kept = ""
+			}
+			want := []got{{"a", 0, 1, false}, {"", 2, 2, false}, {kept, 3, 3, tc.cut}, {"b", int64(len(data) - 2), 4, false}}
+			if diff := cmp.Diff(want, gotLines); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+			if tc.cut && r.n > int64(len(data))+2*block {
+				t.Errorf("read %d bytes of a %d-byte file to skip its long line", r.n, len(data))
+			}
+		})
 	}
 }
