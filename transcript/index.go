@@ -427,20 +427,19 @@ func (x *Index) Line(uuid string) (int, bool) {
 // Leaf returns the line where the conversation ends, as Load finds it: the
 // newest last-prompt record's leaf when nothing was written after it, else
 // the newest main-chain line, else (a subagent's transcript) the newest
-// sidechain line; -1 when the file has no chain line. The warning, if any,
-// says why a last-prompt record's leaf was not taken.
-func (x *Index) Leaf() (int, []string) {
-	var warns []string
+// sidechain line; -1 when the file has no chain line. A last-prompt record
+// naming a line the file lacks (a crash's) is passed over without a word,
+// as Load does.
+func (x *Index) Leaf() int {
 	if x.lastPrompt > max(x.lastChain, x.lastSide) {
 		if i, ok := x.byUUID[x.lastPromptLeaf]; ok {
-			return int(i), nil
+			return int(i)
 		}
-		warns = append(warns, fmt.Sprintf("last-prompt names leaf %s, which is not in the file; resuming from the newest message", x.lastPromptLeaf))
 	}
 	if x.lastChain >= 0 {
-		return x.lastChain, warns
+		return x.lastChain
 	}
-	return x.lastSide, warns
+	return x.lastSide
 }
 
 // Chain returns the lines of the conversation that ends at leaf (a uuid;
@@ -459,7 +458,7 @@ func (x *Index) Chain(leaf string) ([]int, []string, error) {
 		}
 		e = int(i)
 	} else {
-		e, warns = x.Leaf()
+		e = x.Leaf()
 	}
 	if e < 0 {
 		return nil, warns, nil

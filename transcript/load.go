@@ -1005,7 +1005,11 @@ func (l *loader) findLeaf(explicit string) error {
 		if explicit != "" {
 			return fmt.Errorf("no message %q in this session", explicit)
 		}
-		l.warnf("last-prompt names leaf %s, which is not in the file; resuming from the newest message", want)
+		// A last-prompt record naming a line the file lacks is what a
+		// crash leaves: Claude Code may write the record before the
+		// response it names. Its resume starts at the newest message
+		// without a word, and so does this one (the torn or missing
+		// line, if any, has its own warning).
 	}
 	l.leaf = l.newestChain
 	if l.leaf == nil {

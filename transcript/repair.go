@@ -11,11 +11,10 @@ import (
 
 // repair appends what a resumed conversation needs to be valid and to read
 // as Claude Code's would: an error result for each call of the last
-// response that never got one (the process died while the tool ran), the
-// "Continue from where you left off." prompt after a turn cut after its
-// attachments, and the "No response requested." reply after a trailing
-// user message. A conversation that ends with a finished reply and only
-// context after it gets nothing (see afterReply).
+// response that never got one (the process died while the tool ran) and
+// the "No response requested." reply after a turn with no reply. A
+// conversation that ends with a finished reply and only context after it
+// gets nothing (see afterReply).
 func (l *loader) repair(newUUID func() string, now func() time.Time) {
 	c := l.conv
 	if len(c.Entries) == 0 {
@@ -84,15 +83,13 @@ func (l *loader) repair(newUUID func() string, now func() time.Time) {
 	if last == nil || afterReply(c.Entries) {
 		return
 	}
-	// A turn cut after its prompt's attachments gets the continue prompt.
-	// One that ended at a tool result (a crash mid-tool-call, a headless
-	// plan-mode exit, which ends the run at the plan on purpose) gets the
-	// "No response requested." reply alone, as Claude Code 2.1.332 resumes
-	// it (2.1.197 also added the continue prompt).
-	if last.Type == TypeAttachment {
-		add(Entry{Type: TypeUser, IsMeta: true, Message: UserTextMessage(ContinueText)})
-	}
-	if last = lastTurnEntry(c.Entries); last != nil && last.Type == TypeUser {
+	// A turn cut before its reply, after its prompt and attachments (a
+	// crash before the response's line was written) or at a tool result
+	// (a crash mid-tool-call, a headless plan-mode exit, which ends the
+	// run at the plan on purpose), gets the "No response requested."
+	// reply alone, as Claude Code 2.1.332 resumes it (2.1.197 also added
+	// the "Continue from where you left off." prompt).
+	if last.Type == TypeUser || last.Type == TypeAttachment {
 		add(Entry{Type: TypeAssistant, Message: syntheticAssistant(newUUID(), NoResponseText)})
 	}
 }

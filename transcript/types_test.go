@@ -88,6 +88,29 @@ func TestResumeAfterHeadlessPlanExit(t *testing.T) {
 	}
 }
 
+// TestResumeAfterACrashBeforeTheResponseLine: Claude Code killed after
+// writing its prompt, the prompt's attachments and a last-prompt record
+// naming the response, but before the response's own line: the resume
+// answers the prompt with "No response requested." alone and says nothing
+// of the missing leaf, as Claude Code 2.1.332 does (the matrix's
+// killed-unflushed scenario holds this to the real program).
+func TestResumeAfterACrashBeforeTheResponseLine(t *testing.T) {
+	var s script
+	p := s.user("", "run a slow command")
+	a := s.add(p, map[string]any{"type": "attachment", "version": "2.1.332", "attachment": map[string]any{"type": "date"},
+		"rendered": []map[string]any{{"content": "<system-reminder>\ndate\n</system-reminder>"}}, "renderedRole": "user"})
+	s.add(a, map[string]any{"type": "attachment", "version": "2.1.332", "attachment": map[string]any{"type": "prompt_snapshot"}})
+	s.lastPrompt("00000000-0000-4000-8000-999999999999")
+	c := load(t, s.bytes(), transcript.LoadOptions{})
+	want := []string{"user: <system-reminder>\ndate\n</system-reminder>\n | run a slow command", "assistant: " + transcript.NoResponseText}
+	if d := cmp.Diff(want, summary(c.Messages())); d != "" {
+		t.Errorf("messages (-want +got):\n%s", d)
+	}
+	if len(c.Warnings) > 0 {
+		t.Errorf("warnings: %q", c.Warnings)
+	}
+}
+
 // TestUnknownLineTypes: lines of a type nobody knows (a newer Claude
 // Code's) stay out of the conversation, and one warning names the first.
 func TestUnknownLineTypes(t *testing.T) {

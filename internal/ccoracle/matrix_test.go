@@ -54,6 +54,10 @@ type scenario struct {
 	// cairnSteps write the same conversation with cairn (check 2); nil
 	// means the steps, with Claude Code's tool names mapped to cairn's.
 	cairnSteps []step
+	// cut, when set, rewrites Claude Code's transcript after its runs and
+	// before any check: the file as a crash at a chosen moment leaves it,
+	// which a real kill reaches only by chance.
+	cut func(t *testing.T, lines []string) []string
 }
 
 func text(s string) modeltest.Reply { return modeltest.Text(s) }
@@ -149,6 +153,17 @@ func scenarios() []scenario {
 			kill:   true,
 			replies: []modeltest.Reply{
 				tools(use("toolu_kill_1", "Bash", map[string]any{"command": "touch DIR/.started && sleep 30", "description": "Wait"})),
+			},
+		}}},
+		// The same crash, with the response's line not yet written: Claude
+		// Code writes its lines a little after it acts on them, so a kill
+		// under load can leave the prompt, its attachments and a
+		// last-prompt record naming the response, without the response.
+		{name: "killed-unflushed", cut: dropResponse, steps: []step{{
+			prompt: "run a slow command",
+			kill:   true,
+			replies: []modeltest.Reply{
+				tools(use("toolu_kill_2", "Bash", map[string]any{"command": "touch DIR/.started && sleep 30", "description": "Wait"})),
 			},
 		}}},
 		{name: "resume-fork", steps: []step{
@@ -317,6 +332,42 @@ func (r *rig) resumeView(home, session string) []model.Message {
 		r.t.Fatal(err)
 	}
 	return prefix
+}
+
+// cutTranscript rewrites the transcript of session in home with cut.
+func cutTranscript(t *testing.T, home, session string, cut func(*testing.T, []string) []string) {
+	t.Helper()
+	path, err := ccoracle.TranscriptPath(home, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := cut(t, strings.SplitAfter(string(b), "\n"))
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dropResponse takes the assistant lines out of a transcript, leaving the
+// records after them: a kill before the response's line was written.
+func dropResponse(t *testing.T, lines []string) []string {
+	t.Helper()
+	var out []string
+	dropped := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, `{"parentUuid"`) && strings.Contains(l, `"type":"assistant"`) {
+			dropped++
+			continue
+		}
+		out = append(out, l)
+	}
+	if dropped == 0 {
+		t.Fatal("the transcript has no assistant line to drop")
+	}
+	return out
 }
 
 // cairnView is what cairn sends on resume of session (cairn sessions show
@@ -535,6 +586,9 @@ func TestMatrix(t *testing.T) {
 			var id string
 			for _, st := range sc.steps {
 				id = r.claude(home, st, id).SessionID
+			}
+			if sc.cut != nil {
+				cutTranscript(t, home, id, sc.cut)
 			}
 			// Keep the files as Claude Code left them, before any resume.
 			pristine := copyHome(t, home)
