@@ -36,13 +36,21 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	resume := fs.String("resume", "", "a transcript to resume (copied into a temporary home)")
 	n := fs.Int("n", 5, "runs of each program")
 	tsv := fs.Bool("tsv", false, "print one tab-separated line per program: name, median seconds, median peak RSS bytes, body bytes")
+	var extra []string
+	fs.Func("env", "K=V added to cairn's environment (repeatable), such as GOGC=200", func(s string) error {
+		if !strings.Contains(s, "=") {
+			return fmt.Errorf("-env %q: want K=V", s)
+		}
+		extra = append(extra, s)
+		return nil
+	})
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
 	if *bin == "" {
 		return usageError{"firstreq: -cairn BIN is required"}
 	}
-	progs := []program{{name: "cairn", bin: *bin}}
+	progs := []program{{name: "cairn", bin: *bin, env: extra}}
 	if *claude != "" {
 		progs = append(progs, program{name: "claude", bin: *claude})
 	}
@@ -94,6 +102,7 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 
 type program struct {
 	name, bin string
+	env       []string // added to the run's environment
 	runs      []runResult
 }
 
@@ -182,7 +191,7 @@ func runOnce(ctx context.Context, p *program, front *timingFront, resume, id str
 	argv = append(argv, "hi")
 	cmd := exec.CommandContext(ctx, p.bin, argv...)
 	cmd.Dir = project
-	cmd.Env = env
+	cmd.Env = append(env, p.env...)
 	front.reset()
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {

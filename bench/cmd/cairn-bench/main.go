@@ -2,9 +2,9 @@
 // Code sessions:
 //
 //	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage]
-//	cairn-bench resume [-tsv] [-cpuprofile FILE] [-memprofile FILE] FILE
+//	cairn-bench resume [-tsv] [-map] [-cpuprofile FILE] [-memprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
-//	cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
+//	cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V]
 //	cairn-bench workload [-turns 5] [-steps 32] [-window 200000] …
 //	cairn-bench context [-workload basic,hard] [-live-claude] …
 //
@@ -56,10 +56,10 @@ func main() {
 
 const usageText = `usage:
   cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage]
-  cairn-bench resume [-tsv] [-cpuprofile FILE] [-memprofile FILE] FILE
+  cairn-bench resume [-tsv] [-map] [-cpuprofile FILE] [-memprofile FILE] FILE
   cairn-bench index [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
-  cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv]
+  cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V]
   cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]
   cairn-bench context [-workload basic,hard] [-cairn BIN] [-live-claude [-claude BIN] [-only-claude]] [-seed 1] [-steps N] [-env K=V,...] [-json]`
 
@@ -189,6 +189,7 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	tsv := fs.Bool("tsv", false, "print one tab-separated line: size, read, entries, messages, warnings, seconds, peak RSS bytes, CPU seconds")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the resume to this file")
 	memProfile := fs.String("memprofile", "", "write a heap profile, taken once the messages are built, to this file")
+	mapped := fs.Bool("map", false, "keep the messages in the file's mapping, as a headless resume does (LoadOptions.Map)")
 	if err := parseFlags(fs, args, 1); err != nil {
 		return err
 	}
@@ -211,7 +212,7 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer src.Close()
-	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{})
+	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{Map: *mapped})
 	if err != nil {
 		return fmt.Errorf("load %s: %w", path, err)
 	}
