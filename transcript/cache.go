@@ -2,9 +2,7 @@ package transcript
 
 import (
 	"bytes"
-	"cmp"
 	"hash/maphash"
-	"slices"
 	"strings"
 	"sync"
 )
@@ -24,13 +22,13 @@ import (
 // replaced by another (a different device and inode), the cache forgets
 // what it held.
 //
-// The cache holds no entry of its own for a line the last load put in its
-// conversation: it shares that Conversation.Entries element (see
+// The cache holds no entry of its own for a line a load put in its
+// conversation: it keeps the same *Entry as Conversation.Entries (see
 // Conversation.Entries: no caller changes one in place). Of a line that is
 // no part of the chain (progress, queue operations, last-prompt records) it
 // keeps only what the loader reads of it; a chain line the conversation
 // left out (a side branch, a snipped message) keeps the entry it was
-// decoded into, or the element of an earlier conversation (see record).
+// decoded into.
 type LineCache struct {
 	mu sync.Mutex
 	// id names the file the entries were read from (see Identified); ""
@@ -51,17 +49,15 @@ type LineCache struct {
 // cachedLine is what one line gave the loader: an entry (for a line off
 // the chain, its record: see recordOf), or the warnings that said why it
 // was skipped; n and sum are the length and hash of the line (see
-// lineSum), which stand for its bytes. shared is set when e is an
-// element of a load's Conversation.Entries.
+// lineSum), which stand for its bytes.
 type cachedLine struct {
 	off int64
 	e   *Entry
 	// warns is nil but for the few lines that gave warnings: a line
 	// cached is a few words, for each line of the file.
-	warns  *[]string
-	sum    uint64
-	n      int32 // a line is at most jsonl.MaxLineBytes
-	shared bool
+	warns *[]string
+	sum   uint64
+	n     int32 // a line is at most jsonl.MaxLineBytes
 }
 
 // lineSum returns the length and hash of a line, white space around it
@@ -122,85 +118,30 @@ func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
 	return prefix, lines
 }
 
-// record records what a load that rebuilt entries (its
-// Conversation.Entries read from the file) leaves in the cache: with
-// lines set, that the first prefix bytes of the file are those lines, in
-// file order, whose entries then leave the map (the next load takes them
-// from lines), which is made anew to fit what is left in it. Every cached
-// line whose entry entries hold shares that element from then on. Chain
-// entries of earlier loads' conversations that entries do not hold stay
-// where they are when they are many (a rewind, a compaction: that
-// conversation's array is still mostly the cache's), and get copies of
-// their own when they are few (a snip), so as not to keep a whole array
-// alive for them.
-func (c *LineCache) record(prefix int64, lines []cachedLine, entries []Entry) {
-	// byOffset lists entries by where their line starts: a line's entry
-	// is found by its offset.
-	byOffset := make([]int32, len(entries))
-	for i := range byOffset {
-		byOffset[i] = int32(i)
-	}
-	slices.SortFunc(byOffset, func(a, b int32) int { return cmp.Compare(entries[a].offset, entries[b].offset) })
-	find := func(cl cachedLine) (*Entry, bool) {
-		if cl.e == nil || !cl.e.IsChain() {
-			return nil, false
-		}
-		i, ok := slices.BinarySearchFunc(byOffset, cl.off, func(i int32, off int64) int { return cmp.Compare(entries[i].offset, off) })
-		if !ok {
-			return nil, false
-		}
-		return &entries[byOffset[i]], true
+// record records what a load that read the file leaves in the cache:
+// with lines set, that the first prefix bytes of the file are those
+// lines, in file order, whose entries then leave the map (the next load
+// takes them from lines), which is made anew to fit what is left in it.
+// A chain line's entry is the one the load's Conversation.Entries holds
+// (the same *Entry), so the cache keeps nothing of its own for it.
+func (c *LineCache) record(prefix int64, lines []cachedLine) {
+	if lines == nil {
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if lines != nil {
-		thinRecords(lines)
-		c.prefix, c.lines = prefix, lines
-		var m map[int64]cachedLine
-		for off, cl := range c.m {
-			if off >= prefix {
-				if m == nil {
-					m = make(map[int64]cachedLine)
-				}
-				m[off] = cl
-			}
-		}
-		c.m = m
-	} else {
-		// A load under way may be reading the lines it was given.
-		c.lines = slices.Clone(c.lines)
-	}
-	shared, left := 0, 0
-	count := func(cl cachedLine) {
-		if cl.shared {
-			shared++
-			if _, ok := find(cl); !ok {
-				left++
-			}
-		}
-	}
-	for _, cl := range c.lines {
-		count(cl)
-	}
-	for _, cl := range c.m {
-		count(cl)
-	}
-	own := left*4 < shared
-	share := func(cl cachedLine) cachedLine {
-		if e, ok := find(cl); ok {
-			cl.e, cl.shared = e, true
-		} else if cl.shared && own {
-			e := *cl.e
-			cl.e, cl.shared = &e, false
-		}
-		return cl
-	}
-	for i, cl := range c.lines {
-		c.lines[i] = share(cl)
-	}
+	thinRecords(lines)
+	c.prefix, c.lines = prefix, lines
+	var m map[int64]cachedLine
 	for off, cl := range c.m {
-		c.m[off] = share(cl)
+		if off >= prefix {
+			if m == nil {
+				m = make(map[int64]cachedLine)
+			}
+			m[off] = cl
+		}
 	}
+	c.m = m
 }
 
 // thinRecords keeps of a prefix's last-prompt records and titles only

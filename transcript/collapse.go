@@ -39,10 +39,9 @@ func (e *Entry) DecodeCollapseMetadata() (*CollapseMetadata, error) {
 // collapsedIn collects the spans the collapse commits among entries
 // folded, in commit order; nil when there are none. A span without both
 // ends or a summary is left out with a warning.
-func collapsedIn(entries []Entry, warnf func(string, ...any)) []CollapseSpan {
+func collapsedIn(entries []*Entry, warnf func(string, ...any)) []CollapseSpan {
 	var out []CollapseSpan
-	for i := range entries {
-		e := &entries[i]
+	for _, e := range entries {
 		if !e.IsCollapseCommit() {
 			continue
 		}

@@ -125,7 +125,7 @@ func checkCrashedFile(t *testing.T, path string, acked []string, run int) {
 	}
 	if len(acked) > 0 {
 		newest := acked[len(acked)-1]
-		if !slices.ContainsFunc(conv.Entries, func(e transcript.Entry) bool { return e.UUID == newest }) {
+		if !slices.ContainsFunc(conv.Entries, func(e *transcript.Entry) bool { return e.UUID == newest }) {
 			t.Fatalf("run %d: the newest acknowledged entry %s is not in the rebuilt chain (leaf %s, %d entries, warnings %q)", run, newest, conv.Leaf, len(conv.Entries), conv.Warnings)
 		}
 	}
@@ -196,7 +196,7 @@ func crashChild(ctx context.Context, dir string, seed uint64, out io.Writer) err
 	w := transcript.NewWriter(app, transcript.WriterOptions{Known: known})
 	defer w.Close()
 	if conv.Repaired > 0 {
-		if err := w.AppendDurable(ctx, conv.Entries[len(conv.Entries)-conv.Repaired:]...); err != nil {
+		if err := w.AppendDurable(ctx, conv.Repairs()...); err != nil {
 			return err
 		}
 	}

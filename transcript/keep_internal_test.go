@@ -41,7 +41,7 @@ func TestLoadKeepsNoLine(t *testing.T) {
 	}
 	left := 0
 	for i := range conv.Entries {
-		e := &conv.Entries[i]
+		e := conv.Entries[i]
 		line := data[e.offset:]
 		line = line[:bytes.IndexByte(line, '\n')]
 		want, err := DecodeEntry(line)

@@ -62,10 +62,10 @@ type Conversation struct {
 	// snipped entries left out, and parallel tool results that hang off
 	// side branches re-attached after their calls. It holds chain entries
 	// of every type; Messages turns it into what the model is sent.
-	// A LineCache the load was given shares these elements: callers read
-	// them and may copy them, but never change one in place (nor reorder
-	// them).
-	Entries []Entry
+	// The entries are shared, with a LineCache the load was given and
+	// with later loads that take them from it: callers read them and may
+	// copy them, but never change one in place.
+	Entries []*Entry
 	// Leaf is the uuid of the last entry of the chain.
 	Leaf string
 	// LastPrompt is the newest last-prompt record's text, if any.
@@ -96,6 +96,16 @@ type Conversation struct {
 	// live one did (SPEC C3). A compact boundary ends the chain, so commits
 	// made before it do not count.
 	Collapsed []CollapseSpan
+}
+
+// Repairs returns copies of the entries at the end of Entries that are
+// not in the file (see Repaired), for a writer to append.
+func (c *Conversation) Repairs() []Entry {
+	out := make([]Entry, c.Repaired)
+	for i, e := range c.Entries[len(c.Entries)-c.Repaired:] {
+		out[i] = *e
+	}
+	return out
 }
 
 // Load rebuilds the conversation of the transcript in src. It reads the
@@ -185,8 +195,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 }
 
 // finish notes how much was read, numbers the warnings' lines, and gives
-// the cache the prefix of the file this load read whole and the
-// conversation's entries to share.
+// the cache the prefix of the file this load read whole.
 func (l *loader) finish(src Source) {
 	size := src.Size()
 	// Lines taken from the cache were not read.
@@ -196,7 +205,7 @@ func (l *loader) finish(src Source) {
 		return
 	}
 	prefix, lines := l.prefix(size)
-	l.cache.record(prefix, lines, l.conv.Entries[:len(l.conv.Entries)-l.conv.Repaired])
+	l.cache.record(prefix, lines)
 }
 
 // prefix returns the lines of the file, in file order, that the next load
@@ -437,16 +446,15 @@ func (l *loader) readLine() (bool, error) {
 }
 
 // decoded is one line of a batch: its entry (nil when the line gave none),
-// the warnings decoding it gave, and whether the cache held it (shared:
-// as an element of a conversation); with a cache, n and sum stand for its
-// bytes (see lineSum).
+// the warnings decoding it gave, and whether the cache held it; with a
+// cache, n and sum stand for its bytes (see lineSum).
 type decoded struct {
-	line           jsonl.Line
-	e              *Entry
-	warns          []string
-	cached, shared bool
-	n              int
-	sum            uint64
+	line   jsonl.Line
+	e      *Entry
+	warns  []string
+	cached bool
+	n      int
+	sum    uint64
 }
 
 // parallelBatch is the size of a batch of lines worth decoding on more
@@ -619,7 +627,7 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 		d := decoded{line: line}
 		if l.cache != nil {
 			if cl, ok := l.cache.lookup(line.Offset, line.Bytes); ok && cl.e != nil {
-				d.e, d.cached, d.shared, d.n, d.sum = cl.e, true, cl.shared, int(cl.n), cl.sum
+				d.e, d.cached, d.n, d.sum = cl.e, true, int(cl.n), cl.sum
 			}
 		}
 		if !d.cached {
@@ -759,7 +767,7 @@ func (l *loader) apply(d *decoded) {
 		l.tornAt = line.Offset
 	}
 	if d.cached {
-		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, shared: d.shared, n: int32(d.n), sum: d.sum})
+		l.seen = append(l.seen, cachedLine{off: line.Offset, e: d.e, n: int32(d.n), sum: d.sum})
 		l.index(d.e)
 		return
 	}
@@ -1283,21 +1291,8 @@ func (l *loader) reattach() {
 		slices.SortStableFunc(results, byOffset)
 		order = append(append(order, siblings...), results...)
 	}
-	out := make([]Entry, len(order), len(order)+repairRoom)
-	inParts(len(order), parallelEntries, func(lo, hi int) {
-		for i, e := range order[lo:hi] {
-			out[lo+i] = *e
-		}
-	})
-	l.conv.Entries = out
+	l.conv.Entries = order
 }
-
-// repairRoom is how many entries the conversation's array has room for
-// past the chain, for those repair adds (an answer to each call of a
-// response cut short, the continue prompt, a reply): appending them to a
-// full array would copy it into a quarter larger one, which the
-// conversation and the cache then keep.
-const repairRoom = 8
 
 // inParts calls f on parts of [0, n), one per core at once when n is
 // atLeast or more, else on the whole.

@@ -49,10 +49,9 @@ func decodeField[T any](e *Entry, key string) (*T, error) {
 
 // clearedIn collects the tool_use ids the microcompact boundaries among
 // entries cleared; nil when there are none.
-func clearedIn(entries []Entry, warnf func(string, ...any)) map[string]bool {
+func clearedIn(entries []*Entry, warnf func(string, ...any)) map[string]bool {
 	var out map[string]bool
-	for i := range entries {
-		e := &entries[i]
+	for _, e := range entries {
 		if !e.IsMicrocompactBoundary() {
 			continue
 		}
@@ -75,7 +74,7 @@ func clearedIn(entries []Entry, warnf func(string, ...any)) map[string]bool {
 // written; the zero time if it has none.
 func (c *Conversation) LastAssistantTime() time.Time {
 	for i := len(c.Entries) - 1; i >= 0; i-- {
-		if e := &c.Entries[i]; e.Type == TypeAssistant {
+		if e := c.Entries[i]; e.Type == TypeAssistant {
 			return e.Time()
 		}
 	}

@@ -33,7 +33,7 @@ func (l *loader) repair(newUUID func() string, now func() time.Time) {
 		e.SessionID, e.CWD, e.Version, e.GitBranch = envelope.SessionID, envelope.CWD, envelope.Version, envelope.GitBranch
 		e.UserType, e.Entrypoint, e.Slug = envelope.UserType, envelope.Entrypoint, envelope.Slug
 		e.Timestamp = FormatTime(now())
-		c.Entries = append(c.Entries, e)
+		c.Entries = append(c.Entries, &e)
 		c.Repaired++
 	}
 
@@ -41,8 +41,7 @@ func (l *loader) repair(newUUID func() string, now func() time.Time) {
 	answered := make(map[string]bool)
 	type call struct{ id, line string }
 	var pending []call
-	for i := range c.Entries {
-		e := &c.Entries[i]
+	for i, e := range c.Entries {
 		if e.Type != TypeUser && e.Type != TypeAssistant {
 			continue
 		}
@@ -97,9 +96,9 @@ func (l *loader) repair(newUUID func() string, now func() time.Time) {
 // lastTurnEntry is the last entry that is part of a turn: not a system
 // line, not an API error standing in for a reply, and not an attachment
 // that sends nothing (a record such as prompt_snapshot).
-func lastTurnEntry(entries []Entry) *Entry {
+func lastTurnEntry(entries []*Entry) *Entry {
 	for i := len(entries) - 1; i >= 0; i-- {
-		e := &entries[i]
+		e := entries[i]
 		if e.Type == TypeSystem || (e.Type == TypeAssistant && e.IsAPIErrorMessage) ||
 			(e.Type == TypeAttachment && !isSentAttachment(e)) {
 			continue
@@ -115,10 +114,10 @@ func lastTurnEntry(entries []Entry) *Entry {
 // session did not stop mid-turn (a /compact, a plan-mode exit or a
 // finished turn with 2.1.332's records after it): a resume adds nothing,
 // and the next prompt joins that trailing context, as in Claude Code.
-func afterReply(entries []Entry) bool {
+func afterReply(entries []*Entry) bool {
 	summary := false
 	for i := len(entries) - 1; i >= 0; i-- {
-		e := &entries[i]
+		e := entries[i]
 		switch {
 		case e.Type == TypeSystem || e.Type == TypeAttachment:
 		case e.Type == TypeAssistant:

@@ -58,7 +58,7 @@ func resultEntry(t *testing.T, conv *transcript.Conversation) *transcript.Entry 
 	t.Helper()
 	for i := range conv.Entries {
 		if conv.Entries[i].UUID == "r1" {
-			return &conv.Entries[i]
+			return conv.Entries[i]
 		}
 	}
 	t.Fatal("no entry r1")

@@ -17,7 +17,7 @@ func (c *Conversation) ContextTokens() int64 {
 	anchor := -1
 	var usage model.Usage
 	for i := len(c.Entries) - 1; i >= 0 && anchor < 0; i-- {
-		e := &c.Entries[i]
+		e := c.Entries[i]
 		if e.Type != TypeAssistant || c.Preserved[e.UUID] || e.IsAPIErrorMessage {
 			continue
 		}
@@ -28,7 +28,7 @@ func (c *Conversation) ContextTokens() int64 {
 		usage, anchor = *m.Usage, i
 		// Anchor at the response's first line.
 		for j := i - 1; j >= 0 && m.ID != ""; j-- {
-			if c.Entries[j].Type == TypeAssistant && messageID(&c.Entries[j]) == m.ID {
+			if c.Entries[j].Type == TypeAssistant && messageID(c.Entries[j]) == m.ID {
 				anchor = j
 			} else if c.Entries[j].Type != TypeUser {
 				break
@@ -40,7 +40,7 @@ func (c *Conversation) ContextTokens() int64 {
 		n = usage.ContextTokens()
 	}
 	for i := anchor + 1; i < len(c.Entries); i++ {
-		n += estimateEntry(&c.Entries[i])
+		n += estimateEntry(c.Entries[i])
 	}
 	return n
 }
@@ -51,7 +51,7 @@ func (c *Conversation) ContextTokens() int64 {
 // K1, R5).
 func (c *Conversation) UsageAt(msgs []model.Message) (model.Usage, int) {
 	for i := len(c.Entries) - 1; i >= 0; i-- {
-		e := &c.Entries[i]
+		e := c.Entries[i]
 		if e.Type != TypeAssistant || c.Preserved[e.UUID] || e.IsAPIErrorMessage {
 			continue
 		}

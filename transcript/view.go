@@ -284,7 +284,7 @@ func stopsResponse(m *model.Message) bool {
 // It holds back the entries of the current segment only, so that each
 // entry is looked at twice in a row rather than in two passes over a long
 // session.
-func sentOrder(entries []Entry) iter.Seq[*Entry] {
+func sentOrder(entries []*Entry) iter.Seq[*Entry] {
 	return func(yield func(*Entry) bool) {
 		var segment, held []*Entry
 		flush := func() bool {
@@ -298,8 +298,7 @@ func sentOrder(entries []Entry) iter.Seq[*Entry] {
 			segment, held = segment[:0], held[:0]
 			return true
 		}
-		for i := range entries {
-			e := &entries[i]
+		for _, e := range entries {
 			switch {
 			case e.Type == TypeAttachment && leadsTurn(e):
 				segment = slices.Insert(segment, firstUserAt(segment), e)

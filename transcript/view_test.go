@@ -27,7 +27,7 @@ func lines(t *testing.T, s *script) *transcript.Conversation {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Entries = append(c.Entries, e)
+		c.Entries = append(c.Entries, &e)
 	}
 	return &c
 }
@@ -406,7 +406,7 @@ func TestMessagesRandom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			raw.Entries = append(raw.Entries, e)
+			raw.Entries = append(raw.Entries, &e)
 		}
 		n := 0
 		loaded, err := transcript.Load(context.Background(), transcript.BytesSource(data), transcript.LoadOptions{NewUUID: func() string { n++; return fmt.Sprintf("new-%d", n) }})

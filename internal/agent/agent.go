@@ -668,15 +668,10 @@ func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversatio
 		before, _ := a.store.OpenSource(ctx, a.id) // nil for a new session
 		app = o.Replicate(a.id, app, before)
 	}
-	var onDisk, repairs []transcript.Entry
 	wo := transcript.WriterOptions{Eager: o.Eager, Now: o.Now, OnError: a.saveFailed}
-	if conv != nil {
-		onDisk = conv.Entries[:len(conv.Entries)-conv.Repaired]
-		repairs = conv.Entries[len(conv.Entries)-conv.Repaired:]
-		if !o.Fork {
-			// The writer goes on in the file that holds them.
-			wo.KnownIn = knownIn(onDisk)
-		}
+	if conv != nil && !o.Fork {
+		// The writer goes on in the file that holds the entries read.
+		wo.KnownIn = knownIn(conv.Entries[:len(conv.Entries)-conv.Repaired])
 	}
 	a.writer = transcript.NewWriter(app, wo)
 	a.onClose(a.closeWriter)
@@ -699,10 +694,11 @@ func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversatio
 	if conv != nil {
 		// A fork writes the whole conversation into its own file, under
 		// its own id; a resume only what the loader repaired.
-		carry := repairs
+		carry := conv.Repairs()
 		if o.Fork {
-			carry = append(append(make([]transcript.Entry, 0, len(conv.Entries)), onDisk...), repairs...)
-			for i := range carry {
+			carry = make([]transcript.Entry, len(conv.Entries))
+			for i, e := range conv.Entries {
+				carry[i] = *e
 				carry[i].SessionID = a.id
 			}
 		}
@@ -721,13 +717,13 @@ func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversatio
 // Writer of a resumed session (WriterOptions.KnownIn). The set is built
 // on another goroutine, beside the rest of the start; the first test
 // waits for it.
-func knownIn(entries []transcript.Entry) func(string) bool {
+func knownIn(entries []*transcript.Entry) func(string) bool {
 	var set map[string]struct{}
 	ready := make(chan struct{})
 	go func() {
 		set = make(map[string]struct{}, len(entries))
-		for i := range entries {
-			set[entries[i].UUID] = struct{}{}
+		for _, e := range entries {
+			set[e.UUID] = struct{}{}
 		}
 		close(ready)
 	}()

@@ -69,7 +69,7 @@ func (a *Agent) buildMiddleware(conv *transcript.Conversation, reg *tool.Registr
 		recall = &memory.Recaller{Dir: o.Memory.Dir, Model: o.Memory.Recall, ModelName: o.Memory.RecallModel, Now: o.Now, Warn: o.Warn}
 		recallDone = o.Memory.RecallDone
 	}
-	var entries []transcript.Entry
+	var entries []*transcript.Entry
 	if conv != nil {
 		entries = conv.Entries
 	}

@@ -271,7 +271,7 @@ func (x *extensions) listingDue() (a engine.Attachment, sent func(iter.Seq2[engi
 
 // relist goes on from what the chain entries (a rewound conversation's)
 // listed.
-func (x *extensions) relist(entries []transcript.Entry) {
+func (x *extensions) relist(entries []*transcript.Entry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.listed = listedIn(entries)
@@ -291,10 +291,10 @@ func (x *extensions) markListed(lines []listingLine, initial bool) {
 // listedIn reads what the skill listings of a transcript listed (since
 // its last compaction): each "- name: …" line by name. It reads the
 // listings from the end back to the last initial one.
-func listedIn(entries []transcript.Entry) map[string]string {
+func listedIn(entries []*transcript.Entry) map[string]string {
 	listed := map[string]string{}
 	for i := len(entries) - 1; i >= 0; i-- {
-		e := &entries[i] // not a copy: most entries are not looked at
+		e := entries[i]
 		if e.Type != transcript.TypeAttachment || e.AttachmentType() != SkillListingAttachment {
 			continue
 		}
@@ -465,7 +465,7 @@ func cutTokens(text string, n int64) string {
 // Skill calls and /name prompts after it. It reads entries from the end
 // and stops once every skill of set is found: a set without skills reads
 // nothing.
-func loadedSkills(entries []transcript.Entry, set *extension.Set) []string {
+func loadedSkills(entries []*transcript.Entry, set *extension.Set) []string {
 	if set == nil || len(set.Skills) == 0 {
 		return nil
 	}
@@ -476,7 +476,7 @@ func loadedSkills(entries []transcript.Entry, set *extension.Set) []string {
 		}
 	}
 	for i := len(entries) - 1; i >= 0 && len(names) < len(set.Skills); i-- {
-		e := &entries[i] // not a copy: the messages are decoded already
+		e := entries[i]
 		if e.Type == transcript.TypeAttachment {
 			if e.AttachmentType() != InvokedSkillsAttachment {
 				continue

@@ -26,7 +26,7 @@ type liveChain struct {
 	// read is the chain as a load read it, shared with its Conversation;
 	// added holds the entries of the lines that carried it on since, of
 	// its own: appended to past the length a caller was given.
-	read, added []transcript.Entry
+	read, added []*transcript.Entry
 	// uuids holds the uuids of the chain, made when lines are first
 	// added to it.
 	uuids map[string]bool
@@ -34,7 +34,7 @@ type liveChain struct {
 
 // keep records that the first size bytes of the file src reads make the
 // chain entries.
-func (c *liveChain) keep(src transcript.Source, size int64, entries []transcript.Entry) {
+func (c *liveChain) keep(src transcript.Source, size int64, entries []*transcript.Entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.id, c.size, c.read, c.added, c.uuids = identityOf(src), size, entries, nil, nil
@@ -67,7 +67,7 @@ func (c *liveChain) forget() {
 // types are passed over, as the loader passes them. (Microcompact
 // boundaries and collapse commits are read off the entries; they change
 // none.) ok is false otherwise; the caller loads the file.
-func (c *liveChain) chain(src transcript.Source) (pieces [][]transcript.Entry, ok bool) {
+func (c *liveChain) chain(src transcript.Source) (pieces [][]*transcript.Entry, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	size := src.Size()
@@ -76,7 +76,7 @@ func (c *liveChain) chain(src transcript.Source) (pieces [][]transcript.Entry, o
 	if c.size == 0 || len(c.read) == 0 || c.id == "" || identityOf(src) != c.id || size < c.size {
 		return nil, false
 	}
-	pieces = [][]transcript.Entry{c.read, c.added[:len(c.added):len(c.added)]}
+	pieces = [][]*transcript.Entry{c.read, c.added[:len(c.added):len(c.added)]}
 	if size == c.size {
 		return pieces, true
 	}
@@ -89,18 +89,18 @@ func (c *liveChain) chain(src transcript.Source) (pieces [][]transcript.Entry, o
 	}
 	if c.uuids == nil {
 		c.uuids = make(map[string]bool, len(c.read))
-		for i := range c.read {
-			c.uuids[c.read[i].UUID] = true
+		for _, e := range c.read {
+			c.uuids[e.UUID] = true
 		}
 	}
-	leaf := &c.read[len(c.read)-1]
+	leaf := c.read[len(c.read)-1]
 	if len(c.added) > 0 {
-		leaf = &c.added[len(c.added)-1]
+		leaf = c.added[len(c.added)-1]
 	}
 	if leaf.IsSidechain {
 		return nil, false
 	}
-	var added []transcript.Entry
+	var added []*transcript.Entry
 	seen := map[string]bool{}
 	for line := range bytes.Lines(tail) {
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -128,15 +128,15 @@ func (c *liveChain) chain(src transcript.Source) (pieces [][]transcript.Entry, o
 			return nil, false
 		}
 		seen[e.UUID] = true
-		added = append(added, e)
-		leaf = &added[len(added)-1]
+		added = append(added, &e)
+		leaf = &e
 	}
 	c.added = append(c.added, added...)
 	for _, e := range added {
 		c.uuids[e.UUID] = true
 	}
 	c.size = size
-	return [][]transcript.Entry{c.read, c.added[:len(c.added):len(c.added)]}, true
+	return [][]*transcript.Entry{c.read, c.added[:len(c.added):len(c.added)]}, true
 }
 
 // identityOf returns the identity of src (transcript.Identified), "" when
@@ -151,7 +151,7 @@ func identityOf(src transcript.Source) string {
 // liveEntries returns the session's active chain as written so far, as
 // live reads it, in pieces (see compact.Lines): from what a.chain keeps
 // when it can (see liveChain.chain).
-func (a *Agent) liveEntries(ctx context.Context) ([][]transcript.Entry, error) {
+func (a *Agent) liveEntries(ctx context.Context) ([][]*transcript.Entry, error) {
 	src, err := a.openWritten(ctx)
 	if err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func (a *Agent) liveEntries(ctx context.Context) ([][]transcript.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return [][]transcript.Entry{conv.Entries}, nil
+	return [][]*transcript.Entry{conv.Entries}, nil
 }
 
 // loadLive loads src, the session's transcript, without repairs, and

@@ -63,7 +63,7 @@ func appendTo(t *testing.T, path string, lines ...string) {
 	}
 }
 
-func uuidsOf(entries []transcript.Entry) []string {
+func uuidsOf(entries []*transcript.Entry) []string {
 	var out []string
 	for _, e := range entries {
 		out = append(out, e.UUID)

@@ -148,6 +148,6 @@ var _ compact.Lines = transcriptOf{}
 
 // Lines implements compact.Lines: the Snip tool reads what each message
 // of the live session is made of.
-func (t transcriptOf) Lines(ctx context.Context) ([][]transcript.Entry, error) {
+func (t transcriptOf) Lines(ctx context.Context) ([][]*transcript.Entry, error) {
 	return t.a.liveEntries(ctx)
 }

@@ -43,7 +43,7 @@ func testResumeAndForkWrites(t *testing.T, k storeKind) {
 	}
 	// An entry read back from the file is known to the writer (the last:
 	// the next turn follows it, as it would anyway).
-	if err := agent.AppendToTranscript(t.Context(), resumed, conv.Entries[len(conv.Entries)-1]); err != nil {
+	if err := agent.AppendToTranscript(t.Context(), resumed, *conv.Entries[len(conv.Entries)-1]); err != nil {
 		t.Fatal(err)
 	}
 	runAll(t, resumed, "third")

@@ -298,7 +298,7 @@ func userHomeOf(env Env) string {
 // that counts (not a synthetic reply, not a preserved message).
 func hasUsage(conv *transcript.Conversation) bool {
 	for i := range conv.Entries {
-		e := &conv.Entries[i]
+		e := conv.Entries[i]
 		if e.Type != transcript.TypeAssistant || conv.Preserved[e.UUID] {
 			continue
 		}

@@ -95,7 +95,7 @@ func writeViewJSON(w io.Writer, sessionID string, msgs []model.Message, warnings
 
 // writeEntriesJSON writes the document of `sessions export --format
 // json`, {"sessionId","entries"}, an entry at a time.
-func writeEntriesJSON(w io.Writer, sessionID string, entries []transcript.Entry) error {
+func writeEntriesJSON(w io.Writer, sessionID string, entries []*transcript.Entry) error {
 	s := newJSONStream(w)
 	s.raw(`{"sessionId":`)
 	s.value(sessionID)

@@ -46,7 +46,7 @@ func exportMarkdown(w io.Writer, conv *transcript.Conversation) error {
 	p := &mdWriter{w: bufio.NewWriterSize(w, 256<<10)}
 	p.printf("# Session %s\n", conv.SessionID)
 	for i := range conv.Entries {
-		e := &conv.Entries[i]
+		e := conv.Entries[i]
 		switch e.Type {
 		case transcript.TypeSystem:
 			if e.IsCompactBoundary() {

@@ -49,8 +49,17 @@ type linesTranscript struct {
 	lines []transcript.Entry
 }
 
-func (l *linesTranscript) Lines(context.Context) ([][]transcript.Entry, error) {
-	return [][]transcript.Entry{l.lines}, nil
+func (l *linesTranscript) Lines(context.Context) ([][]*transcript.Entry, error) {
+	return [][]*transcript.Entry{pointers(l.lines)}, nil
+}
+
+// pointers returns pointers to the elements of entries.
+func pointers(entries []transcript.Entry) []*transcript.Entry {
+	out := make([]*transcript.Entry, len(entries))
+	for i := range entries {
+		out[i] = &entries[i]
+	}
+	return out
 }
 
 func text(s string) model.Block { return model.TextBlock(s) }

@@ -41,10 +41,10 @@ type Pins struct {
 
 // NewPins returns the pins recorded in a conversation's entries (a
 // resumed session's), or none.
-func NewPins(entries []transcript.Entry) *Pins {
+func NewPins(entries []*transcript.Entry) *Pins {
 	p := &Pins{}
 	for i := range entries {
-		if pin, ok := pinOf(&entries[i]); ok {
+		if pin, ok := pinOf(entries[i]); ok {
 			p.Add(pin)
 		}
 	}

@@ -72,7 +72,7 @@ func SavingsOf(conv *transcript.Conversation) Savings {
 	// that acted last.
 	var owed *int64
 	for i := range conv.Entries {
-		e := &conv.Entries[i]
+		e := conv.Entries[i]
 		switch {
 		case e.Type == transcript.TypeAssistant && owed != nil:
 			if m, ok, _ := e.DecodeMessage(); ok && m.Usage != nil {

@@ -142,10 +142,10 @@ func (l *snipLog) Append(_ context.Context, entries ...transcript.Entry) error {
 
 func (l *snipLog) Reload(context.Context) ([]model.Message, error) { return nil, nil }
 func (l *snipLog) Path() string                                    { return "" }
-func (l *snipLog) Lines(context.Context) ([][]transcript.Entry, error) {
+func (l *snipLog) Lines(context.Context) ([][]*transcript.Entry, error) {
 	// In two pieces, as a session's chain read back and carried on comes.
 	half := len(l.lines) / 2
-	return [][]transcript.Entry{l.lines[:half], l.lines[half:]}, nil
+	return [][]*transcript.Entry{pointers(l.lines[:half]), pointers(l.lines[half:])}, nil
 }
 
 // conversation is a history with one message of each kind the Snip tool
@@ -380,14 +380,14 @@ func TestPinsSurviveAndResume(t *testing.T) {
 	if !pins.Pinned([]string{"x", "m1"}) || !pins.Pinned([]string{"l3"}) || pins.Pinned([]string{"l1"}) {
 		t.Error("Pinned answers wrongly")
 	}
-	var entries []transcript.Entry
+	var entries []*transcript.Entry
 	for i, a := range pins.Survivors(t.Context()) {
 		if !strings.Contains(a.Rendered[0].Text, pins.List()[i].Text) {
 			t.Errorf("survivor %d renders %q", i, a.Rendered[0].Text)
 		}
 		e := transcript.Entry{Type: transcript.TypeAttachment, UUID: fmt.Sprintf("s%d", i)}
 		e.Attachment, e.Extra = transcript.EncodeAttachment(a.Type, a.Data, a.Rendered)
-		entries = append(entries, e)
+		entries = append(entries, &e)
 	}
 	again := compact.NewPins(entries)
 	want := []compact.Pin{{Text: "the port is 8080", Line: "s0"}, {Text: "use tabs", Message: "m1", Line: "s1"}}
@@ -423,7 +423,7 @@ type countLines struct {
 	reads int
 }
 
-func (l *countLines) Lines(ctx context.Context) ([][]transcript.Entry, error) {
+func (l *countLines) Lines(ctx context.Context) ([][]*transcript.Entry, error) {
 	l.reads++
 	return l.snipLog.Lines(ctx)
 }

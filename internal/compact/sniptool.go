@@ -28,7 +28,7 @@ type Lines interface {
 	// resume reads them, with what was written so far, in pieces to read
 	// one after the other (a chain read back and what carried it on
 	// since). The caller changes none of them.
-	Lines(ctx context.Context) ([][]transcript.Entry, error)
+	Lines(ctx context.Context) ([][]*transcript.Entry, error)
 }
 
 // Refusal says why one id named to Remove cannot be snipped.
@@ -394,7 +394,7 @@ type lineInfo struct {
 }
 
 // newLineInfo reads the chain Lines gave in pieces.
-func newLineInfo(pieces [][]transcript.Entry) *lineInfo {
+func newLineInfo(pieces [][]*transcript.Entry) *lineInfo {
 	n := 0
 	for _, p := range pieces {
 		n += len(p)
@@ -403,7 +403,7 @@ func newLineInfo(pieces [][]transcript.Entry) *lineInfo {
 	after := map[string]bool{}
 	for _, p := range pieces {
 		for i := range p {
-			e := &p[i]
+			e := p[i]
 			li.byUUID[e.UUID] = e
 			if e.IsCompactSummary {
 				after[e.UUID] = true
@@ -415,7 +415,7 @@ func newLineInfo(pieces [][]transcript.Entry) *lineInfo {
 		changed = false
 		for _, p := range pieces {
 			for i := range p {
-				e := &p[i]
+				e := p[i]
 				if e.Type == transcript.TypeAttachment && after[e.ParentUUID] && !after[e.UUID] {
 					after[e.UUID], li.carried[e.UUID], changed = true, true, true
 				}

@@ -46,7 +46,7 @@ func ConversationPoint(ctx context.Context, src transcript.Source, messageID str
 	if i < 0 {
 		return nil, fmt.Errorf("no message %q in this session", messageID)
 	}
-	e := &conv.Entries[i]
+	e := conv.Entries[i]
 	text, ok := promptText(e)
 	if !ok {
 		return nil, fmt.Errorf("message %q is a %s entry, not a prompt you typed; give the uuid of a user prompt (`cairn sessions export` shows them)", messageID, describe(e))
@@ -56,7 +56,7 @@ func ConversationPoint(ctx context.Context, src transcript.Source, messageID str
 		return p, fmt.Errorf("cannot rewind the conversation to %q: %w", messageID, ErrFirstMessage)
 	}
 	for j := i - 1; j >= 0; j-- {
-		if t, ok := promptText(&conv.Entries[j]); ok {
+		if t, ok := promptText(conv.Entries[j]); ok {
 			p.LastPrompt = oneLine(t)
 			break
 		}

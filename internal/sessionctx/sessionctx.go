@@ -68,14 +68,14 @@ type Context struct {
 // New returns a session's context. entries, the transcript the session
 // goes on from (nil for a new one), say which instruction files the
 // model has seen already.
-func New(o Options, entries []transcript.Entry) *Context {
+func New(o Options, entries []*transcript.Entry) *Context {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	c := &Context{o: o}
 	if o.Instructions != nil {
 		for i := range entries {
-			if e := &entries[i]; e.Type == transcript.TypeAttachment {
+			if e := entries[i]; e.Type == transcript.TypeAttachment {
 				c.sawIn(e.Attachment)
 			}
 		}

@@ -116,9 +116,9 @@ type exitPlanDetail struct {
 // is read from its answer (see answerOf), so a conversation without a
 // plan costs a look at each response and attachment, not a decode of each
 // result. ok is false when the conversation has none.
-func LatestPlan(entries []transcript.Entry) (path, content string, ok bool) {
+func LatestPlan(entries []*transcript.Entry) (path, content string, ok bool) {
 	for i := len(entries) - 1; i >= 0; i-- {
-		e := &entries[i]
+		e := entries[i]
 		switch e.Type {
 		case transcript.TypeUser:
 			continue // results are read from the calls they answer
@@ -153,7 +153,7 @@ func LatestPlan(entries []transcript.Entry) (path, content string, ok bool) {
 
 // savedPlan returns the detail of the ExitPlanMode call id when its
 // answer, in the entries after the call, saved a plan.
-func savedPlan(after []transcript.Entry, id string) (exitPlanDetail, bool) {
+func savedPlan(after []*transcript.Entry, id string) (exitPlanDetail, bool) {
 	var d exitPlanDetail
 	e, _ := answerOf(after, id)
 	// Look for the plan's key before decoding the whole result; a large
@@ -173,9 +173,9 @@ func savedPlan(after []transcript.Entry, id string) (exitPlanDetail, bool) {
 // block; nil when none does. A call's answer follows it closely, so a
 // scan from the end that looks up the answer of each call it meets reads
 // little more than the scan does.
-func answerOf(entries []transcript.Entry, id string) (*transcript.Entry, *model.Block) {
+func answerOf(entries []*transcript.Entry, id string) (*transcript.Entry, *model.Block) {
 	for i := range entries {
-		e := &entries[i]
+		e := entries[i]
 		if e.Type != transcript.TypeUser {
 			continue
 		}

@@ -179,7 +179,7 @@ func TestPlanSurvivors(t *testing.T) {
 	if _, ok := e.Unknown()["rendered"]; ok {
 		t.Fatal("the line carries its rendering")
 	}
-	conv := transcript.Conversation{Entries: []transcript.Entry{e}}
+	conv := transcript.Conversation{Entries: []*transcript.Entry{&e}}
 	msgs := conv.Messages()
 	if len(msgs) != 1 || len(msgs[0].Content) != 1 || msgs[0].Content[0].Text != a.Rendered[0].Text {
 		t.Errorf("Claude Code's rendering %+v, cairn's %q", msgs, a.Rendered[0].Text)
@@ -230,13 +230,13 @@ func TestLatestPlan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var entries []transcript.Entry
+			var entries []*transcript.Entry
 			for _, l := range tt.lines {
 				e, err := transcript.DecodeEntry([]byte(l))
 				if err != nil {
 					t.Fatalf("%s: %v", l, err)
 				}
-				entries = append(entries, e)
+				entries = append(entries, &e)
 			}
 			path, content, ok := LatestPlan(entries)
 			if path != tt.wantPath || content != tt.wantHas || ok != (tt.wantHas != "") {
@@ -249,7 +249,7 @@ func TestLatestPlan(t *testing.T) {
 // The restored plan renders for the model on its own, as recorded.
 func TestPlanAttachmentRenders(t *testing.T) {
 	a := NewPlan("/h/plans/p.md", planText).Survivors(context.Background())[0]
-	conv := transcript.Conversation{Entries: []transcript.Entry{recorded(t, a)}}
+	conv := transcript.Conversation{Entries: []*transcript.Entry{ptr(recorded(t, a))}}
 	msgs := conv.Messages()
 	if len(msgs) != 1 || msgs[0].Role != model.RoleUser || !strings.Contains(msgs[0].Content[0].Text, "2. Run the tests.") {
 		t.Errorf("messages = %+v", msgs)

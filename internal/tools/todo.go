@@ -102,9 +102,9 @@ func (l *TodoList) Survivors(context.Context) []engine.Attachment {
 // passed over, and so are inputs that are not a todo list. Transcripts of
 // older Claude Code versions, whose items have no activeForm, restore
 // too.
-func LatestTodos(entries []transcript.Entry) []Todo {
+func LatestTodos(entries []*transcript.Entry) []Todo {
 	for i := len(entries) - 1; i >= 0; i-- {
-		e := &entries[i]
+		e := entries[i]
 		switch e.Type {
 		case transcript.TypeUser:
 			continue // results are read from the calls they answer

@@ -148,7 +148,7 @@ func TestTodoSurvivors(t *testing.T) {
 	}
 	// The recorded attachment restores the list.
 	e := recorded(t, a)
-	if diff := cmp.Diff([]Todo{todoA, todoB}, LatestTodos([]transcript.Entry{e})); diff != "" {
+	if diff := cmp.Diff([]Todo{todoA, todoB}, LatestTodos([]*transcript.Entry{&e})); diff != "" {
 		t.Errorf("restored (-want +got):\n%s", diff)
 	}
 }
@@ -191,13 +191,13 @@ func TestLatestTodos(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var entries []transcript.Entry
+			var entries []*transcript.Entry
 			for _, l := range tt.lines {
 				e, err := transcript.DecodeEntry([]byte(l))
 				if err != nil {
 					t.Fatalf("%s: %v", l, err)
 				}
-				entries = append(entries, e)
+				entries = append(entries, &e)
 			}
 			if diff := cmp.Diff(tt.want, LatestTodos(entries)); diff != "" {
 				t.Errorf("LatestTodos (-want +got):\n%s", diff)
@@ -229,7 +229,7 @@ func recorded(t *testing.T, a engine.Attachment) transcript.Entry {
 // The attachment renders for the model as recorded, without the session.
 func TestTodoAttachmentRenders(t *testing.T) {
 	a := NewTodoList([]Todo{todoB}).Survivors(context.Background())[0]
-	conv := transcript.Conversation{Entries: []transcript.Entry{recorded(t, a)}}
+	conv := transcript.Conversation{Entries: []*transcript.Entry{ptr(recorded(t, a))}}
 	msgs := conv.Messages()
 	if len(msgs) != 1 || msgs[0].Role != model.RoleUser || !strings.Contains(msgs[0].Content[0].Text, `"Test the parser"`) {
 		t.Errorf("messages = %+v", msgs)
@@ -269,7 +269,7 @@ func FuzzTodoWrite(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(got, LatestTodos([]transcript.Entry{e})); diff != "" {
+			if diff := cmp.Diff(got, LatestTodos([]*transcript.Entry{&e})); diff != "" {
 				t.Fatalf("restored (-want +got):\n%s", diff)
 			}
 		}
@@ -284,3 +284,5 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -110,11 +110,19 @@ func ReadAll(t *testing.T, s transcript.Store, sessionID string) []transcript.En
 }
 
 // OnDisk returns the loaded chain without the entries Load added itself.
-func OnDisk(c *transcript.Conversation) []transcript.Entry {
+func OnDisk(c *transcript.Conversation) []*transcript.Entry {
 	return c.Entries[:len(c.Entries)-c.Repaired]
 }
 
 func uuids(es []transcript.Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.UUID)
+	}
+	return out
+}
+
+func uuidsOf(es []*transcript.Entry) []string {
 	var out []string
 	for _, e := range es {
 		out = append(out, e.UUID)
@@ -257,7 +265,7 @@ func testTornTail(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(uuids(es), uuids(OnDisk(conv))); diff != "" {
+	if diff := cmp.Diff(uuids(es), uuidsOf(OnDisk(conv))); diff != "" {
 		t.Errorf("chain after a torn line (-want +got):\n%s", diff)
 	}
 	if len(conv.Warnings) != 1 || !strings.Contains(conv.Warnings[0], "line 2") {
@@ -409,7 +417,7 @@ func testLoadAfterWrite(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(uuids(es), uuids(OnDisk(conv))); diff != "" {
+	if diff := cmp.Diff(uuids(es), uuidsOf(OnDisk(conv))); diff != "" {
 		t.Errorf("loaded chain (-want +got):\n%s", diff)
 	}
 	if n := len(conv.Messages()); n != 10 {
