@@ -2,7 +2,7 @@
 // Code sessions:
 //
 //	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage]
-//	cairn-bench resume [-tsv] [-map] [-cpuprofile FILE] [-memprofile FILE] FILE
+//	cairn-bench resume [-tsv] [-map] [-cache] [-cpuprofile FILE] [-memprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
 //	cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V]
 //	cairn-bench workload [-turns 5] [-steps 32] [-window 200000] …
@@ -56,7 +56,7 @@ func main() {
 
 const usageText = `usage:
   cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage]
-  cairn-bench resume [-tsv] [-map] [-cpuprofile FILE] [-memprofile FILE] FILE
+  cairn-bench resume [-tsv] [-map] [-cache] [-cpuprofile FILE] [-memprofile FILE] FILE
   cairn-bench index [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
   cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V]
@@ -190,6 +190,7 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the resume to this file")
 	memProfile := fs.String("memprofile", "", "write a heap profile, taken once the messages are built, to this file")
 	mapped := fs.Bool("map", false, "keep the messages in the file's mapping, as a headless resume does (LoadOptions.Map)")
+	cached := fs.Bool("cache", false, "fill a LineCache, as a session that goes on in the file does (LoadOptions.Cache)")
 	if err := parseFlags(fs, args, 1); err != nil {
 		return err
 	}
@@ -212,7 +213,11 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer src.Close()
-	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{Map: *mapped})
+	opts := transcript.LoadOptions{Map: *mapped}
+	if *cached {
+		opts.Cache = &transcript.LineCache{}
+	}
+	conv, err := transcript.Load(ctx, src, opts)
 	if err != nil {
 		return fmt.Errorf("load %s: %w", path, err)
 	}
