@@ -35,12 +35,29 @@ type marked struct {
 // newline is passed as it is. The slice given to fn is only valid during
 // the call; scan returns the first error fn or r returns, and ctx's error
 // once it is cancelled.
+//
+// A line longer than a block is kept in memory only while it may hold
+// the mark: when r is an io.ReaderAt, one with no mark in its first block
+// is passed over a block at a time, and read again from its start should
+// the mark turn up later in it. A long line of another kind (a tool's
+// huge output, a damaged line) then costs its reading, not its size in
+// memory.
 func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []byte) error) error {
+	ra, _ := r.(io.ReaderAt)
 	var (
 		buf  = make([]byte, 0, m.block)
-		no   int  // newlines before buf[0]
-		skip bool // discarding the rest of a line longer than maxLine
+		no   int   // newlines before buf[0]
+		skip bool  // discarding the rest of a line longer than maxLine
+		read int64 // bytes read from r: buf ends at that offset
+		// A long line passed over (see above): where it starts, how much
+		// of it was read, whether the mark is in it; buf then holds only
+		// its last len(mark)-1 bytes, where a mark cut by the block
+		// boundary starts.
+		long             bool
+		longAt, longRead int64
+		longMarked       bool
 	)
+	keep := len(m.mark) - 1
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -53,8 +70,45 @@ func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []b
 		if err != nil && !eof {
 			return err
 		}
+		read += int64(n)
 		fresh := buf[len(buf) : len(buf)+n]
 		buf = buf[:len(buf)+n]
+		if long {
+			i := bytes.IndexByte(fresh, '\n')
+			upto := len(buf)
+			if i >= 0 {
+				upto = len(buf) - len(fresh) + i
+			}
+			longMarked = longMarked || bytes.Contains(buf[:upto], m.mark)
+			longRead += int64(upto - (len(buf) - len(fresh)))
+			if i < 0 && !eof {
+				if longRead > int64(m.maxLine) {
+					// Too long to be read again: skipped as any line is.
+					long, skip, buf = false, true, buf[:0]
+					continue
+				}
+				buf = buf[:copy(buf, buf[len(buf)-min(keep, len(buf)):])]
+				continue
+			}
+			long = false
+			if longMarked && longRead <= int64(m.maxLine) {
+				line := make([]byte, longRead)
+				if _, err := ra.ReadAt(line, longAt); err != nil {
+					return err
+				}
+				if err := fn(no+1, line); err != nil {
+					return err
+				}
+			} else if longRead > int64(m.maxLine) {
+				m.warn(fmt.Sprintf("line %d: longer than %d bytes, skipped", no+1, m.maxLine))
+			}
+			if i < 0 { // eof: the long line was the last
+				return nil
+			}
+			no++
+			buf = buf[:copy(buf, fresh[i+1:])]
+			fresh = buf
+		}
 		if skip {
 			// Only the end of the over-long line matters.
 			i := bytes.IndexByte(fresh, '\n')
@@ -93,6 +147,11 @@ func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []b
 			}
 		case eof:
 			return m.each(rest, no, fn)
+		case ra != nil && len(rest) >= m.block && !bytes.Contains(rest, m.mark):
+			// A line longer than a block, with no mark so far: passed
+			// over (see above).
+			long, longAt, longRead, longMarked = true, read-int64(len(rest)), int64(len(rest)), false
+			buf = buf[:copy(buf, rest[len(rest)-min(keep, len(rest)):])]
 		case end > 0:
 			buf = buf[:copy(buf, rest)]
 		}

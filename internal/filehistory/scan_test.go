@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -17,7 +19,8 @@ import (
 // same marked lines and numbers, over random files of short and longer
 // lines, empty lines, marks cut by the block boundaries, near misses of
 // the mark and a last line with no newline, read a byte or many at a
-// time. (Lines over the limit: TestLoadLongLines.)
+// time, from a reader that can read a long line again and from one that
+// cannot. (Lines over the limit: TestLoadLongLines.)
 func TestMarkedScan(t *testing.T) {
 	const maxLine = 1 << 20
 	mark := []byte(`"file-history-snapshot"`)
@@ -56,7 +59,13 @@ func TestMarkedScan(t *testing.T) {
 			var got []hit
 			var gotWarn []string
 			m := marked{mark: mark, cut: len(`"file-histor`), block: block, maxLine: maxLine, warn: func(s string) { gotWarn = append(gotWarn, s) }}
-			err := m.scan(context.Background(), strings.NewReader(in), func(no int, line []byte) error {
+			// Odd seeds read through a plain io.Reader: long lines are
+			// then kept whole, not read again.
+			var r io.Reader = strings.NewReader(in)
+			if seed%2 == 1 {
+				r = struct{ io.Reader }{r}
+			}
+			err := m.scan(context.Background(), r, func(no int, line []byte) error {
 				got = append(got, hit{no, string(line)})
 				return nil
 			})
@@ -139,5 +148,31 @@ func TestLoadCancelled(t *testing.T) {
 	cancel()
 	if _, _, err := Load(ctx, strings.NewReader("{}\n"), "/p"); err == nil {
 		t.Error("Load of a cancelled context succeeded")
+	}
+}
+
+// TestLoadLongLineNotHeld: a 20 MB line with no snapshot in it (a huge
+// tool output, a damaged line) is passed over a block at a time, not
+// held whole; a snapshot line longer than a block, whose type comes
+// last, is still read, whole, with its number.
+func TestLoadLongLineNotHeld(t *testing.T) {
+	big := `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("x", 20<<20) + `"}}`
+	snap := `{"messageId":"m","snapshot":{"messageId":"m","trackedFileBackups":{},"pad":"` + strings.Repeat("y", 3<<20) + `"},"type":"file-history-snapshot"}`
+	in := big + "\n" + snap + "\n{}\n"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	snaps, warnings, err := Load(context.Background(), strings.NewReader(in), "/p")
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) != 1 || snaps[0].MessageID != "m" || len(warnings) != 0 {
+		t.Fatalf("snapshots %+v, warnings %q: want the one of line 2", snaps, warnings)
+	}
+	// The snapshot line is read whole (3 MB) and decoded; the 20 MB line
+	// costs a block or two.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("Load allocated %d MB for a 20 MB line it has no use for", got>>20)
 	}
 }
