@@ -3,11 +3,12 @@ package instructions
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // guidanceHeading is a Markdown heading about compaction or summaries:
 // "# Compact instructions", "## Summary instructions", "### When compacting".
-var guidanceHeading = regexp.MustCompile(`(?i)^(#{1,6})\s+.*\b(compact|summar)`)
+var guidanceHeading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(#{1,6})\s+.*\b(compact|summar)`) })
 
 // CompactGuidance returns what the files say about compaction: each
 // section whose heading names compaction or summaries ("# Compact
@@ -32,7 +33,7 @@ func CompactGuidance(files []File) string {
 				if level > 0 && h <= level {
 					flush()
 				}
-				if level == 0 && guidanceHeading.MatchString(line) {
+				if level == 0 && guidanceHeading().MatchString(line) {
 					level = h
 				}
 			}

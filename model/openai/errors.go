@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -161,11 +162,20 @@ func clip(s string) string {
 // "… your messages resulted in M tokens …", "… your request has M input
 // tokens …"), OpenRouter's ("… requested about M tokens …") and llama.cpp's
 // ("request (M tokens) exceeds the available context size (N tokens) …").
+//
+// They are compiled when first needed, not as the program starts: most
+// runs never see such an error.
 var (
-	limitPattern  = regexp.MustCompile(`(?i)(?:maximum context length is|context size \(|context window of|context length of)\s*(\d[\d,]*)\s*tokens`)
-	tokensPattern = regexp.MustCompile(`(?i)(?:requested(?: about)?|resulted in|request has|request \()\s*(\d[\d,]*)\s*(?:input\s+)?tokens`)
-	windowPattern = regexp.MustCompile(`(?i)(maximum context length|context size|context window|context length)`)
+	limitPattern  = lazyPattern(`(?i)(?:maximum context length is|context size \(|context window of|context length of)\s*(\d[\d,]*)\s*tokens`)
+	tokensPattern = lazyPattern(`(?i)(?:requested(?: about)?|resulted in|request has|request \()\s*(\d[\d,]*)\s*(?:input\s+)?tokens`)
+	windowPattern = lazyPattern(`(?i)(maximum context length|context size|context window|context length)`)
 )
+
+// lazyPattern returns the regular expression expr, compiled on the first
+// call.
+func lazyPattern(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // promptTooLong recognises a context-length error, fills in e's Tokens and
 // Limit when the body states them, and returns the error to report: e
@@ -175,15 +185,15 @@ func promptTooLong(e *model.APIError, f errorFields) error {
 	code := f.code()
 	isCode := code == "context_length_exceeded" || f.Type == "exceed_context_size_error" || f.Type == "context_length_exceeded"
 	isMessage := (e.Status == http.StatusBadRequest || e.Status == http.StatusRequestEntityTooLarge || e.Status == 0) &&
-		windowPattern.MatchString(e.Message)
+		windowPattern().MatchString(e.Message)
 	if !isCode && !isMessage {
 		return e
 	}
 	e.Tokens, e.Limit = f.NPromptTokens, f.NCtx
-	if m := tokensPattern.FindStringSubmatch(e.Message); m != nil && e.Tokens == 0 {
+	if m := tokensPattern().FindStringSubmatch(e.Message); m != nil && e.Tokens == 0 {
 		e.Tokens = atoi(m[1])
 	}
-	if m := limitPattern.FindStringSubmatch(e.Message); m != nil && e.Limit == 0 {
+	if m := limitPattern().FindStringSubmatch(e.Message); m != nil && e.Limit == 0 {
 		e.Limit = atoi(m[1])
 	}
 	if !isCode && e.Tokens == 0 {
