@@ -223,6 +223,8 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	msgs := conv.Messages()
 	wall := time.Since(start)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	if *memProfile != "" {
 		if err := writeHeapProfile(*memProfile); err != nil {
 			return err
@@ -233,8 +235,8 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%d\t%d\t%d\t%d\t%d\t%.4f\t%d\t%.4f\n", src.Size(), conv.BytesRead, len(conv.Entries), len(msgs), len(conv.Warnings), wall.Seconds(), rss, cpu.Seconds())
 		return nil
 	}
-	fmt.Fprintf(stdout, "resume %s\n  file      %s\n  read      %s\n  entries   %d (%d repaired)\n  messages  %d\n  warnings  %d\n  wall      %s\n  CPU       %s (the whole process)\n  peak RSS  %s\n",
-		path, mb(src.Size()), mb(conv.BytesRead), len(conv.Entries), conv.Repaired, len(msgs), len(conv.Warnings), wall.Round(time.Microsecond), cpu.Round(time.Microsecond), mb(rss))
+	fmt.Fprintf(stdout, "resume %s\n  file      %s\n  read      %s\n  entries   %d (%d repaired)\n  messages  %d\n  warnings  %d\n  wall      %s\n  CPU       %s (the whole process)\n  peak RSS  %s\n  allocated %s (the whole process)\n",
+		path, mb(src.Size()), mb(conv.BytesRead), len(conv.Entries), conv.Repaired, len(msgs), len(conv.Warnings), wall.Round(time.Microsecond), cpu.Round(time.Microsecond), mb(rss), mb(int64(ms.TotalAlloc)))
 	for _, w := range conv.Warnings[:min(len(conv.Warnings), 5)] {
 		fmt.Fprintf(stdout, "  warning: %s\n", w)
 	}
