@@ -115,6 +115,7 @@ type Backward struct {
 	pos     int64  // bytes before pos are not read yet
 	carry   []byte // the partial line that starts before pos
 	lines   []Line
+	room    []Line // the array lines was taken from, to fill again
 	warn    func(string)
 	block   int64 // bytes to read at a time
 	maxLine int
@@ -332,7 +333,16 @@ func (s *Backward) newlineBefore(limit int64) (nl int64, ok bool, err error) {
 func (s *Backward) emit(off int64, b []byte, newlines int) {
 	torn := s.first
 	s.first = false
+	if len(s.lines) == 0 {
+		// Next gave every line of the array (copies): it is filled again
+		// rather than appended past, which took a new array each read.
+		s.lines = s.room[:0]
+	}
+	had := cap(s.lines)
 	s.lines = append(s.lines, Line{Offset: off, Bytes: b, Torn: torn, Newlines: newlines})
+	if cap(s.lines) != had {
+		s.room = s.lines[:0] // a new array, which starts at the first line
+	}
 }
 
 // EndsMidLine reports whether f is not empty and does not end with a
