@@ -677,6 +677,14 @@ func decodeEntry(line []byte, a *arena, file *fileRef, base int64, eager bool) (
 	if e.Type == "" {
 		return Entry{}, fmt.Errorf("no \"type\" field")
 	}
+	if a != nil && a.records && recordOnly(&e) {
+		// The loader reads nothing else of the line: no part of it is
+		// kept, nor its message mapped.
+		if r, ok := sideRecords[e.Type]; ok {
+			return Entry{Type: r.Type}, nil
+		}
+		return Entry{Type: strings.Clone(e.Type)}, nil
+	}
 	e.Message, e.ToolUseResult, e.Attachment = nullToNil(e.Message), nullToNil(e.ToolUseResult), nullToNil(e.Attachment)
 	e.Content, e.CompactMetadata, e.SnipMetadata = nullToNil(e.Content), nullToNil(e.CompactMetadata), nullToNil(e.SnipMetadata)
 	if res == nil {
@@ -835,6 +843,16 @@ type arena struct {
 	// fmap, when set, maps the file the lines are read from: entries keep
 	// their messages there (see mapMessage).
 	fmap *filemap.Region
+	// records, set by the loader, makes a line it reads only the type of
+	// (see recordOnly) an entry of its type alone.
+	records bool
+}
+
+// recordOnly reports whether e is a line the loader reads nothing of but
+// its type: one off the chain (progress, queue operations, snapshots, a
+// line without a uuid) that is not a last-prompt record or a title.
+func recordOnly(e *Entry) bool {
+	return !e.IsChain() && e.Type != TypeLastPrompt && e.Type != TypeCustomTitle
 }
 
 // arenaChunk bounds a chunk; a piece of more than an eighth of it gets an

@@ -127,6 +127,9 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		conv:        &Conversation{},
 		arenas:      make([]arena, runtime.GOMAXPROCS(0)),
 	}
+	for i := range l.arenas {
+		l.arenas[i].records = true
+	}
 	defer func() {
 		if l.dec != nil {
 			l.dec.close()
@@ -683,7 +686,6 @@ func decodeLines(batch []decoded, idx []int, a *arena, cache bool, file *fileRef
 		})
 		a.left -= len(d.line.Bytes)
 		if ok {
-			e.offset = d.line.Offset
 			d.e = e
 			if many && (e.Type == TypeUser || e.Type == TypeAssistant) {
 				_, _, _ = e.DecodeMessage()
@@ -842,7 +844,9 @@ func (l *loader) replayLine() bool {
 // decodeLine turns a raw line into an entry whose body is taken from a,
 // reporting why it cannot. With file set, the entry may leave its
 // toolUseResult there; with eager, it decodes its message too (see
-// decodeEntry).
+// decodeEntry). With a.records set, a line the loader reads only the type
+// of (see recordOnly) gives the shared entry of its type, when it has one
+// (sideRecords).
 func decodeLine(line jsonl.Line, a *arena, file *fileRef, eager bool, warn func(string, ...any)) (*Entry, bool) {
 	b, base := line.Bytes, line.Offset
 	if line.Cut {
@@ -873,7 +877,15 @@ func decodeLine(line jsonl.Line, a *arena, file *fileRef, eager bool, warn func(
 		badLine(line, err, warn)
 		return nil, false
 	}
-	return &e, true
+	if a != nil && a.records && recordOnly(&e) {
+		if r, ok := sideRecords[e.Type]; ok {
+			return r, true // shared: no caller changes an entry
+		}
+	}
+	p := new(Entry) // not &e: that would allocate e for the records too
+	*p = e
+	p.offset = line.Offset
+	return p, true
 }
 
 // errUnclosed is why a line that does not end as a JSON object does is
