@@ -71,7 +71,10 @@ func newContextCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			conv, err := loadSession(cmd, env, ref, transcript.LoadOptions{})
+			// Mapped: the report counts what the messages hold, and a
+			// result's size is told without reading it, so the file's
+			// contents stay out of the process (as a headless resume's).
+			conv, err := loadSession(cmd, env, ref, transcript.LoadOptions{Map: true})
 			if err != nil {
 				return err
 			}
