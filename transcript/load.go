@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -116,7 +117,7 @@ func (c *Conversation) Repairs() []Entry {
 func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, error) {
 	l := &loader{
 		ctx:         ctx,
-		byUUID:      make(map[string]*Entry, entriesHint(src.Size())),
+		byUUID:      make(map[string]*Entry, entriesHint(min(src.Size(), readAheadAfter))),
 		removed:     make(map[string]bool),
 		byAnchor:    make(map[string]*boundaryInfo),
 		byPreserved: make(map[string]*boundaryInfo),
@@ -157,6 +158,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 			}
 		}
 	}
+	l.scanned, l.appliedAt = scanned, l.base+l.size
 	l.sc = jsonl.NewBackward(scanned, l.size, 0, maxLine, func(s string) {
 		// Given with the batch read (see takeBatch), which may be read
 		// ahead of its turn.
@@ -324,6 +326,14 @@ type loader struct {
 	size      int64    // of the scanned part of the file
 	scanWarns []string // the scanner's, reading the next batch
 
+	// scanned is what the scanner reads (the file after base); appliedAt
+	// is the offset in the file of the last line applied (or replayed):
+	// lines before it are yet to be, those from it on are indexed.
+	scanned   io.ReaderAt
+	appliedAt int64
+	// sized is set once byUUID was made for the rest of the file.
+	sized bool
+
 	byUUID      map[string]*Entry
 	order       []*Entry // chain entries in the order read (newest first)
 	removed     map[string]bool
@@ -422,8 +432,9 @@ func entriesHint(bytes int64) int {
 
 // see adds a line given to the loader to those the cache is given. The
 // list is grown to about the number of lines left to give, judged from
-// the bytes read so far, rather than by a quarter at a time: on a 400 MB
-// file that allocated five times the list's final size.
+// the bytes read so far, and at most to four times its length, rather
+// than by a quarter at a time: on a 400 MB file that allocated five times
+// the list's final size.
 func (l *loader) see(cl cachedLine) {
 	if len(l.seen) == cap(l.seen) {
 		n := len(l.seen)
@@ -432,7 +443,8 @@ func (l *loader) see(cl cachedLine) {
 		if n > 0 && read > 0 {
 			more += int(l.sc.Offset() * int64(n) / read)
 		}
-		l.seen = slices.Grow(l.seen, max(more+more/8, 64))
+		// At most four times as long: the load may stop at a boundary.
+		l.seen = slices.Grow(l.seen, max(min(more+more/8, 3*n), 64))
 	}
 	l.seen = append(l.seen, cl)
 }
@@ -501,6 +513,14 @@ func (l *loader) decodeBatch() (bool, error) {
 	}
 	if len(l.queue) == 0 {
 		l.readBatch()
+	}
+	if applied := l.size - l.readTo; applied >= readAheadAfter && !l.sized {
+		// Most likely reading much more: the map is made once for what
+		// is left rather than grown a step at a time.
+		l.sized = true
+		m := make(map[string]*Entry, len(l.byUUID)+entriesHint(l.readTo))
+		maps.Copy(m, l.byUUID)
+		l.byUUID = m
 	}
 	for applied := l.size - l.readTo; applied >= readAheadAfter && !l.eof && len(l.queue) <= maxAhead &&
 		l.queue[0].offset-l.sc.Offset() <= applied/4; {
@@ -783,6 +803,7 @@ func (d *decoder) close() {
 // apply gives the loader one decoded line, as reading it would have.
 func (l *loader) apply(d *decoded) {
 	line := d.line
+	l.appliedAt = line.Offset
 	if line.Torn {
 		l.tornAt = line.Offset
 	}
@@ -824,6 +845,7 @@ func (l *loader) replayLine() bool {
 	}
 	cl := l.replay[l.replayAt]
 	l.replayAt--
+	l.appliedAt = cl.off
 	l.see(cl)
 	var warns []string
 	if cl.warns != nil {
@@ -1013,6 +1035,47 @@ func (l *loader) get(uuid string) (*Entry, error) {
 	}
 }
 
+// absent reports whether none of the lines the load has yet to apply can
+// be the entry with uuid: its text is nowhere in the bytes before the
+// last line applied (read a block at a time, nothing decoded), nor the
+// uuid of an entry of the cached prefix still to replay. A last-prompt
+// record naming a line a crash never wrote is so found out for what it
+// is by a search of the file, not by decoding all of it (and filling the
+// cache with it). It reports false when it cannot read the file: the
+// load then finds out as before.
+func (l *loader) absent(uuid string) bool {
+	if _, ok := l.byUUID[uuid]; ok {
+		return false
+	}
+	for _, cl := range l.replay[:l.replayAt+1] {
+		if cl.e != nil && cl.e.UUID == uuid {
+			return false
+		}
+	}
+	end := min(l.appliedAt-l.base, l.size)
+	if end <= 0 {
+		return true
+	}
+	// The uuid as a JSON string: a line naming it in any field holds it.
+	pat := make([]byte, 0, len(uuid)+2)
+	pat = append(append(append(pat, '"'), uuid...), '"')
+	buf := make([]byte, min(end, 1<<20))
+	for off := int64(0); ; {
+		n := min(int64(len(buf)), end-off)
+		if k, _ := l.scanned.ReadAt(buf[:n], off); int64(k) < n {
+			return false // the load reads it and says why
+		}
+		if bytes.Contains(buf[:n], pat) {
+			return false
+		}
+		if off+n >= end {
+			break
+		}
+		off += n - int64(len(pat)-1) // a pattern cut by the block's end
+	}
+	return true
+}
+
 // findLeaf decides where the conversation ends: an explicit leaf, else the
 // newest last-prompt record's leaf when nothing was appended after it, else
 // the newest main-chain line (a turn cut short by a crash still counts),
@@ -1032,7 +1095,11 @@ func (l *loader) findLeaf(explicit string) error {
 		want = l.lastPromptLeaf
 	}
 	if want != "" {
-		e, err := l.get(want)
+		var e *Entry
+		var err error
+		if explicit != "" || !l.absent(want) {
+			e, err = l.get(want)
+		}
 		if err != nil {
 			return err
 		}
@@ -1196,7 +1263,7 @@ func (l *loader) segmentWhole(bi *boundaryInfo) (bool, error) {
 
 // walk follows parents from the leaf to the root or compact boundary.
 func (l *loader) walk() error {
-	l.inChain = make(map[string]bool, entriesHint(l.size))
+	l.inChain = make(map[string]bool, len(l.order))
 	e := l.leaf
 	if e.IsCompactBoundary() && e.LogicalParentUUID != "" && !l.history {
 		// A compaction cut short after its boundary (the summary line
@@ -1227,10 +1294,19 @@ func (l *loader) walk() error {
 			}
 		}
 	}
+	grown := false
 	for e != nil {
 		if l.inChain[e.UUID] {
 			l.warnf("entry %s: its parents form a loop; the conversation starts after it", e.UUID)
 			break
+		}
+		if l.sized && !grown {
+			// The walk reads much of the file (see decodeBatch): the set
+			// is made once for the chain it most likely holds.
+			grown = true
+			m := make(map[string]bool, len(l.inChain)+entriesHint(l.readTo))
+			maps.Copy(m, l.inChain)
+			l.inChain = m
 		}
 		l.inChain[e.UUID] = true
 		if !l.removed[e.UUID] || l.history {

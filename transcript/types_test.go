@@ -2,6 +2,7 @@ package transcript_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -108,6 +109,40 @@ func TestResumeAfterACrashBeforeTheResponseLine(t *testing.T) {
 	}
 	if len(c.Warnings) > 0 {
 		t.Errorf("warnings: %q", c.Warnings)
+	}
+}
+
+// TestMissingLeafReadsNoMore: a last-prompt record naming a line the file
+// lacks (a crash's) is found out by a search of the file's bytes, so the
+// load still stops at the last compact boundary, with or without a cache,
+// instead of reading and decoding the whole file to look for the line.
+func TestMissingLeafReadsNoMore(t *testing.T) {
+	var s script
+	p := s.user("", "old work")
+	big := strings.Repeat("x", 4<<10)
+	for i := range 600 {
+		a := s.assistant(p, fmt.Sprintf("m%d", i), text(big))
+		p = s.user(a[0], "more")
+	}
+	b := s.add("", map[string]any{"type": "system", "subtype": "compact_boundary", "logicalParentUuid": p, "content": "Conversation compacted",
+		"compactMetadata": map[string]any{"trigger": "manual", "preTokens": 10}})
+	sum := s.add(b, map[string]any{"type": "user", "isCompactSummary": true, "message": map[string]any{"role": "user", "content": "Summary."}})
+	q := s.user(sum, "go on")
+	s.assistant(q, "mlast", text("done"))
+	s.lastPrompt("00000000-0000-4000-8000-999999999999")
+	data := s.bytes()
+	for _, cache := range []*transcript.LineCache{nil, {}} {
+		c := load(t, data, transcript.LoadOptions{Cache: cache})
+		if c.BytesRead > int64(len(data))/4 {
+			t.Errorf("cache %v: read %d of %d bytes: the load went past the compact boundary", cache != nil, c.BytesRead, len(data))
+		}
+		want := []string{"user: Summary.\n | go on", "assistant: done"}
+		if d := cmp.Diff(want, summary(c.Messages())); d != "" {
+			t.Errorf("cache %v: messages (-want +got):\n%s", cache != nil, d)
+		}
+		if len(c.Warnings) > 0 {
+			t.Errorf("warnings: %q", c.Warnings)
+		}
 	}
 }
 
