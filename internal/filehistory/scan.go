@@ -37,18 +37,27 @@ type marked struct {
 // once it is cancelled.
 //
 // A line longer than a block is kept in memory only while it may hold
-// the mark: when r is an io.ReaderAt, one with no mark in its first block
-// is passed over a block at a time, and read again from its start should
-// the mark turn up later in it. A long line of another kind (a tool's
-// huge output, a damaged line) then costs its reading, not its size in
-// memory.
+// the mark: when r is an io.ReaderAt that can tell where it is reading
+// (an io.Seeker), one with no mark in its first block is passed over a
+// block at a time, and read again from its start should the mark turn up
+// later in it. A long line of another kind (a tool's huge output, a
+// damaged line) then costs its reading, not its size in memory.
 func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []byte) error) error {
 	ra, _ := r.(io.ReaderAt)
+	var at int64 // where r reads from, in ReadAt's offsets
+	if s, ok := r.(io.Seeker); ra != nil && ok {
+		var err error
+		if at, err = s.Seek(0, io.SeekCurrent); err != nil {
+			ra = nil
+		}
+	} else {
+		ra = nil
+	}
 	var (
 		buf  = make([]byte, 0, m.block)
-		no   int   // newlines before buf[0]
-		skip bool  // discarding the rest of a line longer than maxLine
-		read int64 // bytes read from r: buf ends at that offset
+		no   int  // newlines before buf[0]
+		skip bool // discarding the rest of a line longer than maxLine
+		read = at // the offset buf ends at
 		// A long line passed over (see above): where it starts, how much
 		// of it was read, whether the mark is in it; buf then holds only
 		// its last len(mark)-1 bytes, where a mark cut by the block

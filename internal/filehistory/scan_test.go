@@ -176,3 +176,22 @@ func TestLoadLongLineNotHeld(t *testing.T) {
 		t.Errorf("Load allocated %d MB for a 20 MB line it has no use for", got>>20)
 	}
 }
+
+// TestLoadLongLineFromAReaderPartlyRead: a reader already read into (a
+// file seeked past its start) reads a long snapshot line again from where
+// it really starts, not from the start of the reader's bytes.
+func TestLoadLongLineFromAReaderPartlyRead(t *testing.T) {
+	snap := `{"messageId":"m","snapshot":{"messageId":"m","trackedFileBackups":{},"pad":"` + strings.Repeat("y", 3<<20) + `"},"type":"file-history-snapshot"}`
+	skipped := `{"type":"file-history-snapshot","messageId":"before","snapshot":{"messageId":"before","trackedFileBackups":{}}}` + "\n"
+	r := strings.NewReader(skipped + snap + "\n")
+	if _, err := r.Seek(int64(len(skipped)), io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	snaps, warnings, err := Load(context.Background(), r, "/p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) != 1 || snaps[0].MessageID != "m" || len(warnings) != 0 {
+		t.Fatalf("snapshots %+v, warnings %q: want the long one only", snaps, warnings)
+	}
+}
