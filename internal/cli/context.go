@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/agent"
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/extension"
+	"github.com/cairn-dev/cairn/internal/filemap"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/instructions"
 	"github.com/cairn-dev/cairn/internal/memory"
@@ -74,11 +75,16 @@ func newContextCmd(env Env) *cobra.Command {
 			// Mapped: the report counts what the messages hold, and a
 			// result's size is told without reading it, so the file's
 			// contents stay out of the process (as a headless resume's).
+			// A file cut shorter meanwhile is an error, not a crash.
 			conv, err := loadSession(cmd, env, ref, transcript.LoadOptions{Map: true})
 			if err != nil {
 				return err
 			}
-			rep, err := buildContextReport(cmd.Context(), env, conv, modelName, nil)
+			var rep *contextReport
+			err = filemap.Guard(func() (err error) {
+				rep, err = buildContextReport(cmd.Context(), env, conv, modelName, nil)
+				return err
+			})
 			if err != nil {
 				return err
 			}

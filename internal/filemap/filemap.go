@@ -8,7 +8,7 @@
 // reader of the bytes past the new end (SIGBUS, which kills a Go
 // program): users of the slices call Check before they read them, and
 // get an error naming the file instead; a file cut between the check and
-// the read still faults. A file replaced by another (renamed over,
+// the read still faults, unless the read runs under Guard. A file replaced by another (renamed over,
 // deleted and written again) leaves the mapping reading the old one, as
 // it was. Bytes of the file changed in place show through the mapping:
 // the files mapped (transcripts) are only ever appended to.
@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -104,6 +105,43 @@ func Check(bs iter.Seq[[]byte]) error {
 		}
 		if st.Size() < end {
 			return fmt.Errorf("%s was cut to %d bytes since it was read (it had at least %d): the conversation read from it can no longer be sent; resume the session again to read the file as it is now", r.f.Name(), st.Size(), end)
+		}
+	}
+	return nil
+}
+
+// Guard runs f on the calling goroutine and turns a fault reading a
+// mapping whose file was cut shorter meanwhile into an error naming the
+// file, instead of the crash it is otherwise. A fault anywhere else is a
+// panic, as ever.
+func Guard(f func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if a, ok := v.(interface{ Addr() uintptr }); ok {
+			if r := regionAt(a.Addr()); r != nil {
+				err = fmt.Errorf("%s was cut shorter while it was read: read the session again to see it as it is now", r.f.Name())
+				return
+			}
+		}
+		panic(v)
+	}()
+	return f()
+}
+
+// regionAt returns the region holding the address p, nil when none does.
+func regionAt(p uintptr) *Region {
+	all := regions.Load()
+	if all == nil {
+		return nil
+	}
+	for _, r := range *all {
+		d := uintptr(unsafe.Pointer(unsafe.SliceData(r.data)))
+		if p >= d && p < d+uintptr(len(r.data)) {
+			return r
 		}
 	}
 	return nil

@@ -52,3 +52,46 @@ func TestMapCheck(t *testing.T) {
 		t.Fatalf("bytes past the end of the cut file: %v, want an error naming it", err)
 	}
 }
+
+// TestGuard: reading bytes past the end of a file cut shorter under its
+// mapping is an error naming the file under Guard, not a crash; what the
+// file still holds reads as ever, and other panics go through.
+func TestGuard(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g")
+	data := bytes.Repeat([]byte("abcdefghij"), 3000)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := filemap.Map(f, 0, int64(len(data)))
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := r.At(25000, 5000)
+	if err := os.Truncate(path, 1000); err != nil {
+		t.Fatal(err)
+	}
+	var sum int
+	err = filemap.Guard(func() error {
+		for _, c := range tail {
+			sum += int(c)
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("reading past the end of the cut file: %v, want an error naming it", err)
+	}
+	if err := filemap.Guard(func() error { _ = r.At(0, 10)[9]; return nil }); err != nil {
+		t.Fatalf("reading what the file still holds: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a panic of another kind did not go through Guard")
+		}
+	}()
+	_ = filemap.Guard(func() error { panic("other") })
+}
