@@ -61,18 +61,15 @@ func (r *Region) At(off int64, n int) []byte {
 
 // regionOf returns the region b is a slice of, nil when it is none's.
 func regionOf(b []byte) *Region {
-	p := regions.Load()
-	if p == nil || len(b) == 0 {
+	if len(b) == 0 {
 		return nil
 	}
 	s := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	for _, r := range *p {
-		d := uintptr(unsafe.Pointer(unsafe.SliceData(r.data)))
-		if s >= d && s+uintptr(len(b)) <= d+uintptr(len(r.data)) {
-			return r
-		}
+	r := regionAt(s)
+	if r == nil || s+uintptr(len(b)) > uintptr(unsafe.Pointer(unsafe.SliceData(r.data)))+uintptr(len(r.data)) {
+		return nil
 	}
-	return nil
+	return r
 }
 
 // Holds reports whether b is a slice of a mapping. It reads nothing of b.
