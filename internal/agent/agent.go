@@ -100,8 +100,9 @@ type Options struct {
 	// headless one does. A terminal that shows every tool result reads
 	// them all, and the file's pages then cost more than the copies.
 	MapTranscript bool
-	// FitGC lets a resume lower the collector's target, for the whole
-	// process, to what the resumed conversation needs (see fitGC): for a
+	// FitGC lets a resume set the collector, for the whole process: at a
+	// laxer pace, under a bound, while the transcript loads (see loadGC),
+	// then to what the resumed conversation needs (see fitGC): for a
 	// program that is the agent, as the command line is, not one that
 	// embeds it beside work of its own.
 	FitGC bool
@@ -395,12 +396,17 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		// The file-history snapshots are read from the whole transcript,
 		// on another core, while the conversation is.
 		a.snaps = preloadSnapshots(ctx, from, key, o.Cwd)
-		if conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain); err != nil {
+		var loaded func()
+		if o.FitGC {
+			loaded = loadGC()
+		}
+		conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain)
+		if loaded != nil {
+			loaded()
+		}
+		if err != nil {
 			a.release()
 			return nil, err
-		}
-		if o.FitGC {
-			fitGC(heapInUse)
 		}
 		a.Warnings = conv.Warnings
 		a.resumed = true

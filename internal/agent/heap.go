@@ -2,6 +2,7 @@ package agent
 
 import (
 	"iter"
+	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -46,6 +47,36 @@ func fitGC(metric string) {
 	}
 	debug.SetGCPercent(percent)
 }
+
+// loadGC sets the collector for a resume's load and returns what ends
+// that setting, once the load is done, with fitGC. A load builds what
+// stays: the entries and messages it decodes are most of what it
+// allocates and all live at its end, so each collection while it runs
+// marks again what the one before marked, and finds little to free; the
+// heap grows to twice what was live at the last (GOGC 200) before the
+// next, bounded by loadLimit. A GOGC or GOMEMLIMIT the user set is left
+// alone.
+func loadGC() func() {
+	_, gogc := os.LookupEnv("GOGC")
+	_, limit := os.LookupEnv("GOMEMLIMIT")
+	set := !gogc && !limit
+	if set {
+		debug.SetGCPercent(200)
+		debug.SetMemoryLimit(loadLimit)
+	}
+	return func() {
+		if set {
+			debug.SetMemoryLimit(math.MaxInt64)
+		}
+		fitGC(heapInUse)
+	}
+}
+
+// loadLimit bounds the memory of the Go runtime while a resume loads, so
+// that the collector's laxer pace costs a large file no more than a
+// bounded amount: about 300 MB of resident memory with the program's own
+// pages.
+const loadLimit = 240 << 20
 
 // The metrics fitGC reads: right after a load, what the heap holds (the
 // conversation was just made, no collection has weighed it yet); after a

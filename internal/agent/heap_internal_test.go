@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -36,5 +37,38 @@ func TestFitGC(t *testing.T) {
 	fitGC(heapInUse)
 	if p := debug.SetGCPercent(100); p != 50 {
 		t.Errorf("GC percent %d with GOGC set: want it left as it was (50)", p)
+	}
+}
+
+// TestLoadGC: while a resume loads, the collector runs at GOGC 200 under
+// loadLimit; once it is done, the limit is gone and fitGC has set the
+// percent. A GOGC or GOMEMLIMIT the user set leaves both alone.
+func TestLoadGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		t.Setenv(k, "") // restored after the test
+		os.Unsetenv(k)
+	}
+	done := loadGC()
+	if p, l := debug.SetGCPercent(200), debug.SetMemoryLimit(-1); p != 200 || l != loadLimit {
+		t.Errorf("during the load: GC percent %d, limit %d; want 200 and %d", p, l, loadLimit)
+	}
+	done()
+	if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); p != 100 || l != math.MaxInt64 {
+		t.Errorf("after the load of a small heap: GC percent %d, limit %d; want 100 and none", p, l)
+	}
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		t.Run(k, func(t *testing.T) {
+			t.Setenv(k, "100")
+			debug.SetGCPercent(50)
+			loadGC()()
+			// fitGC keeps a GOGC the user set, and fits the percent
+			// (to a small heap's default) under a GOMEMLIMIT.
+			want := map[string]int{"GOGC": 50, "GOMEMLIMIT": 100}[k]
+			if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); p != want || l != math.MaxInt64 {
+				t.Errorf("with %s set: GC percent %d, limit %d; want %d and the limit untouched", k, p, l, want)
+			}
+		})
 	}
 }
