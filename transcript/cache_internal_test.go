@@ -1,8 +1,10 @@
 package transcript
 
 import (
+	"bytes"
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/bench/gen"
@@ -122,3 +124,63 @@ func TestLineCacheSharesEntries(t *testing.T) {
 type bytesWriter []byte
 
 func (w *bytesWriter) Write(p []byte) (int, error) { *w = append(*w, p...); return len(p), nil }
+
+// TestLineCacheLargeFile: a load that reads a file of several megabytes
+// whole sums only the lines it reads first (the rest end in the prefix,
+// where no one looks at them again), yet the next load takes the prefix
+// and decodes only what was appended; behind a torn last line longer
+// than the first megabyte, the prefix's last line is summed all the same.
+func TestLineCacheLargeFile(t *testing.T) {
+	var b bytesWriter
+	st, err := gen.Generate(&b, gen.Options{Size: 3 << 20, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(data []byte, cache *LineCache) *Conversation {
+		t.Helper()
+		conv, err := Load(context.Background(), BytesSource(data), LoadOptions{NoRepair: true, Cache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conv
+	}
+	cache := &LineCache{}
+	first := load(b, cache)
+	unsummed := 0
+	for _, cl := range cache.lines {
+		if cl.n < 0 {
+			unsummed++
+		}
+	}
+	if cache.prefix != int64(len(b)) || unsummed == 0 || cache.lines[len(cache.lines)-1].n < 0 {
+		t.Fatalf("prefix %d of %d bytes, %d of %d lines unsummed, the last summed: %v", cache.prefix, len(b), unsummed, len(cache.lines), cache.lines[len(cache.lines)-1].n >= 0)
+	}
+	more := append(b, `{"parentUuid":"`+st.Leaf+`","isSidechain":false,"type":"user","message":{"role":"user","content":"more"},"uuid":"a0000000-0000-4000-8000-000000000001","timestamp":"2026-01-12T12:00:00.000Z","sessionId":"`+st.SessionID+`"}`+"\n"...)
+	second := load(more, cache)
+	if second.BytesRead > 1<<10 {
+		t.Errorf("the load after one appended line read %d bytes", second.BytesRead)
+	}
+	for i, e := range first.Entries {
+		if second.Entries[i] != e {
+			t.Fatalf("entry %s was decoded again", e.UUID)
+		}
+	}
+
+	// A line longer than a block, then a torn last line of 2 MB, with the
+	// loader reading on at once (it stops summing lines after the first
+	// two reads): the long line, the prefix's last, is summed, and the
+	// next load can take the prefix.
+	defer func(old int64) { readAheadAfter = old }(readAheadAfter)
+	readAheadAfter = 1
+	long := `{"parentUuid":"` + st.Leaf + `","isSidechain":false,"type":"user","message":{"role":"user","content":"` + strings.Repeat("y", 300<<10) + `"},"uuid":"a0000000-0000-4000-8000-000000000002","timestamp":"2026-01-12T12:00:00.000Z","sessionId":"` + st.SessionID + `"}` + "\n"
+	torn := append(append(append([]byte(nil), b...), long...), `{"type":"user","message":{"role":"user","content":"`...)
+	torn = append(torn, bytes.Repeat([]byte("x"), 2<<20)...)
+	cache = &LineCache{}
+	load(torn, cache)
+	if want := int64(len(b) + len(long)); cache.prefix != want || cache.lines[len(cache.lines)-1].n < 0 {
+		t.Fatalf("torn: prefix %d (want %d), the last line summed: %v", cache.prefix, want, cache.lines[len(cache.lines)-1].n >= 0)
+	}
+	if _, lines := cache.prefixFor(BytesSource(torn)); lines == nil {
+		t.Error("torn: the next load cannot take the prefix")
+	}
+}

@@ -251,16 +251,34 @@ func (l *loader) prefix(size int64) (int64, []cachedLine) {
 		l.cacheLines(l.seen)
 		return 0, nil
 	}
+	if last := &lines[len(lines)-1]; last.n < 0 {
+		// The one line of the prefix the next load looks at again, should
+		// it have been read after the load stopped summing lines (the
+		// loader reads it in its first or second read, which are summed,
+		// so this is a guard).
+		b := make([]byte, prefix-last.off)
+		if last.off < l.base {
+			l.cacheLines(l.seen)
+			return 0, nil
+		}
+		if k, _ := l.scanned.ReadAt(b, last.off-l.base); k != len(b) {
+			l.cacheLines(l.seen)
+			return 0, nil
+		}
+		n, sum := lineSum(b)
+		last.n, last.sum = int32(n), sum
+	}
 	l.cacheLines(l.seen[len(lines):])
 	return prefix, lines
 }
 
-// cacheLines gives the cache the lines that decoded without a warning,
-// for later loads to take by their offset instead of decoding them again.
-// Lines a prefix holds need not be given: the next load does not read them.
+// cacheLines gives the cache the lines that decoded without a warning and
+// were summed, for later loads to take by their offset instead of decoding
+// them again. Lines a prefix holds need not be given: the next load does
+// not read them.
 func (l *loader) cacheLines(lines []cachedLine) {
 	for _, cl := range lines {
-		if cl.e != nil && cl.warns == nil {
+		if cl.e != nil && cl.warns == nil && cl.n >= 0 {
 			l.cache.store(cl)
 		}
 	}
@@ -575,8 +593,11 @@ type readAhead struct {
 	block     []byte
 	todo      []int
 	size      int
-	pending   atomic.Int32
-	done      chan struct{}
+	// sum is set when the lines are summed for the cache (see
+	// readBatch).
+	sum     bool
+	pending atomic.Int32
+	done    chan struct{}
 }
 
 // readAheadAfter is how much of a file a load applies before it reads
@@ -613,17 +634,23 @@ func (l *loader) readBatch() {
 		r.block = l.got[n-1]
 	}
 	r.offset = l.sc.Offset()
+	// The lines of a file read whole end in the cache's prefix, where only
+	// the last is ever looked at again (see LineCache.prefixFor): once the
+	// load reads much of the file (see decodeBatch), its lines are no
+	// longer summed, and those that end in the cache's map after all are
+	// left out of it (see cacheLines).
+	r.sum = l.cache != nil && !l.sized
 	l.eof = l.eof || r.batch == nil
 	l.queue = append(l.queue, r)
 	switch {
 	case len(r.todo) == 0:
 		r.done = closed
 	case l.dec == nil && (r.size < parallelBatch || len(l.arenas) < 2):
-		decodeLines(r.batch, r.todo, &l.arenas[0], l.cache != nil, l.file, false)
+		decodeLines(r.batch, r.todo, &l.arenas[0], r.sum, l.file, false)
 		r.done = closed
 	default:
 		if l.dec == nil {
-			l.dec = startDecoder(l.arenas[1:], l.cache != nil, l.file)
+			l.dec = startDecoder(l.arenas[1:], l.file)
 		}
 		l.dec.decode(r)
 	}
@@ -682,13 +709,14 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 }
 
 // decodeLines decodes the lines idx of batch, taking the entries' bodies
-// from a; with cache set, it sums each line for the cache (see lineSum).
+// from a; with sum set, it sums each line for the cache (see lineSum),
+// else it marks each unsummed (n -1).
 // With many set (the decoder's jobs: many more lines follow), it decodes
 // the messages of user and assistant entries too, while their lines are
 // in the core's cache, rather than in a pass of their own over the chain
 // (decodeMessages) once the file was read, and has a take whole chunks.
 // It touches nothing but those lines and a.
-func decodeLines(batch []decoded, idx []int, a *arena, cache bool, file *fileRef, many bool) {
+func decodeLines(batch []decoded, idx []int, a *arena, sum bool, file *fileRef, many bool) {
 	a.left = 0
 	if many {
 		a.left = arenaChunk
@@ -698,8 +726,10 @@ func decodeLines(batch []decoded, idx []int, a *arena, cache bool, file *fileRef
 	}
 	for _, i := range idx {
 		d := &batch[i]
-		if cache {
+		if sum {
 			d.n, d.sum = lineSum(d.line.Bytes)
+		} else {
+			d.n = -1
 		}
 		e, ok := decodeLine(d.line, a, file, many || a.fmap != nil, func(format string, args ...any) {
 			d.warns = append(d.warns, fmt.Sprintf(format, args...))
@@ -720,11 +750,10 @@ func decodeLines(batch []decoded, idx []int, a *arena, cache bool, file *fileRef
 // busy however the lines' sizes vary, and the loader, which alone applies
 // the lines, never waits for a core.
 type decoder struct {
-	jobs  chan decodeJob
-	wg    sync.WaitGroup
-	stop  atomic.Bool
-	cache bool
-	file  *fileRef
+	jobs chan decodeJob
+	wg   sync.WaitGroup
+	stop atomic.Bool
+	file *fileRef
 }
 
 // decodeJob is some lines of a batch, to decode.
@@ -740,8 +769,8 @@ const jobBytes = 32 << 10
 // read ahead usually hold, so that the loader seldom waits to give one.
 const maxJobs = 256
 
-func startDecoder(arenas []arena, cache bool, file *fileRef) *decoder {
-	d := &decoder{jobs: make(chan decodeJob, maxJobs), cache: cache, file: file}
+func startDecoder(arenas []arena, file *fileRef) *decoder {
+	d := &decoder{jobs: make(chan decodeJob, maxJobs), file: file}
 	for i := range arenas {
 		a := &arenas[i]
 		d.wg.Go(func() {
@@ -755,7 +784,7 @@ func startDecoder(arenas []arena, cache bool, file *fileRef) *decoder {
 
 func (d *decoder) run(j decodeJob, a *arena) {
 	if !d.stop.Load() {
-		decodeLines(j.r.batch, j.idx, a, d.cache, d.file, true)
+		decodeLines(j.r.batch, j.idx, a, j.r.sum, d.file, true)
 	}
 	if j.r.pending.Add(-1) == 0 {
 		close(j.r.done)
