@@ -184,3 +184,46 @@ func TestLineCacheLargeFile(t *testing.T) {
 		t.Error("torn: the next load cannot take the prefix")
 	}
 }
+
+// TestLineCacheLongChainNotWhole: a load that stops before the start of
+// the file after reading megabytes (a long chain since the last
+// compaction, or since its root) caches every line it read, those it read
+// after it stopped summing lines included: the load after one more line
+// decodes that line alone.
+func TestLineCacheLongChainNotWhole(t *testing.T) {
+	// Another session's 2 MB, then the chain: its root is where the load
+	// stops, with more left before it than a load reads to fill its
+	// cache (drainLimit).
+	var b, chain bytesWriter
+	if _, err := gen.Generate(&b, gen.Options{Size: 2 << 20, Seed: 8}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := gen.Generate(&chain, gen.Options{Size: 3 << 20, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, chain...)
+	cache := &LineCache{}
+	load := func(data []byte) *Conversation {
+		t.Helper()
+		conv, err := Load(context.Background(), BytesSource(data), LoadOptions{NoRepair: true, Cache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conv
+	}
+	first := load(b)
+	if first.BytesRead < 2<<20 || first.BytesRead >= int64(len(b)) || cache.prefix != 0 {
+		t.Fatalf("read %d of %d bytes, cached prefix %d: want a load stopped at the chain's root, megabytes back", first.BytesRead, len(b), cache.prefix)
+	}
+	more := append(b, `{"parentUuid":"`+st.Leaf+`","isSidechain":false,"type":"user","message":{"role":"user","content":"more"},"uuid":"a0000000-0000-4000-8000-000000000003","timestamp":"2026-01-12T12:00:00.000Z","sessionId":"`+st.SessionID+`"}`+"\n"...)
+	second := load(more)
+	if len(second.Entries) != len(first.Entries)+1 {
+		t.Fatalf("%d entries after one more line, want %d", len(second.Entries), len(first.Entries)+1)
+	}
+	for i, e := range first.Entries {
+		if second.Entries[i] != e {
+			t.Fatalf("entry %d of %d (%s) was decoded again", i, len(first.Entries), e.UUID)
+		}
+	}
+}

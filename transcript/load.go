@@ -251,37 +251,50 @@ func (l *loader) prefix(size int64) (int64, []cachedLine) {
 		l.cacheLines(l.seen)
 		return 0, nil
 	}
-	if last := &lines[len(lines)-1]; last.n < 0 {
-		// The one line of the prefix the next load looks at again, should
-		// it have been read after the load stopped summing lines (the
-		// loader reads it in its first or second read, which are summed,
-		// so this is a guard).
-		b := make([]byte, prefix-last.off)
-		if last.off < l.base {
-			l.cacheLines(l.seen)
-			return 0, nil
-		}
-		if k, _ := l.scanned.ReadAt(b, last.off-l.base); k != len(b) {
-			l.cacheLines(l.seen)
-			return 0, nil
-		}
-		n, sum := lineSum(b)
-		last.n, last.sum = int32(n), sum
+	if last := &lines[len(lines)-1]; last.n < 0 && !l.sumAgain(last, new([]byte)) {
+		// The one line of the prefix the next load looks at again, read
+		// after the load stopped summing lines (it is in the first or
+		// second read, which are summed, so this is a guard), and not
+		// readable again.
+		l.cacheLines(l.seen)
+		return 0, nil
 	}
 	l.cacheLines(l.seen[len(lines):])
 	return prefix, lines
 }
 
-// cacheLines gives the cache the lines that decoded without a warning and
-// were summed, for later loads to take by their offset instead of decoding
-// them again. Lines a prefix holds need not be given: the next load does
-// not read them.
+// cacheLines gives the cache the lines that decoded without a warning,
+// for later loads to take by their offset instead of decoding them again.
+// Lines a prefix holds need not be given: the next load does not read them.
+// A line read after the load stopped summing (see readBatch) is read again
+// from the file and summed here.
 func (l *loader) cacheLines(lines []cachedLine) {
+	var buf []byte
 	for _, cl := range lines {
-		if cl.e != nil && cl.warns == nil && cl.n >= 0 {
-			l.cache.store(cl)
+		if cl.e == nil || cl.warns != nil {
+			continue
 		}
+		if cl.n < 0 && !l.sumAgain(&cl, &buf) {
+			continue
+		}
+		l.cache.store(cl)
 	}
+}
+
+// sumAgain sums cl, a line the load did not sum, from the file; false
+// when it cannot read it (the line is then not cached).
+func (l *loader) sumAgain(cl *cachedLine, buf *[]byte) bool {
+	size := int(cl.sum) // its length, for a line not summed
+	if cl.off < l.base {
+		return false
+	}
+	*buf = slices.Grow((*buf)[:0], size)[:size]
+	if k, _ := l.scanned.ReadAt(*buf, cl.off-l.base); k != size {
+		return false
+	}
+	n, sum := lineSum(*buf)
+	cl.n, cl.sum = int32(n), sum
+	return true
 }
 
 // boundaryInfo is what a compact boundary with preserved messages changes
@@ -710,7 +723,8 @@ func (l *loader) takeBatch(buf []decoded) *readAhead {
 
 // decodeLines decodes the lines idx of batch, taking the entries' bodies
 // from a; with sum set, it sums each line for the cache (see lineSum),
-// else it marks each unsummed (n -1).
+// else it marks each unsummed: n -1, and its length for sum (see
+// cacheLines).
 // With many set (the decoder's jobs: many more lines follow), it decodes
 // the messages of user and assistant entries too, while their lines are
 // in the core's cache, rather than in a pass of their own over the chain
@@ -729,7 +743,7 @@ func decodeLines(batch []decoded, idx []int, a *arena, sum bool, file *fileRef, 
 		if sum {
 			d.n, d.sum = lineSum(d.line.Bytes)
 		} else {
-			d.n = -1
+			d.n, d.sum = -1, uint64(len(d.line.Bytes))
 		}
 		e, ok := decodeLine(d.line, a, file, many || a.fmap != nil, func(format string, args ...any) {
 			d.warns = append(d.warns, fmt.Sprintf(format, args...))
