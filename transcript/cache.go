@@ -49,7 +49,9 @@ type LineCache struct {
 // cachedLine is what one line gave the loader: an entry (for a line off
 // the chain, its record: see recordOf), or the warnings that said why it
 // was skipped; n and sum are the length and hash of the line (see
-// lineSum), which stand for its bytes.
+// lineSum), which stand for its bytes. A line the load did not sum (a
+// prefix's, but for its last) has n -1 and its length in sum, and is
+// never matched.
 type cachedLine struct {
 	off int64
 	e   *Entry
