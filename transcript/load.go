@@ -146,6 +146,8 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		// from the cache; only what was appended since is read.
 		if prefix, lines := opts.Cache.prefixFor(src); prefix > 0 {
 			l.base, l.replay, l.replayAt = prefix, lines, len(lines)-1
+			// The prefix's lines are replayed into the map: room for them.
+			l.byUUID = make(map[string]*Entry, len(lines)+entriesHint(min(size-prefix, readAheadAfter)))
 			scanned = io.NewSectionReader(src, prefix, size-prefix)
 		}
 	}
@@ -1080,15 +1082,25 @@ func (l *loader) get(uuid string) (*Entry, error) {
 
 // absent reports whether none of the lines the load has yet to apply can
 // be the entry with uuid: its text is nowhere in the bytes before the
-// last line applied (read a block at a time, nothing decoded), nor the
-// uuid of an entry of the cached prefix still to replay. A last-prompt
-// record naming a line a crash never wrote is so found out for what it
-// is by a search of the file, not by decoding all of it (and filling the
-// cache with it). It reports false when it cannot read the file: the
-// load then finds out as before.
+// last line applied (read a block at a time from there back, nothing
+// decoded), nor the uuid of an entry of the cached prefix still to
+// replay. A last-prompt record naming a line a crash never wrote is so
+// found out for what it is by a search of the file, not by decoding all
+// of it (and filling the cache with it); one naming an earlier line (a
+// rewind) is most often found in the first block searched. It reports
+// false when it cannot tell: a uuid of other bytes than letters, digits
+// and dashes (which a line could write escaped), or a file it cannot
+// read; the load then looks for the line by decoding, as before. It
+// assumes a line's uuid is written as its bytes are, as Claude Code's
+// and cairn's writers write them.
 func (l *loader) absent(uuid string) bool {
 	if _, ok := l.byUUID[uuid]; ok {
 		return false
+	}
+	for i := range len(uuid) {
+		if c := uuid[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-') {
+			return false
+		}
 	}
 	for _, cl := range l.replay[:l.replayAt+1] {
 		if cl.e != nil && cl.e.UUID == uuid {
@@ -1103,18 +1115,18 @@ func (l *loader) absent(uuid string) bool {
 	pat := make([]byte, 0, len(uuid)+2)
 	pat = append(append(append(pat, '"'), uuid...), '"')
 	buf := make([]byte, min(end, 1<<20))
-	for off := int64(0); ; {
-		n := min(int64(len(buf)), end-off)
-		if k, _ := l.scanned.ReadAt(buf[:n], off); int64(k) < n {
+	for hi := end; ; {
+		lo := max(0, hi-int64(len(buf)))
+		if k, _ := l.scanned.ReadAt(buf[:hi-lo], lo); int64(k) < hi-lo {
 			return false // the load reads it and says why
 		}
-		if bytes.Contains(buf[:n], pat) {
+		if bytes.Contains(buf[:hi-lo], pat) {
 			return false
 		}
-		if off+n >= end {
+		if lo == 0 {
 			break
 		}
-		off += n - int64(len(pat)-1) // a pattern cut by the block's end
+		hi = lo + int64(len(pat)-1) // a pattern cut by the block's start
 	}
 	return true
 }

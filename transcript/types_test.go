@@ -1,6 +1,7 @@
 package transcript_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -143,6 +144,23 @@ func TestMissingLeafReadsNoMore(t *testing.T) {
 		if len(c.Warnings) > 0 {
 			t.Errorf("warnings: %q", c.Warnings)
 		}
+	}
+}
+
+// TestLastPromptLeafOfOtherBytes: a last-prompt record naming a uuid of
+// other bytes than letters, digits and dashes (which a line may write
+// escaped, or as invalid UTF-8 both decode alike) is looked for by
+// decoding, not by a search of the file's bytes: the load resumes there.
+func TestLastPromptLeafOfOtherBytes(t *testing.T) {
+	var s script
+	p := s.user("", "first")
+	s.raw(`{"parentUuid":"` + p + `","isSidechain":false,"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"at the leaf"}]},"uuid":"u1\xff","sessionId":"sess"}`)
+	s.raw(`{"parentUuid":"u1\xff","isSidechain":false,"type":"user","message":{"role":"user","content":"later"},"uuid":"u2","sessionId":"sess"}`)
+	s.raw(`{"type":"last-prompt","lastPrompt":"p","leafUuid":"u1\xff","sessionId":"sess"}`)
+	data := bytes.ReplaceAll(s.bytes(), []byte(`\xff`), []byte{0xff})
+	c := load(t, data, transcript.LoadOptions{NoRepair: true})
+	if want := "u1\ufffd"; c.Leaf != want {
+		t.Errorf("leaf %q, want %q", c.Leaf, want)
 	}
 }
 

@@ -108,9 +108,11 @@ func Check(bs iter.Seq[[]byte]) error {
 }
 
 // Guard runs f on the calling goroutine and turns a fault reading a
-// mapping whose file was cut shorter meanwhile into an error naming the
-// file, instead of the crash it is otherwise. A fault anywhere else is a
-// panic, as ever.
+// mapping whose file was cut shorter meanwhile (or could not be read) into
+// an error naming the file, instead of the crash it is otherwise. A fault
+// anywhere else is a panic, as ever. f is stopped where it faulted: the
+// caller discards what f was building (a sync.Once it was in counts as
+// done), as a command that then exits does.
 func Guard(f func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -120,7 +122,7 @@ func Guard(f func() error) (err error) {
 		}
 		if a, ok := v.(interface{ Addr() uintptr }); ok {
 			if r := regionAt(a.Addr()); r != nil {
-				err = fmt.Errorf("%s was cut shorter while it was read: read the session again to see it as it is now", r.f.Name())
+				err = fmt.Errorf("%s could not be read where it was mapped (cut shorter while it was read?): read the session again to see it as it is now", r.f.Name())
 				return
 			}
 		}
