@@ -472,12 +472,15 @@ func (l *loader) see(cl cachedLine) {
 	if len(l.seen) == cap(l.seen) {
 		n := len(l.seen)
 		read := l.size - l.sc.Offset()
-		more := l.replayAt + 1 // lines of the cached prefix still to give
+		more := 0
 		if n > 0 && read > 0 {
-			more += int(l.sc.Offset() * int64(n) / read)
+			more = int(l.sc.Offset() * int64(n) / read)
 		}
-		// At most four times as long: the load may stop at a boundary.
-		l.seen = slices.Grow(l.seen, max(min(more+more/8, 3*n), 64))
+		// At most four times as long, for lines yet to read (the load may
+		// stop at a boundary), and room for the cached prefix's lines
+		// still to give, whose number is known.
+		more = max(min(more+more/8, 3*n), 64) + l.replayAt + 1
+		l.seen = slices.Grow(l.seen, more)
 	}
 	l.seen = append(l.seen, cl)
 }
@@ -1318,7 +1321,9 @@ func (l *loader) segmentWhole(bi *boundaryInfo) (bool, error) {
 
 // walk follows parents from the leaf to the root or compact boundary.
 func (l *loader) walk() error {
-	l.inChain = make(map[string]bool, len(l.order))
+	// Room for what the load read, and for the cached prefix's lines it
+	// will replay (see decodeBatch for a load that reads on).
+	l.inChain = make(map[string]bool, len(l.order)+l.replayAt+1)
 	e := l.leaf
 	if e.IsCompactBoundary() && e.LogicalParentUUID != "" && !l.history {
 		// A compaction cut short after its boundary (the summary line
