@@ -13,9 +13,11 @@ import (
 	"github.com/cairn-dev/cairn/internal/filemap"
 )
 
-func TestMapCheck(t *testing.T) {
+// mapFile writes data to a file of its own and maps it from off to its
+// end; it returns the file's path and the region.
+func mapFile(t *testing.T, data []byte, off int64) (string, *filemap.Region) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "f")
-	data := bytes.Repeat([]byte("0123456789"), 3000)
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -23,11 +25,17 @@ func TestMapCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := filemap.Map(f, 5000, int64(len(data)))
+	r, err := filemap.Map(f, off, int64(len(data)))
 	f.Close() // the region keeps its own
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, r
+}
+
+func TestMapCheck(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 3000)
+	path, r := mapFile(t, data, 5000)
 	if r.At(int64(len(data))-10, 11) != nil {
 		t.Fatal("At gave bytes past the end")
 	}
@@ -57,26 +65,13 @@ func TestMapCheck(t *testing.T) {
 // mapping is an error naming the file under Guard, not a crash; what the
 // file still holds reads as ever, and other panics go through.
 func TestGuard(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "g")
-	data := bytes.Repeat([]byte("abcdefghij"), 3000)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := filemap.Map(f, 0, int64(len(data)))
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, r := mapFile(t, bytes.Repeat([]byte("abcdefghij"), 3000), 0)
 	tail := r.At(25000, 5000)
 	if err := os.Truncate(path, 1000); err != nil {
 		t.Fatal(err)
 	}
 	var sum int
-	err = filemap.Guard(func() error {
+	err := filemap.Guard(func() error {
 		for _, c := range tail {
 			sum += int(c)
 		}
