@@ -64,12 +64,7 @@ func TestResumeAddsNothingAfterAFinishedTurn(t *testing.T) {
 			if c.Repaired != 0 {
 				t.Errorf("the resume added %d entries; want none", c.Repaired)
 			}
-			if d := cmp.Diff(tt.want, summary(c.Messages())); d != "" {
-				t.Errorf("messages (-want +got):\n%s", d)
-			}
-			if len(c.Warnings) > 0 {
-				t.Errorf("warnings: %q", c.Warnings)
-			}
+			sentQuietly(t, c, tt.want)
 		})
 	}
 }
@@ -104,7 +99,13 @@ func TestResumeAfterACrashBeforeTheResponseLine(t *testing.T) {
 	s.add(a, map[string]any{"type": "attachment", "version": "2.1.332", "attachment": map[string]any{"type": "prompt_snapshot"}})
 	s.lastPrompt("00000000-0000-4000-8000-999999999999")
 	c := load(t, s.bytes(), transcript.LoadOptions{})
-	want := []string{"user: <system-reminder>\ndate\n</system-reminder>\n | run a slow command", "assistant: " + transcript.NoResponseText}
+	sentQuietly(t, c, []string{"user: <system-reminder>\ndate\n</system-reminder>\n | run a slow command", "assistant: " + transcript.NoResponseText})
+}
+
+// sentQuietly checks that c sends want (see summary) and warned of
+// nothing.
+func sentQuietly(t *testing.T, c *transcript.Conversation, want []string) {
+	t.Helper()
 	if d := cmp.Diff(want, summary(c.Messages())); d != "" {
 		t.Errorf("messages (-want +got):\n%s", d)
 	}
@@ -137,13 +138,7 @@ func TestMissingLeafReadsNoMore(t *testing.T) {
 		if c.BytesRead > int64(len(data))/4 {
 			t.Errorf("cache %v: read %d of %d bytes: the load went past the compact boundary", cache != nil, c.BytesRead, len(data))
 		}
-		want := []string{"user: Summary.\n | go on", "assistant: done"}
-		if d := cmp.Diff(want, summary(c.Messages())); d != "" {
-			t.Errorf("cache %v: messages (-want +got):\n%s", cache != nil, d)
-		}
-		if len(c.Warnings) > 0 {
-			t.Errorf("warnings: %q", c.Warnings)
-		}
+		sentQuietly(t, c, []string{"user: Summary.\n | go on", "assistant: done"})
 	}
 }
 
