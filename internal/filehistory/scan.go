@@ -36,12 +36,13 @@ type marked struct {
 // the call; scan returns the first error fn or r returns, and ctx's error
 // once it is cancelled.
 //
-// A line longer than a block is kept in memory only while it may hold
-// the mark: when r is an io.ReaderAt that can tell where it is reading
-// (an io.Seeker), one with no mark in its first block is passed over a
-// block at a time, and read again from its start should the mark turn up
-// later in it. A long line of another kind (a tool's huge output, a
-// damaged line) then costs its reading, not its size in memory.
+// A line is passed over, a block at a time and not kept, once it is
+// longer than maxLine (it is skipped with a warning, whatever it holds),
+// or once it is longer than a block with no mark in it so far, when r is
+// an io.ReaderAt that can tell where it is reading (an io.Seeker): such a
+// line is read again from its start should the mark turn up later in it.
+// A long line of another kind (a tool's huge output, a damaged line) then
+// costs its reading, not its size in memory.
 func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []byte) error) error {
 	ra, _ := r.(io.ReaderAt)
 	var at int64 // where r reads from, in ReadAt's offsets
@@ -55,18 +56,10 @@ func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []b
 	}
 	var (
 		buf  = make([]byte, 0, m.block)
-		no   int  // newlines before buf[0]
-		skip bool // discarding the rest of a line longer than maxLine
-		read = at // the offset buf ends at
-		// A long line passed over (see above): where it starts, how much
-		// of it was read, whether the mark is in it; buf then holds only
-		// its last len(mark)-1 bytes, where a mark cut by the block
-		// boundary starts.
-		long             bool
-		longAt, longRead int64
-		longMarked       bool
+		no   int   // newlines before buf[0]
+		read = at  // the offset buf ends at
+		pass *over // the line being passed over, if one is
 	)
-	keep := len(m.mark) - 1
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -82,57 +75,20 @@ func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []b
 		read += int64(n)
 		fresh := buf[len(buf) : len(buf)+n]
 		buf = buf[:len(buf)+n]
-		if long {
+		if pass != nil {
 			i := bytes.IndexByte(fresh, '\n')
-			upto := len(buf)
-			if i >= 0 {
-				upto = len(buf) - len(fresh) + i
-			}
-			longMarked = longMarked || bytes.Contains(buf[:upto], m.mark)
-			longRead += int64(upto - (len(buf) - len(fresh)))
-			if i < 0 && !eof {
-				if longRead > int64(m.maxLine) {
-					// Too long to be read again: skipped as any line is.
-					long, skip, buf = false, true, buf[:0]
-					continue
-				}
-				buf = buf[:copy(buf, buf[len(buf)-min(keep, len(buf)):])]
+			if !pass.add(buf, len(buf)-len(fresh), i, m) && !eof {
+				buf = buf[:copy(buf, pass.tail(buf))]
 				continue
 			}
-			long = false
-			if longMarked && longRead <= int64(m.maxLine) {
-				line := make([]byte, longRead)
-				if _, err := ra.ReadAt(line, longAt); err != nil {
-					return err
-				}
-				if err := fn(no+1, line); err != nil {
-					return err
-				}
-			} else if longRead > int64(m.maxLine) {
-				m.warn(fmt.Sprintf("line %d: longer than %d bytes, skipped", no+1, m.maxLine))
+			if err := pass.end(no+1, ra, m, fn); err != nil {
+				return err
 			}
-			if i < 0 { // eof: the long line was the last
+			pass = nil
+			if i < 0 { // eof: the line passed over was the last
 				return nil
 			}
 			no++
-			buf = buf[:copy(buf, fresh[i+1:])]
-			fresh = buf
-		}
-		if skip {
-			// Only the end of the over-long line matters.
-			i := bytes.IndexByte(fresh, '\n')
-			if i >= 0 || eof {
-				no++
-				m.warn(fmt.Sprintf("line %d: longer than %d bytes, skipped", no, m.maxLine))
-			}
-			if i < 0 {
-				if eof {
-					return nil
-				}
-				buf = buf[:0]
-				continue
-			}
-			skip = false
 			buf = buf[:copy(buf, fresh[i+1:])]
 			fresh = buf
 		}
@@ -148,19 +104,14 @@ func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []b
 		}
 		rest := buf[end:]
 		switch {
-		case len(rest) > m.maxLine:
-			skip, buf = true, buf[:0]
+		case len(rest) > m.maxLine || ra != nil && len(rest) >= m.block && !bytes.Contains(rest, m.mark):
+			pass = &over{at: read - int64(len(rest)), n: int64(len(rest)), again: ra != nil && len(rest) <= m.maxLine, keep: len(m.mark) - 1}
 			if eof {
-				no++
-				m.warn(fmt.Sprintf("line %d: longer than %d bytes, skipped", no, m.maxLine))
+				return pass.end(no+1, ra, m, fn)
 			}
+			buf = buf[:copy(buf, pass.tail(rest))]
 		case eof:
 			return m.each(rest, no, fn)
-		case ra != nil && len(rest) >= m.block && !bytes.Contains(rest, m.mark):
-			// A line longer than a block, with no mark so far: passed
-			// over (see above).
-			long, longAt, longRead, longMarked = true, read-int64(len(rest)), int64(len(rest)), false
-			buf = buf[:copy(buf, rest[len(rest)-min(keep, len(rest)):])]
 		case end > 0:
 			buf = buf[:copy(buf, rest)]
 		}
@@ -168,6 +119,55 @@ func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []b
 			return nil
 		}
 	}
+}
+
+// over is a line scan passes over: where it starts, how much of it was
+// read, whether it may be read again (it fits maxLine, and the reader can)
+// and whether the mark is in it; keep is the mark's length less one.
+type over struct {
+	at, n         int64
+	again, marked bool
+	keep          int
+}
+
+// add takes the part of the line in buf[from:], up to the newline at
+// fresh index i (-1: none), and reports whether the line ended. The mark
+// is looked for from buf's start, which holds the line's bytes kept
+// before (see tail).
+func (o *over) add(buf []byte, from, i int, m *marked) bool {
+	upto := len(buf)
+	if i >= 0 {
+		upto = from + i
+	}
+	o.n += int64(upto - from)
+	o.again = o.again && o.n <= int64(m.maxLine)
+	o.marked = o.marked || o.again && bytes.Contains(buf[:upto], m.mark)
+	return i >= 0
+}
+
+// tail returns what of b, the line's bytes read so far, is kept for the
+// next block: where a mark cut by the block's end starts, or nothing.
+func (o *over) tail(b []byte) []byte {
+	if !o.again {
+		return nil
+	}
+	return b[len(b)-min(o.keep, len(b)):]
+}
+
+// end finishes the line, numbered no: skipped with a warning when longer
+// than maxLine, else read again and given to fn when it holds the mark.
+func (o *over) end(no int, ra io.ReaderAt, m *marked, fn func(int, []byte) error) error {
+	switch {
+	case o.n > int64(m.maxLine):
+		m.warn(fmt.Sprintf("line %d: longer than %d bytes, skipped", no, m.maxLine))
+	case o.marked:
+		line := make([]byte, o.n)
+		if _, err := ra.ReadAt(line, o.at); err != nil {
+			return err
+		}
+		return fn(no, line)
+	}
+	return nil
 }
 
 // each calls fn with each line of lines (whole lines, the last with or
