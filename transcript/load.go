@@ -117,7 +117,6 @@ func (c *Conversation) Repairs() []Entry {
 func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, error) {
 	l := &loader{
 		ctx:         ctx,
-		byUUID:      make(map[string]*Entry, entriesHint(min(src.Size(), readAheadAfter))),
 		removed:     make(map[string]bool),
 		byAnchor:    make(map[string]*boundaryInfo),
 		byPreserved: make(map[string]*boundaryInfo),
@@ -146,13 +145,15 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		// from the cache; only what was appended since is read.
 		if prefix, lines := opts.Cache.prefixFor(src); prefix > 0 {
 			l.base, l.replay, l.replayAt = prefix, lines, len(lines)-1
-			// The prefix's lines are replayed into the map: room for them.
-			l.byUUID = make(map[string]*Entry, len(lines)+entriesHint(min(size-prefix, readAheadAfter)))
 			scanned = io.NewSectionReader(src, prefix, size-prefix)
 		}
 	}
 	l.size = size - l.base
 	l.readTo = l.size
+	// Room for the first megabyte's entries, and for those of a cached
+	// prefix, which are replayed into the map (see decodeBatch for a load
+	// that reads on).
+	l.byUUID = make(map[string]*Entry, len(l.replay)+entriesHint(min(l.size, readAheadAfter)))
 	if m, ok := src.(mapper); ok && opts.Map {
 		if fm := m.mapFrom(l.base); fm != nil {
 			for i := range l.arenas {
@@ -364,8 +365,9 @@ type loader struct {
 	// lines before it are yet to be, those from it on are indexed.
 	scanned   io.ReaderAt
 	appliedAt int64
-	// sized is set once byUUID was made for the rest of the file.
-	sized bool
+	// readingOn is set once the load applied readAheadAfter bytes: it
+	// most likely reads much more of the file (see decodeBatch).
+	readingOn bool
 
 	byUUID      map[string]*Entry
 	order       []*Entry // chain entries in the order read (newest first)
@@ -463,6 +465,13 @@ func entriesHint(bytes int64) int {
 	return int(min(bytes/3000, 1<<18))
 }
 
+// withRoom returns m, made again with room for more entries than it holds.
+func withRoom[K comparable, V any](m map[K]V, more int) map[K]V {
+	out := make(map[K]V, len(m)+more)
+	maps.Copy(out, m)
+	return out
+}
+
 // see adds a line given to the loader to those the cache is given. The
 // list is grown to about the number of lines left to give, judged from
 // the bytes read so far, and at most to four times its length, rather
@@ -550,13 +559,11 @@ func (l *loader) decodeBatch() (bool, error) {
 	if len(l.queue) == 0 {
 		l.readBatch()
 	}
-	if applied := l.size - l.readTo; applied >= readAheadAfter && !l.sized {
-		// Most likely reading much more: the map is made once for what
-		// is left rather than grown a step at a time.
-		l.sized = true
-		m := make(map[string]*Entry, len(l.byUUID)+entriesHint(l.readTo))
-		maps.Copy(m, l.byUUID)
-		l.byUUID = m
+	if applied := l.size - l.readTo; applied >= readAheadAfter && !l.readingOn {
+		// The map is made once for what is left rather than grown a step
+		// at a time.
+		l.readingOn = true
+		l.byUUID = withRoom(l.byUUID, entriesHint(l.readTo))
 	}
 	for applied := l.size - l.readTo; applied >= readAheadAfter && !l.eof && len(l.queue) <= maxAhead &&
 		l.queue[0].offset-l.sc.Offset() <= applied/4; {
@@ -654,10 +661,10 @@ func (l *loader) readBatch() {
 	r.offset = l.sc.Offset()
 	// The lines of a file read whole end in the cache's prefix, where only
 	// the last is ever looked at again (see LineCache.prefixFor): once the
-	// load reads much of the file (see decodeBatch), its lines are no
-	// longer summed, and those that end in the cache's map after all are
-	// left out of it (see cacheLines).
-	r.sum = l.cache != nil && !l.sized
+	// load reads on, its lines are no longer summed as they are decoded;
+	// those that end in the cache's map after all are summed from the
+	// file then (see cacheLines).
+	r.sum = l.cache != nil && !l.readingOn
 	l.eof = l.eof || r.batch == nil
 	l.queue = append(l.queue, r)
 	switch {
@@ -948,8 +955,10 @@ func decodeLine(line jsonl.Line, a *arena, file *fileRef, eager bool, warn func(
 		return nil, false
 	}
 	if a != nil && a.records && recordOnly(&e) {
+		// The shared record of its type, looked up here rather than with
+		// recordOf, which would have e escape to the heap for every line.
 		if r, ok := sideRecords[e.Type]; ok {
-			return r, true // shared: no caller changes an entry
+			return r, true // no caller changes an entry
 		}
 	}
 	p := new(Entry) // not &e: that would allocate e for the records too
@@ -1360,13 +1369,11 @@ func (l *loader) walk() error {
 			l.warnf("entry %s: its parents form a loop; the conversation starts after it", e.UUID)
 			break
 		}
-		if l.sized && !grown {
-			// The walk reads much of the file (see decodeBatch): the set
-			// is made once for the chain it most likely holds.
+		if l.readingOn && !grown {
+			// The set is made once for the chain the walk most likely
+			// reads.
 			grown = true
-			m := make(map[string]bool, len(l.inChain)+entriesHint(l.readTo))
-			maps.Copy(m, l.inChain)
-			l.inChain = m
+			l.inChain = withRoom(l.inChain, entriesHint(l.readTo))
 		}
 		l.inChain[e.UUID] = true
 		if !l.removed[e.UUID] || l.history {
