@@ -254,14 +254,6 @@ func (l *loader) prefix(size int64) (int64, []cachedLine) {
 		l.cacheLines(l.seen)
 		return 0, nil
 	}
-	if last := &lines[len(lines)-1]; last.n < 0 && !l.sumAgain(last, new([]byte)) {
-		// The one line of the prefix the next load looks at again, read
-		// after the load stopped summing lines (it is in the first or
-		// second read, which are summed, so this is a guard), and not
-		// readable again.
-		l.cacheLines(l.seen)
-		return 0, nil
-	}
 	l.cacheLines(l.seen[len(lines):])
 	return prefix, lines
 }
@@ -660,10 +652,11 @@ func (l *loader) readBatch() {
 	}
 	r.offset = l.sc.Offset()
 	// The lines of a file read whole end in the cache's prefix, where only
-	// the last is ever looked at again (see LineCache.prefixFor): once the
-	// load reads on, its lines are no longer summed as they are decoded;
-	// those that end in the cache's map after all are summed from the
-	// file then (see cacheLines).
+	// the last is ever looked at again (see LineCache.prefixFor), and it
+	// is in the first or second read (the last whole line of the file):
+	// once the load reads on, its lines are no longer summed as they are
+	// decoded; those that end in the cache's map after all are summed
+	// from the file then (see cacheLines).
 	r.sum = l.cache != nil && !l.readingOn
 	l.eof = l.eof || r.batch == nil
 	l.queue = append(l.queue, r)
