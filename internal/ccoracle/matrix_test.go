@@ -352,20 +352,15 @@ func cutTranscript(t *testing.T, home, session string, cut func(*testing.T, []st
 }
 
 // dropResponse takes the assistant lines out of a transcript, leaving the
-// records after them: a kill before the response's line was written.
-func dropResponse(t *testing.T, lines []string) []string {
-	t.Helper()
+// records after them: a kill before the response's line was written. A
+// kill that came before Claude Code wrote it left the file so already.
+func dropResponse(_ *testing.T, lines []string) []string {
 	var out []string
-	dropped := 0
 	for _, l := range lines {
 		if strings.HasPrefix(l, `{"parentUuid"`) && strings.Contains(l, `"type":"assistant"`) {
-			dropped++
 			continue
 		}
 		out = append(out, l)
-	}
-	if dropped == 0 {
-		t.Fatal("the transcript has no assistant line to drop")
 	}
 	return out
 }

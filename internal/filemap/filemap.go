@@ -8,9 +8,9 @@
 // reader of the bytes past the new end (SIGBUS, which kills a Go
 // program): users of the slices call Check before they read them, and
 // get an error naming the file instead; a file cut between the check and
-// the read still faults, unless the read runs under Guard. A file replaced by another (renamed over,
-// deleted and written again) leaves the mapping reading the old one, as
-// it was. Bytes of the file changed in place show through the mapping:
+// the read still faults, unless the read runs under Guard. A file
+// replaced by another (renamed over, deleted and written again) leaves
+// the mapping reading the old one, as it was. Bytes of the file changed in place show through the mapping:
 // the files mapped (transcripts) are only ever appended to.
 package filemap
 
