@@ -2,6 +2,7 @@ package tui_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"strings"
@@ -149,6 +150,32 @@ func TestPagingReachesFirst(t *testing.T) {
 		}
 		if frames > 2_000 {
 			t.Fatalf("%d pages up and the first prompt is not in view:\n%s", frames, f)
+		}
+	}
+}
+
+// TestResumedResults draws the results of a resumed session, which are
+// read from their blocks only when drawn: a result stored as a string, one
+// stored as an array of blocks, and a failed one.
+func TestResumedResults(t *testing.T) {
+	call := func(id, cmd string) model.Block { return modeltest.ToolUse(id, "Bash", `{"command":"`+cmd+`"}`) }
+	array := model.ToolResultBlock("toolu_b", "", false)
+	array.Content = json.RawMessage(`[{"type":"text","text":"first part"},{"type":"text","text":"second part"}]`)
+	h := []model.Message{
+		{Role: model.RoleUser, Content: []model.Block{model.TextBlock("run the checks")}},
+		{Role: model.RoleAssistant, Content: []model.Block{call("toolu_a", "make lint"), call("toolu_b", "make test"), call("toolu_c", "make vet")}},
+		{Role: model.RoleUser, Content: []model.Block{
+			model.ToolResultBlock("toolu_a", "lint: clean\n", false),
+			array,
+			model.ToolResultBlock("toolu_c", "vet: 2 problems", true),
+		}},
+	}
+	m := tui.New(tui.Options{Session: &staticSession{history: h}, Now: func() time.Time { return epoch }})
+	m.Update(tea.WindowSizeMsg{Width: width, Height: height})
+	f := ansi.Strip(m.View().Content)
+	for _, want := range []string{"⎿  lint: clean", "⎿  first part", "second part", "⎿  vet: 2 problems"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("the frame lacks %q:\n%s", want, f)
 		}
 	}
 }

@@ -54,7 +54,7 @@ func (r *renderer) tool(it *item, width int) []string {
 			return out
 		}
 	}
-	text := strings.TrimRight(res.text, "\n")
+	text := strings.TrimRight(res.Text(), "\n")
 	style := r.st.toolOK
 	if res.isError {
 		style = r.st.toolErr

@@ -303,7 +303,7 @@ func (m *Model) loadHistory(msgs []model.Message) {
 	for _, msg := range msgs {
 		for _, b := range msg.Content {
 			if b.Type == model.BlockToolResult {
-				r := &toolResult{text: b.ResultText()}
+				r := &toolResult{raw: b.Content}
 				r.isError = b.IsError != nil && *b.IsError
 				results[b.ToolUseID] = r
 			}
