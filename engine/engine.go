@@ -439,11 +439,7 @@ func (t *turn) request(ctx context.Context) (*model.Request, *model.Response, er
 // first.
 func (t *turn) build(ctx context.Context, overflow *model.APIError) (*model.Request, error) {
 	cfg := t.s.cfg
-	// A history read back from a transcript may hold tool results as
-	// slices of the file's mapping (see filemap): a file cut shorter since
-	// fails the request here, naming it, instead of faulting where the
-	// results are read (compaction, the request's encoding).
-	if err := filemap.Check(resultContents(t.s.history)); err != nil {
+	if err := CheckMapped(t.s.history); err != nil {
 		return nil, err
 	}
 	var system []model.SystemBlock
@@ -511,6 +507,15 @@ func (t *turn) stream(ctx context.Context, req *model.Request) (*model.Response,
 		return nil, errors.New("the model's stream ended without a response")
 	}
 	return resp, nil
+}
+
+// CheckMapped fails when msgs hold tool results that are slices of a
+// transcript's mapping (see filemap) whose file was cut shorter since,
+// with an error naming the file. A history read back from a transcript
+// may hold such results: its readers (a request, a compaction, the
+// session notes) check it first, instead of faulting where they read.
+func CheckMapped(msgs []model.Message) error {
+	return filemap.Check(resultContents(msgs))
 }
 
 // resultContents yields the contents of msgs' tool results.

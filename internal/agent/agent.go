@@ -97,8 +97,9 @@ type Options struct {
 	// MapTranscript lets a resume keep the conversation's messages in
 	// the transcript file's mapping instead of copies (see
 	// transcript.LoadOptions.Map): for a run that reads few of them, as a
-	// headless one does. A terminal that shows every tool result reads
-	// them all, and the file's pages then cost more than the copies.
+	// headless one does, or a terminal that reads a result when it comes
+	// into view. Requests check the mapping before they read it; another
+	// reader of the history's results does so under filemap.Guard.
 	MapTranscript bool
 	// FitGC lets a resume set the collector, for the whole process: at a
 	// laxer pace, under a bound, while the transcript loads (see loadGC),
@@ -1051,7 +1052,11 @@ func (a *Agent) Compact(ctx context.Context, instructions string) (*engine.Compa
 	if err != nil {
 		return nil, err
 	}
-	h, rep, err := a.compact.Compact(ctx, a.engine.History(), system, a.tools.Specs(), instructions)
+	history := a.engine.History()
+	if err := engine.CheckMapped(history); err != nil {
+		return nil, err
+	}
+	h, rep, err := a.compact.Compact(ctx, history, system, a.tools.Specs(), instructions)
 	if h != nil {
 		a.engine.SetHistory(h)
 	}
@@ -1065,8 +1070,12 @@ func (a *Agent) Compact(ctx context.Context, instructions string) (*engine.Compa
 // under way first, and returns them (SPEC SM5, /summary).
 func (a *Agent) Summary(ctx context.Context) (string, error) {
 	err := a.notes.Extract(ctx, func(ctx context.Context) (sessionmemory.Prefix, error) {
+		history := a.engine.History()
+		if err := engine.CheckMapped(history); err != nil {
+			return sessionmemory.Prefix{}, err
+		}
 		system, err := a.prompts.Build(ctx)
-		return sessionmemory.HistoryPrefix(system, a.tools.Specs(), a.engine.History()), err
+		return sessionmemory.HistoryPrefix(system, a.tools.Specs(), history), err
 	})
 	if err != nil {
 		return "", fmt.Errorf("update the session notes: %w", err)

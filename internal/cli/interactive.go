@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/filemap"
 	"io"
 	"os"
 	"slices"
@@ -52,6 +53,10 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 	opts.Middleware.Gate = middleware.GateFunc(gate.gate)
 	opts.PlanModes = newPlanModes(checker, ask) // the person approves plans
 	pick := f.pick
+	// The UI draws a resumed result when it comes into view, not all of
+	// them at start: the conversation can stay in the transcript's pages,
+	// as a headless run's does (the UI reads a result under filemap.Guard).
+	opts.MapTranscript = true
 	ag, err := agent.Open(ctx, opts)
 	if err != nil {
 		return err
@@ -98,7 +103,13 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 			if err != nil {
 				return "", err
 			}
-			rep, err := buildContextReport(ctx, env, conv, a.ModelName(), live)
+			// Entries the session kept from its resume may be in the
+			// transcript's mapping: a file cut shorter is an error here.
+			var rep *contextReport
+			err = filemap.Guard(func() (err error) {
+				rep, err = buildContextReport(ctx, env, conv, a.ModelName(), live)
+				return err
+			})
 			if err != nil {
 				return "", err
 			}

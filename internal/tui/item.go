@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/filemap"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tool"
@@ -61,10 +62,19 @@ type toolResult struct {
 	detail json.RawMessage
 }
 
-// Text is the result's text.
+// Text is the result's text. A resumed result may be a slice of the
+// transcript's mapping (see filemap): read from a file cut shorter since,
+// its text is the error saying so, not a crash.
 func (r *toolResult) Text() string {
 	if r.raw != nil {
-		r.text, r.raw = model.Block{Content: r.raw}.ResultText(), nil
+		err := filemap.Guard(func() error {
+			r.text = model.Block{Content: r.raw}.ResultText()
+			return nil
+		})
+		if err != nil {
+			r.text, r.isError = err.Error(), true
+		}
+		r.raw = nil
 	}
 	return r.text
 }
