@@ -5,6 +5,7 @@
 //	cairn-bench resume [-tsv] [-map] [-cache] [-cpuprofile FILE] [-memprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
 //	cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V]
+//	cairn-bench tuiresume -cairn BIN [-claude BIN] -resume FILE [-n 5] [-poll 50ms] [-tsv]
 //	cairn-bench workload [-turns 5] [-steps 32] [-window 200000] …
 //	cairn-bench context [-workload basic,hard] [-live-claude] …
 //
@@ -14,7 +15,8 @@
 // the file was read; append times durable user appends through a
 // transcript.Writer on a FileStore in DIR; firstreq times the cairn
 // binary from its start to its first request to a fake server, fresh or
-// resuming a transcript. Run each resume in a fresh
+// resuming a transcript; tuiresume times `cairn -r ID` in the terminal
+// UI, in tmux, until the conversation and the prompt are on the screen. Run each resume in a fresh
 // process: the peak RSS is the whole process's.
 package main
 
@@ -60,6 +62,7 @@ const usageText = `usage:
   cairn-bench index [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
   cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V]
+  cairn-bench tuiresume -cairn BIN [-claude BIN] -resume FILE [-n 5] [-poll 50ms] [-tsv]
   cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]
   cairn-bench context [-workload basic,hard] [-cairn BIN] [-live-claude [-claude BIN] [-only-claude]] [-seed 1] [-steps N] [-env K=V,...] [-json]`
 
@@ -83,6 +86,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return appendCmd(ctx, rest, stdout)
 	case "firstreq":
 		return firstReqCmd(ctx, rest, stdout)
+	case "tuiresume":
+		return tuiResumeCmd(ctx, rest, stdout)
 	case "workload":
 		return workloadCmd(ctx, rest, stdout)
 	case "context":

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/session"
+)
+
+// tuiResumeCmd measures how long `cairn -r ID` takes, in the terminal UI,
+// from its start until the resumed conversation and the prompt are on the
+// screen, and with -claude `claude -r ID` the same way, runs alternating.
+// Each runs in a tmux window of 120×40 whose screen is captured every
+// -poll; the program is ready when the screen shows the transcript's
+// last assistant text and the program's prompt line under it. The peak
+// RSS is the program's VmHWM when it is ready. Claude Code's scratch home
+// is seeded so that it asks nothing first (onboarding, trust, the key).
+func tuiResumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlags("tuiresume")
+	bin := fs.String("cairn", "", "the cairn binary")
+	claude := fs.String("claude", "", "also run this Claude Code binary, alternating with cairn")
+	resume := fs.String("resume", "", "the transcript to resume (copied into a temporary home)")
+	n := fs.Int("n", 5, "runs of each program")
+	poll := fs.Duration("poll", 50*time.Millisecond, "how often the screen is captured")
+	tsv := fs.Bool("tsv", false, "print one tab-separated line per program: name, median seconds, median peak RSS bytes")
+	if err := parseFlags(fs, args, 0); err != nil {
+		return err
+	}
+	if *bin == "" || *resume == "" {
+		return usageError{"tuiresume: -cairn BIN and -resume FILE are required"}
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		return fmt.Errorf("tuiresume runs the programs in tmux, which is not installed (apt-get install tmux)")
+	}
+	id, err := sessionIDOf(*resume)
+	if err != nil {
+		return err
+	}
+	last, err := lastAssistantText(*resume)
+	if err != nil {
+		return err
+	}
+	progs := []program{{name: "cairn", bin: *bin}}
+	if *claude != "" {
+		progs = append(progs, program{name: "claude", bin: *claude})
+	}
+	for i := range progs {
+		if progs[i].bin, err = filepath.Abs(progs[i].bin); err != nil {
+			return err
+		}
+	}
+	front := newTimingFront(0)
+	defer front.Close()
+	for range *n {
+		for i := range progs {
+			r, err := tuiOnce(ctx, &progs[i], front.URL, *resume, id, last, *poll)
+			if err != nil {
+				return err
+			}
+			progs[i].runs = append(progs[i].runs, r)
+		}
+	}
+	for _, p := range progs {
+		wall, rss, _ := p.medians()
+		if *tsv {
+			fmt.Fprintf(stdout, "%s\t%.4f\t%d\n", p.name, wall.Seconds(), rss)
+			continue
+		}
+		fmt.Fprintf(stdout, "%-6s -r %-24s start → conversation and prompt on screen: median %v (min %v, max %v), peak RSS median %s\n",
+			p.name, filepath.Base(*resume), wall.Round(time.Millisecond), p.min().Round(time.Millisecond), p.max().Round(time.Millisecond), mb(rss))
+	}
+	return nil
+}
+
+// lastAssistantText returns the start of the last assistant text block of
+// the transcript's last lines, as a screen shows it: the first words of
+// its first line.
+func lastAssistantText(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	tail := min(st.Size(), 4<<20)
+	buf := make([]byte, tail)
+	if _, err := f.ReadAt(buf, st.Size()-tail); err != nil && err != io.EOF {
+		return "", err
+	}
+	lines := bytes.Split(buf, []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		var e struct {
+			Type    string `json:"type"`
+			Message struct {
+				Content []struct {
+					Type string `json:"type"`
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(lines[i], &e) != nil || e.Type != "assistant" {
+			continue
+		}
+		for _, b := range e.Message.Content {
+			if b.Type != "text" || strings.TrimSpace(b.Text) == "" {
+				continue
+			}
+			first, _, _ := strings.Cut(strings.TrimSpace(b.Text), "\n")
+			words := strings.Fields(first)
+			return strings.Join(words[:min(len(words), 4)], " "), nil
+		}
+	}
+	return "", fmt.Errorf("%s: no assistant text in its last 4 MB", path)
+}
+
+func tuiOnce(ctx context.Context, p *program, url, resume, id, last string, poll time.Duration) (runResult, error) {
+	home, err := os.MkdirTemp("", "cairn-tuiresume-home")
+	if err != nil {
+		return runResult{}, err
+	}
+	defer os.RemoveAll(home)
+	project, err := os.MkdirTemp("", "cairn-tuiresume-project")
+	if err != nil {
+		return runResult{}, err
+	}
+	defer os.RemoveAll(project)
+	env := []string{"HOME=" + home, "ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=bench", "TERM=xterm-256color"}
+	sessions := session.Home{Dir: home}
+	prompt := ">" // the mark that starts cairn's prompt line
+	if p.name == "claude" {
+		env = append(env, "IS_SANDBOX=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+			"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
+		sessions.Dir = filepath.Join(home, ".claude")
+		seed, _ := json.Marshal(map[string]any{
+			"hasCompletedOnboarding": true, "theme": "dark",
+			"customApiKeyResponses": map[string]any{"approved": []string{"bench"}},
+			"projects":              map[string]any{project: map[string]any{"hasTrustDialogAccepted": true}},
+		})
+		if err := os.WriteFile(filepath.Join(home, ".claude.json"), seed, 0o600); err != nil {
+			return runResult{}, err
+		}
+		prompt = "❯"
+	} else {
+		env = append(env, "CAIRN_HOME="+home)
+	}
+	dir := sessions.ProjectDir(project)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return runResult{}, err
+	}
+	if err := copyFile(resume, filepath.Join(dir, id+".jsonl")); err != nil {
+		return runResult{}, err
+	}
+	pidFile := filepath.Join(home, "pid")
+	// The shell writes its pid and becomes the program, so the pid is the
+	// program's.
+	script := fmt.Sprintf("cd %s && echo $$ > %s && exec env %s %s -r %s; sleep 60",
+		shellQuote(project), shellQuote(pidFile), shellJoin(env), shellQuote(p.bin), id)
+	name := fmt.Sprintf("cairn-bench-%d", os.Getpid())
+	tmux := func(args ...string) ([]byte, error) { return exec.CommandContext(ctx, "tmux", args...).Output() }
+	start := time.Now()
+	if _, err := tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", script); err != nil {
+		return runResult{}, fmt.Errorf("start tmux: %w", err)
+	}
+	defer tmux("kill-session", "-t", name)
+	deadline := start.Add(2 * time.Minute)
+	for {
+		screen, err := tmux("capture-pane", "-p", "-t", name)
+		if err != nil {
+			return runResult{}, fmt.Errorf("%s: capture the screen: %w", p.name, err)
+		}
+		if ready(string(screen), last, prompt) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return runResult{}, fmt.Errorf("%s was not ready after 2 minutes; its screen:\n%s", p.name, screen)
+		}
+		time.Sleep(poll)
+	}
+	r := runResult{wall: time.Since(start)}
+	if pid, err := os.ReadFile(pidFile); err == nil {
+		r.rss = peakRSS(strings.TrimSpace(string(pid)))
+	}
+	return r, nil
+}
+
+// ready reports whether the screen shows the last text and, below it, a
+// line that starts with the prompt.
+func ready(screen, last, prompt string) bool {
+	at := strings.LastIndex(screen, last)
+	if at < 0 {
+		return false
+	}
+	for _, l := range strings.Split(screen[at:], "\n")[1:] {
+		// tmux drops the spaces that end a line: an empty prompt is its
+		// mark alone.
+		if l = strings.TrimSpace(strings.TrimLeft(l, " │")); l == prompt || strings.HasPrefix(l, prompt+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// peakRSS returns the VmHWM of the process pid, in bytes (0 if unknown).
+func peakRSS(pid string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func shellJoin(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = shellQuote(w)
+	}
+	return strings.Join(q, " ")
+}
