@@ -260,8 +260,14 @@ func (fs *blockFields) finish(b *Block) error {
 	}
 	if fs.isError != nil && !jsonscan.IsNull(fs.isError) {
 		var v bool
-		if err := json.Unmarshal(fs.isError, &v); err != nil {
-			return fmt.Errorf("content block field \"is_error\": %w", err)
+		switch string(fs.isError) { // the literals, without encoding/json's scanner
+		case "true":
+			v = true
+		case "false":
+		default:
+			if err := json.Unmarshal(fs.isError, &v); err != nil {
+				return fmt.Errorf("content block field \"is_error\": %w", err)
+			}
 		}
 		b.IsError = &v
 	}
