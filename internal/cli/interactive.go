@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/cairn-dev/cairn/internal/filemap"
 	"io"
 	"os"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/history"
 	"github.com/cairn-dev/cairn/internal/agent"
+	"github.com/cairn-dev/cairn/internal/filemap"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/mcp"
 	"github.com/cairn-dev/cairn/internal/middleware"
