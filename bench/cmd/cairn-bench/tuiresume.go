@@ -136,7 +136,7 @@ func tuiOnce(ctx context.Context, p *program, url, resume, id, last string, poll
 		return runResult{}, err
 	}
 	defer os.RemoveAll(project)
-	env := []string{"HOME=" + home, "ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=bench", "TERM=xterm-256color"}
+	env := []string{"HOME=" + home, "ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=bench", "TERM=xterm-256color", "PATH=" + os.Getenv("PATH")}
 	sessions := session.Home{Dir: home}
 	prompt := ">" // the mark that starts cairn's prompt line
 	if p.name == "claude" {
@@ -165,23 +165,34 @@ func tuiOnce(ctx context.Context, p *program, url, resume, id, last string, poll
 	pidFile := filepath.Join(home, "pid")
 	// The shell writes its pid and becomes the program, so the pid is the
 	// program's.
-	script := fmt.Sprintf("cd %s && echo $$ > %s && exec env %s %s -r %s; sleep 60",
+	script := fmt.Sprintf("cd %s && echo $$ > %s && exec env %s %s -r %s",
 		shellQuote(project), shellQuote(pidFile), shellJoin(env), shellQuote(p.bin), id)
-	name := fmt.Sprintf("cairn-bench-%d", os.Getpid())
-	tmux := func(args ...string) ([]byte, error) { return exec.CommandContext(ctx, "tmux", args...).Output() }
+	// A tmux server of the bench's own, whose pane stays when the program
+	// exits, so that its last screen says why.
+	conf := filepath.Join(home, "tmux.conf")
+	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\n"), 0o600); err != nil {
+		return runResult{}, err
+	}
+	sock := fmt.Sprintf("cairn-bench-%d", os.Getpid())
+	tmux := func(args ...string) ([]byte, error) {
+		return exec.CommandContext(ctx, "tmux", append([]string{"-L", sock, "-f", conf}, args...)...).Output()
+	}
 	start := time.Now()
-	if _, err := tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", script); err != nil {
+	if _, err := tmux("new-session", "-d", "-s", "bench", "-x", "120", "-y", "40", script); err != nil {
 		return runResult{}, fmt.Errorf("start tmux: %w", err)
 	}
-	defer tmux("kill-session", "-t", name)
+	defer tmux("kill-server")
 	deadline := start.Add(2 * time.Minute)
 	for {
-		screen, err := tmux("capture-pane", "-p", "-t", name)
+		screen, err := tmux("capture-pane", "-p", "-t", "bench")
 		if err != nil {
 			return runResult{}, fmt.Errorf("%s: capture the screen: %w", p.name, err)
 		}
 		if ready(string(screen), last, prompt) {
 			break
+		}
+		if dead, _ := tmux("display-message", "-p", "-t", "bench", "#{pane_dead}"); strings.TrimSpace(string(dead)) == "1" {
+			return runResult{}, fmt.Errorf("%s exited before it was ready; its screen:\n%s", p.name, screen)
 		}
 		if time.Now().After(deadline) {
 			return runResult{}, fmt.Errorf("%s was not ready after 2 minutes; its screen:\n%s", p.name, screen)
