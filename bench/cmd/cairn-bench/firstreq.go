@@ -155,43 +155,71 @@ func sessionIDOf(path string) (string, error) {
 	return string(rest[:j]), nil
 }
 
-func runOnce(ctx context.Context, p *program, front *timingFront, resume, id string) (runResult, error) {
-	home, err := os.MkdirTemp("", "cairn-firstreq-home")
+// scratch is a run's temporary home and project folder, the environment
+// that points the program at them and at the fake server, with the
+// transcript to resume copied where the program looks for it.
+type scratch struct {
+	home, project string
+	env           []string
+}
+
+func newScratch(p *program, url, resume, id string) (*scratch, error) {
+	home, err := os.MkdirTemp("", "cairn-bench-home")
 	if err != nil {
-		return runResult{}, err
+		return nil, err
 	}
-	defer os.RemoveAll(home)
-	project, err := os.MkdirTemp("", "cairn-firstreq-project")
-	if err != nil {
-		return runResult{}, err
+	s := &scratch{home: home}
+	if s.project, err = os.MkdirTemp("", "cairn-bench-project"); err != nil {
+		s.remove()
+		return nil, err
 	}
-	defer os.RemoveAll(project)
-	argv := []string{"-p"}
-	env := []string{"HOME=" + home, "ANTHROPIC_BASE_URL=" + front.URL, "ANTHROPIC_API_KEY=bench", "PATH=" + os.Getenv("PATH")}
+	s.env = []string{"HOME=" + home, "ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=bench", "PATH=" + os.Getenv("PATH")}
 	sessions := session.Home{Dir: home}
 	if p.name == "claude" {
-		argv = append(argv, "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions")
-		env = append(env, "IS_SANDBOX=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		s.env = append(s.env, "IS_SANDBOX=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 			"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
 		sessions.Dir = filepath.Join(home, ".claude")
 	} else {
-		env = append(env, "CAIRN_HOME="+home)
+		s.env = append(s.env, "CAIRN_HOME="+home)
 	}
 	if resume != "" {
-		dir := sessions.ProjectDir(project)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return runResult{}, err
-		}
+		dir := sessions.ProjectDir(s.project)
 		// A copy, not a link: the resumed session appends to its file.
-		if err := copyFile(resume, filepath.Join(dir, id+".jsonl")); err != nil {
-			return runResult{}, err
+		if err := os.MkdirAll(dir, 0o700); err == nil {
+			err = copyFile(resume, filepath.Join(dir, id+".jsonl"))
 		}
+		if err != nil {
+			s.remove()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *scratch) remove() {
+	os.RemoveAll(s.home)
+	if s.project != "" {
+		os.RemoveAll(s.project)
+	}
+}
+
+func runOnce(ctx context.Context, p *program, front *timingFront, resume, id string) (runResult, error) {
+	s, err := newScratch(p, front.URL, resume, id)
+	if err != nil {
+		return runResult{}, err
+	}
+	defer s.remove()
+	argv := []string{"-p"}
+	if p.name == "claude" {
+		argv = append(argv, "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions")
+	}
+	if resume != "" {
 		argv = append(argv, "--resume", id)
 	}
 	argv = append(argv, "hi")
 	cmd := exec.CommandContext(ctx, p.bin, argv...)
-	cmd.Dir = project
-	cmd.Env = append(env, p.env...)
+	cmd.Dir = s.project
+	cmd.Env = append(s.env, p.env...)
 	front.reset()
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/cairn-dev/cairn/session"
 )
 
 // tuiResumeCmd measures how long `cairn -r ID` takes, in the terminal UI,
@@ -126,50 +124,32 @@ func lastAssistantText(path string) (string, error) {
 }
 
 func tuiOnce(ctx context.Context, p *program, url, resume, id, last string, poll time.Duration) (runResult, error) {
-	home, err := os.MkdirTemp("", "cairn-tuiresume-home")
+	s, err := newScratch(p, url, resume, id)
 	if err != nil {
 		return runResult{}, err
 	}
-	defer os.RemoveAll(home)
-	project, err := os.MkdirTemp("", "cairn-tuiresume-project")
-	if err != nil {
-		return runResult{}, err
-	}
-	defer os.RemoveAll(project)
-	env := []string{"HOME=" + home, "ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=bench", "TERM=xterm-256color", "PATH=" + os.Getenv("PATH")}
-	sessions := session.Home{Dir: home}
+	defer s.remove()
+	env := append(s.env[:len(s.env):len(s.env)], "TERM=xterm-256color")
 	prompt := ">" // the mark that starts cairn's prompt line
 	if p.name == "claude" {
-		env = append(env, "IS_SANDBOX=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-			"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
-		sessions.Dir = filepath.Join(home, ".claude")
 		seed, _ := json.Marshal(map[string]any{
 			"hasCompletedOnboarding": true, "theme": "dark",
 			"customApiKeyResponses": map[string]any{"approved": []string{"bench"}},
-			"projects":              map[string]any{project: map[string]any{"hasTrustDialogAccepted": true}},
+			"projects":              map[string]any{s.project: map[string]any{"hasTrustDialogAccepted": true}},
 		})
-		if err := os.WriteFile(filepath.Join(home, ".claude.json"), seed, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(s.home, ".claude.json"), seed, 0o600); err != nil {
 			return runResult{}, err
 		}
 		prompt = "❯"
-	} else {
-		env = append(env, "CAIRN_HOME="+home)
 	}
-	dir := sessions.ProjectDir(project)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return runResult{}, err
-	}
-	if err := copyFile(resume, filepath.Join(dir, id+".jsonl")); err != nil {
-		return runResult{}, err
-	}
-	pidFile := filepath.Join(home, "pid")
+	pidFile := filepath.Join(s.home, "pid")
 	// The shell writes its pid and becomes the program, so the pid is the
 	// program's.
 	script := fmt.Sprintf("cd %s && echo $$ > %s && exec env %s %s -r %s",
-		shellQuote(project), shellQuote(pidFile), shellJoin(env), shellQuote(p.bin), id)
+		shellQuote(s.project), shellQuote(pidFile), shellJoin(env), shellQuote(p.bin), id)
 	// A tmux server of the bench's own, whose pane stays when the program
 	// exits, so that its last screen says why.
-	conf := filepath.Join(home, "tmux.conf")
+	conf := filepath.Join(s.home, "tmux.conf")
 	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\n"), 0o600); err != nil {
 		return runResult{}, err
 	}
