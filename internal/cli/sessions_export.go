@@ -23,17 +23,19 @@ func newSessionsExportCmd(env Env) *cobra.Command {
 			if format != "md" && format != "json" {
 				return usagef("--format must be md or json, not %q", format)
 			}
-			conv, err := loadSession(cmd, env, a[0], transcript.LoadOptions{History: true})
+			conv, err := loadSession(cmd, env, a[0], transcript.LoadOptions{History: true, Map: true})
 			if err != nil {
 				return err
 			}
 			for _, w := range conv.Warnings {
 				fmt.Fprintln(env.Stderr, "warning:", w)
 			}
-			if format == "json" {
-				return writeEntriesJSON(env.Stdout, conv.SessionID, conv.Entries)
-			}
-			return exportMarkdown(env.Stdout, conv)
+			return writeMapped(env.Stdout, func(out io.Writer) error {
+				if format == "json" {
+					return writeEntriesJSON(out, conv.SessionID, conv.Entries)
+				}
+				return exportMarkdown(out, conv)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "md", "md or json")

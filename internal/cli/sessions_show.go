@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/compact"
+	"github.com/cairn-dev/cairn/internal/filemap"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/transcript"
 )
@@ -20,26 +21,57 @@ func newSessionsShowCmd(env Env) *cobra.Command {
 		Short: "Print the conversation exactly as it would be sent to the model on resume",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			conv, err := loadSession(cmd, env, a[0], transcript.LoadOptions{})
+			conv, err := loadSession(cmd, env, a[0], transcript.LoadOptions{Map: true})
 			if err != nil {
 				return err
 			}
-			msgs := conv.Messages()
 			for _, w := range conv.Warnings {
 				fmt.Fprintln(env.Stderr, "warning:", w)
 			}
-			if asJSON {
-				warnings := conv.Warnings
-				if warnings == nil {
-					warnings = []string{}
+			return writeMapped(env.Stdout, func(out io.Writer) error {
+				msgs := conv.Messages()
+				if asJSON {
+					warnings := conv.Warnings
+					if warnings == nil {
+						warnings = []string{}
+					}
+					return writeViewJSON(out, conv.SessionID, msgs, warnings)
 				}
-				return writeViewJSON(env.Stdout, conv.SessionID, msgs, warnings)
-			}
-			return printMessages(env.Stdout, msgs)
+				return printMessages(out, msgs)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
+}
+
+// writeMapped runs write, which writes out a session loaded with
+// LoadOptions.Map, on out: under filemap.Guard, so that a transcript cut
+// shorter meanwhile is an error naming it, and with the mapping's pages
+// taken out of the process every releaseEvery bytes written, since each is
+// read once (a 100 MB session would otherwise end holding them all).
+func writeMapped(out io.Writer, write func(io.Writer) error) error {
+	return filemap.Guard(func() error { return write(&releasing{w: out}) })
+}
+
+// releaseEvery is how much output writeMapped lets through between two
+// filemap.Release.
+const releaseEvery = 4 << 20
+
+// releasing passes writes on to w, calling filemap.Release every
+// releaseEvery bytes.
+type releasing struct {
+	w io.Writer
+	n int
+}
+
+func (r *releasing) Write(p []byte) (int, error) {
+	n, err := r.w.Write(p)
+	if r.n += n; r.n >= releaseEvery {
+		r.n = 0
+		filemap.Release()
+	}
+	return n, err
 }
 
 // loadSession resolves ref and rebuilds its conversation.

@@ -107,6 +107,19 @@ func Check(bs iter.Seq[[]byte]) error {
 	return nil
 }
 
+// Release takes the pages of every mapping out of the process: they stay
+// in the page cache, and a later read of them faults them back in (from
+// memory, not the disk). It is for a reader that goes through a mapping
+// once, as a command that writes a whole session out does, so that the
+// pages it has read do not all count against its memory by the end.
+func Release() {
+	if all := regions.Load(); all != nil {
+		for _, r := range *all {
+			r.release()
+		}
+	}
+}
+
 // Guard runs f on the calling goroutine and turns a fault reading a
 // mapping whose file was cut shorter meanwhile (or could not be read) into
 // an error naming the file, instead of the crash it is otherwise. A fault

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/filemap"
+	"strconv"
+	"unsafe"
 )
 
 // mapFile writes data to a file of its own and maps it from off to its
@@ -89,4 +91,59 @@ func TestGuard(t *testing.T) {
 		}
 	}()
 	_ = filemap.Guard(func() error { panic("other") })
+}
+
+// TestRelease: a region read through is taken out of the process's
+// resident memory by Release, and reads the same bytes after it.
+func TestRelease(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 8<<20/16)
+	_, r := mapFile(t, data, 0)
+	all := r.At(0, len(data))
+	for i := 0; i < len(all); i += 4096 {
+		sink += int(all[i])
+	}
+	before := residentPages(t, all)
+	if before < len(all)/4096/2 {
+		t.Fatalf("%d of %d pages resident after reading them all", before, len(all)/4096)
+	}
+	filemap.Release()
+	if after := residentPages(t, all); after > before/10 {
+		t.Errorf("%d of %d pages still resident after Release (%d before)", after, len(all)/4096, before)
+	}
+	if !bytes.Equal(all, data) {
+		t.Error("the region reads other bytes after Release")
+	}
+}
+
+// sink keeps the reads of TestRelease from being compiled away.
+var sink int
+
+// residentPages counts the pages of b that are in the process's memory,
+// from /proc/self/smaps' Rss of the mapping that holds b.
+func residentPages(t *testing.T, b []byte) int {
+	t.Helper()
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no /proc/self/smaps here: %v", err)
+	}
+	start := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	in := false
+	for _, line := range strings.Split(string(smaps), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if lo, hi, ok := strings.Cut(f[0], "-"); ok && len(f) >= 5 {
+			l, err1 := strconv.ParseUint(lo, 16, 64)
+			h, err2 := strconv.ParseUint(hi, 16, 64)
+			in = err1 == nil && err2 == nil && l <= start && start < h
+			continue
+		}
+		if in && f[0] == "Rss:" && len(f) >= 2 {
+			kb, _ := strconv.Atoi(f[1])
+			return kb / 4
+		}
+	}
+	t.Fatal("no mapping in /proc/self/smaps holds the region")
+	return 0
 }
