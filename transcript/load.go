@@ -45,8 +45,9 @@ type LoadOptions struct {
 	// keep the entries' messages, and their tool results' string
 	// contents, as slices of the file's read-only mapping instead of
 	// copies (see filemap): those bytes stay in the page cache until a
-	// request sends them. It is for the session that resumes the
-	// conversation, once: the mapping lasts as long as the process, and
+	// request sends them. It is for a process that reads the
+	// conversation once (the session that resumes it, a command that
+	// writes it out): the mapping lasts as long as the process, and
 	// a file cut shorter meanwhile fails the requests that would read
 	// past its end (filemap.Check). Entries a Cache or a caller keeps
 	// from such a load hold the mapping too, in later loads as well: a
