@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/transcript"
@@ -47,6 +48,11 @@ func (a *Agent) Pin(ctx context.Context, target string) (compact.Pin, error) {
 	if m, id, ok, err := a.pinned(target); err != nil {
 		return compact.Pin{}, err
 	} else if ok {
+		// A resumed message's results may be in the transcript's
+		// mapping: a file cut shorter is an error here, not a fault.
+		if err := engine.CheckMapped([]model.Message{m}); err != nil {
+			return compact.Pin{}, err
+		}
 		text := visibleText(m)
 		if text == "" {
 			return compact.Pin{}, fmt.Errorf("message %s has no text to pin", id)

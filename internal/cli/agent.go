@@ -222,15 +222,7 @@ func slashCommand(prompt string) (name, rest string, ok bool) {
 func runSlash(ctx context.Context, env Env, out *printer, ag *agent.Agent, name, rest string) error {
 	switch name {
 	case "context":
-		conv, err := ag.Conversation(ctx)
-		if err != nil {
-			return err
-		}
-		live, err := liveOf(ctx, ag)
-		if err != nil {
-			return err
-		}
-		rep, err := buildContextReport(ctx, env, conv, ag.ModelName(), live)
+		rep, err := liveContextReport(ctx, env, ag)
 		if err != nil {
 			return err
 		}

@@ -117,6 +117,28 @@ func sessionRef(cmd *cobra.Command, env Env, a []string) (string, error) {
 	return info.Path, nil
 }
 
+// liveContextReport is /context of an open session: its conversation as
+// the transcript has it, measured with what the session knows of its
+// next request. Entries the session kept from its resume may be in the
+// transcript's mapping, so the report is built under filemap.Guard: a file
+// cut shorter is an error, not a crash.
+func liveContextReport(ctx context.Context, env Env, a *agent.Agent) (*contextReport, error) {
+	conv, err := a.Conversation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live, err := liveOf(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	var rep *contextReport
+	err = filemap.Guard(func() (err error) {
+		rep, err = buildContextReport(ctx, env, conv, a.ModelName(), live)
+		return err
+	})
+	return rep, err
+}
+
 // liveSession is what an open session knows of its next request: the
 // size the trigger and the meter use, its system prompt and its tools.
 type liveSession struct {

@@ -12,7 +12,6 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/history"
 	"github.com/cairn-dev/cairn/internal/agent"
-	"github.com/cairn-dev/cairn/internal/filemap"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/mcp"
 	"github.com/cairn-dev/cairn/internal/middleware"
@@ -95,21 +94,7 @@ func runInteractive(ctx context.Context, env Env, f *agentFlags, prompt string) 
 			if !ok {
 				return "", fmt.Errorf("no context report for this session")
 			}
-			conv, err := a.Conversation(ctx)
-			if err != nil {
-				return "", err
-			}
-			live, err := liveOf(ctx, a)
-			if err != nil {
-				return "", err
-			}
-			// Entries the session kept from its resume may be in the
-			// transcript's mapping: a file cut shorter is an error here.
-			var rep *contextReport
-			err = filemap.Guard(func() (err error) {
-				rep, err = buildContextReport(ctx, env, conv, a.ModelName(), live)
-				return err
-			})
+			rep, err := liveContextReport(ctx, env, a)
 			if err != nil {
 				return "", err
 			}

@@ -3,8 +3,10 @@
 // copies in the heap: only what reads them brings their pages into the
 // process.
 //
-// A mapping is never unmapped (its slices may be anywhere), so a program
-// maps few files, once. A file cut shorter under its mapping faults the
+// A mapping is never unmapped (its slices may be anywhere), and it keeps
+// a file descriptor of its own: a program maps few files, once each (a
+// headless run the session it resumes; the terminal UI each session it
+// resumes, /resume included). A file cut shorter under its mapping faults the
 // reader of the bytes past the new end (SIGBUS, which kills a Go
 // program): users of the slices call Check before they read them, and
 // get an error naming the file instead; a file cut between the check and

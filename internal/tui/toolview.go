@@ -21,6 +21,9 @@ func (r *renderer) tool(it *item, width int) []string {
 	if arg := r.callArg(it.call.Name, it.call.Input); arg != "" {
 		head += "(" + arg + ")"
 	}
+	if it.result != nil {
+		it.result.Text() // a resumed result's text is read first: it may turn out an error
+	}
 	bullet := r.st.tool.Render("● ")
 	switch {
 	case it.result == nil:
