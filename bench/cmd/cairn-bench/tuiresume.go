@@ -115,9 +115,9 @@ func lastAssistantText(path string) (string, error) {
 			if b.Type != "text" || strings.TrimSpace(b.Text) == "" {
 				continue
 			}
-			first, _, _ := strings.Cut(strings.TrimSpace(b.Text), "\n")
-			words := strings.Fields(first)
-			return strings.Join(words[:min(len(words), 4)], " "), nil
+			if words := plainWords(b.Text); len(words) > 0 {
+				return strings.Join(words[:min(len(words), 3)], " "), nil
+			}
 		}
 	}
 	return "", fmt.Errorf("%s: no assistant text in its last 4 MB", path)
@@ -145,12 +145,13 @@ func tuiOnce(ctx context.Context, p *program, url, resume, id, last string, poll
 	pidFile := filepath.Join(s.home, "pid")
 	// The shell writes its pid and becomes the program, so the pid is the
 	// program's.
-	script := fmt.Sprintf("cd %s && echo $$ > %s && exec env %s %s -r %s",
-		shellQuote(s.project), shellQuote(pidFile), shellJoin(env), shellQuote(p.bin), id)
-	// A tmux server of the bench's own, whose pane stays when the program
-	// exits, so that its last screen says why.
+	script := fmt.Sprintf("cd %s && echo $$ > %s && exec env -i %s %s -r %s",
+		shellQuote(s.project), shellQuote(pidFile), shellJoin(env), shellQuote(p.bin), shellQuote(id))
+	// A tmux server of the bench's own, running the script with sh
+	// whatever the user's shell, whose pane stays when the program exits,
+	// so that its last screen says why.
 	conf := filepath.Join(s.home, "tmux.conf")
-	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\n"), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte("set -g default-shell /bin/sh\nset -g remain-on-exit on\n"), 0o600); err != nil {
 		return runResult{}, err
 	}
 	sock := fmt.Sprintf("cairn-bench-%d", os.Getpid())
@@ -161,7 +162,18 @@ func tuiOnce(ctx context.Context, p *program, url, resume, id, last string, poll
 	if _, err := tmux("new-session", "-d", "-s", "bench", "-x", "120", "-y", "40", script); err != nil {
 		return runResult{}, fmt.Errorf("start tmux: %w", err)
 	}
-	defer tmux("kill-server")
+	defer func() {
+		tmux("kill-server")
+		// The next run starts once this one's program has gone.
+		if pid, err := os.ReadFile(pidFile); err == nil {
+			for range 100 {
+				if _, err := os.Stat("/proc/" + strings.TrimSpace(string(pid))); err != nil {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}()
 	deadline := start.Add(2 * time.Minute)
 	for {
 		screen, err := tmux("capture-pane", "-p", "-t", "bench")
@@ -186,19 +198,39 @@ func tuiOnce(ctx context.Context, p *program, url, resume, id, last string, poll
 	return r, nil
 }
 
-// ready reports whether the screen shows the last text and, below it, a
-// line that starts with the prompt.
-func ready(screen, last, prompt string) bool {
-	at := strings.LastIndex(screen, last)
-	if at < 0 {
-		return false
-	}
-	for _, l := range strings.Split(screen[at:], "\n")[1:] {
-		// tmux drops the spaces that end a line: an empty prompt is its
-		// mark alone.
-		if l = strings.TrimSpace(strings.TrimLeft(l, " │")); l == prompt || strings.HasPrefix(l, prompt+" ") {
-			return true
+// plainWords returns the words of the first line of Markdown text with
+// the marks a terminal draws as style (emphasis, code, headings, a list
+// item's marker) taken out.
+func plainWords(text string) []string {
+	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	var words []string
+	for i, w := range strings.Fields(first) {
+		if i == 0 && (w == "-" || w == "*" || w == "+" || strings.TrimRight(w, "0123456789") == "." && len(w) > 1) {
+			continue
 		}
+		if w = strings.Trim(w, "*_`#>~"); w != "" {
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+// ready reports whether the screen shows the last text (its words, however
+// spaced) and, on a line below it, the prompt's mark.
+func ready(screen, last, prompt string) bool {
+	lines := strings.Split(screen, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !strings.Contains(strings.Join(strings.Fields(lines[i]), " "), last) {
+			continue
+		}
+		for _, l := range lines[i+1:] {
+			// tmux drops the spaces that end a line: an empty prompt is
+			// its mark alone.
+			if l = strings.TrimSpace(strings.TrimLeft(l, " │")); l == prompt || strings.HasPrefix(l, prompt+" ") {
+				return true
+			}
+		}
+		return false
 	}
 	return false
 }
