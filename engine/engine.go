@@ -140,8 +140,10 @@ type Prep struct {
 	// Notices are told to the user; Compaction reports a compaction.
 	Notices    []string
 	Compaction *Compaction
-	// Status tells the user at once what Prepare is busy with
-	// ("compacting"), and "" when it is done.
+	// Status tells the user at once what Prepare is busy with: a word,
+	// as Claude Code's status events name it ("compacting"), then
+	// perhaps ": " and how far it has got ("compacting: part 2"); ""
+	// when it is done.
 	Status func(string)
 }
 

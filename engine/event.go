@@ -21,7 +21,7 @@ const (
 	EventToolResult                    // Call, Result: a tool call ended
 	EventNotice                        // Text: something the user should know (a retry)
 	EventCompact                       // Compaction: the context was compacted
-	EventStatus                        // Text: what the session is busy with ("compacting"), "" when done
+	EventStatus                        // Text: what the session is busy with ("compacting", "compacting: part 2"; see Prep.Status), "" when done
 	EventDone                          // Result: the turn ended
 	EventToolProgress                  // Call, Text: how a running call is going (a subagent's steps)
 	EventToolMessage                   // Call, Message, Response, Progress: a running call's subagent completed a message

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,6 +37,9 @@ type printer struct {
 	// --json-schema tool, nil without one.
 	budget     float64
 	structured *tools.StructuredOutput
+	// status is the status stream-json last said (statusWord), nil for
+	// none.
+	status any
 }
 
 func newPrinter(env Env, format string, verbose bool, ag *agent.Agent, choice *modelChoice, d *denials) *printer {
@@ -141,12 +145,11 @@ func (p *printer) turn(ctx context.Context, prompt string) (*engine.Result, erro
 		case engine.EventCompact:
 			p.compacted(ev.Compaction)
 		case engine.EventStatus:
-			if p.format == "stream-json" {
-				var status any
-				if ev.Text != "" {
-					status = ev.Text
-				}
-				p.line(map[string]any{"type": "system", "subtype": "status", "status": status, "session_id": p.ag.ID(), "uuid": uuid.NewString()})
+			// One event a change of Claude Code's word: how far the work
+			// has got changes the text, not the event.
+			if w := statusWord(ev.Text); p.format == "stream-json" && w != p.status {
+				p.status = w
+				p.line(map[string]any{"type": "system", "subtype": "status", "status": w, "session_id": p.ag.ID(), "uuid": uuid.NewString()})
 			}
 		case engine.EventDone:
 			done = ev.Done
@@ -282,4 +285,14 @@ func firstLine(blocks []model.Block) string {
 		}
 	}
 	return ""
+}
+
+// statusWord is the status of a stream-json status event for an
+// EventStatus's text: Claude Code's word ("compacting"), without how far
+// the work has got (": part 2"), and null when the work is done.
+func statusWord(text string) any {
+	if word, _, _ := strings.Cut(text, ":"); word != "" {
+		return word
+	}
+	return nil
 }

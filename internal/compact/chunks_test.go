@@ -16,8 +16,8 @@ import (
 
 // TestSummarizeChunks summarises a history far over the window in parts:
 // each request carries one part of the rendered history after the
-// summary of the parts before it, and a failed request ends the
-// summary there, rendering nothing more.
+// summary of the parts before it, the user told which part is asked, and
+// a failed request ends the summary there, rendering nothing more.
 func TestSummarizeChunks(t *testing.T) {
 	var history []model.Message
 	for i := range 40 {
@@ -54,7 +54,15 @@ func TestSummarizeChunks(t *testing.T) {
 					break
 				}
 			}
+			var statuses, wantStatuses []string
+			m.status = func(s string) { statuses = append(statuses, s) }
+			for i := range want {
+				wantStatuses = append(wantStatuses, fmt.Sprintf("compacting: part %d", i+1))
+			}
 			s, err := m.summarizeChunks(t.Context(), renderSeq(history), nil, nil, "", budget)
+			if diff := cmp.Diff(wantStatuses, statuses); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
 			if failAt < 0 && (err != nil || s != fmt.Sprintf("S%d", len(parts)-1)) {
 				t.Errorf("summary %q, %v: want the last part's", s, err)
 			}

@@ -110,6 +110,9 @@ type Manager struct {
 	lastFreed int64
 	// inEarly is set while an early compaction (Config.EarlyAt) writes.
 	inEarly bool
+	// status, while an automatic compaction runs, tells the user how far
+	// it has got (Prep.Status); nil otherwise.
+	status func(string)
 }
 
 // New returns a Manager.
@@ -328,7 +331,8 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	}
 	if p.Status != nil {
 		p.Status("compacting")
-		defer p.Status("")
+		m.status = p.Status
+		defer func() { m.status = nil; p.Status("") }()
 	}
 	var res *result
 	err := errBreaker

@@ -375,8 +375,13 @@ func (m *Manager) summarizeChunks(ctx context.Context, lines iter.Seq[string], s
 	if instructions != "" {
 		instr += "\n\nAdditional instructions for this summary:\n" + instructions
 	}
-	summary := ""
+	summary, n := "", 0
 	for chunk := range chunkSeq(lines, part*tokens.BytesPerToken) {
+		if n++; m.status != nil {
+			// A summary in parts takes a request each, one after the
+			// other: minutes with a real model, so the user sees which.
+			m.status(fmt.Sprintf("compacting: part %d", n))
+		}
 		text := chunk
 		if summary != "" {
 			text = "Summary of the conversation before this part:\n" + summary + "\n\nThe next part:\n" + chunk
