@@ -106,6 +106,7 @@ func (p *printer) turn(ctx context.Context, prompt string) (*engine.Result, erro
 	}
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	p.status = nil // a turn cut short may not have said it was done
 	var sent time.Time
 	var done *engine.Result
 	var failure error
