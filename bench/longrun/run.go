@@ -85,6 +85,16 @@ func (p Program) command(ctx context.Context, cwd, home, url, prompt string, con
 	return cmd
 }
 
+// SeedClaude writes Claude Code's ~/.claude.json in home so that, run in
+// project with the API key key, it asks nothing first: its onboarding,
+// the folder's trust and the key's approval answered (ORACLE.md).
+func SeedClaude(home, project, key string) error {
+	seed, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "theme": "dark",
+		"customApiKeyResponses": map[string]any{"approved": []string{key}},
+		"projects":              map[string]any{project: map[string]any{"hasTrustDialogAccepted": true}}})
+	return os.WriteFile(filepath.Join(home, ".claude.json"), seed, 0o644)
+}
+
 // Run runs w through prog in a fresh project and home under dir and
 // measures it.
 func Run(ctx context.Context, w *Workload, prog Program, dir string) (*Report, error) {
@@ -101,11 +111,7 @@ func Run(ctx context.Context, w *Workload, prog Program, dir string) (*Report, e
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return nil, err
 	}
-	// Claude Code's onboarding and trust questions, answered (ORACLE.md).
-	seed, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "theme": "dark",
-		"customApiKeyResponses": map[string]any{"approved": []string{"bench"}},
-		"projects":              map[string]any{cwd: map[string]any{"hasTrustDialogAccepted": true}}})
-	if err := os.WriteFile(filepath.Join(home, ".claude.json"), seed, 0o644); err != nil {
+	if err := SeedClaude(home, cwd, "bench"); err != nil {
 		return nil, err
 	}
 	pl := newPlayer(w, cwd)

@@ -50,21 +50,13 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if *bin == "" {
 		return usageError{"firstreq: -cairn BIN is required"}
 	}
-	progs := []program{{name: "cairn", bin: *bin, env: extra}}
-	if *claude != "" {
-		progs = append(progs, program{name: "claude", bin: *claude})
-	}
-	for i := range progs {
-		abs, err := filepath.Abs(progs[i].bin)
-		if err != nil {
-			return err
-		}
-		progs[i].bin = abs
+	progs, err := programsOf(*bin, *claude, extra)
+	if err != nil {
+		return err
 	}
 	var minBody int64
 	var id string
 	if *resume != "" {
-		var err error
 		if id, err = sessionIDOf(*resume); err != nil {
 			return err
 		}
@@ -98,6 +90,24 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 			p.name, what, wall.Round(time.Millisecond), p.min().Round(time.Millisecond), p.max().Round(time.Millisecond), mb(rss), mb(body))
 	}
 	return nil
+}
+
+// programsOf is cairn (bin, run with env added to its environment) and,
+// when claudeBin is set, Claude Code, by absolute paths: the programs a
+// bench runs in turns.
+func programsOf(bin, claudeBin string, env []string) ([]program, error) {
+	progs := []program{{name: "cairn", bin: bin, env: env}}
+	if claudeBin != "" {
+		progs = append(progs, program{name: "claude", bin: claudeBin})
+	}
+	for i := range progs {
+		abs, err := filepath.Abs(progs[i].bin)
+		if err != nil {
+			return nil, err
+		}
+		progs[i].bin = abs
+	}
+	return progs, nil
 }
 
 type program struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/cairn-dev/cairn/bench/longrun"
 )
 
 // tuiResumeCmd measures how long `cairn -r ID` takes, in the terminal UI,
@@ -47,14 +52,9 @@ func tuiResumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	progs := []program{{name: "cairn", bin: *bin}}
-	if *claude != "" {
-		progs = append(progs, program{name: "claude", bin: *claude})
-	}
-	for i := range progs {
-		if progs[i].bin, err = filepath.Abs(progs[i].bin); err != nil {
-			return err
-		}
+	progs, err := programsOf(*bin, *claude, nil)
+	if err != nil {
+		return err
 	}
 	front := newTimingFront(0)
 	defer front.Close()
@@ -132,12 +132,7 @@ func tuiOnce(ctx context.Context, p *program, url, resume, id, last string, poll
 	env := append(s.env[:len(s.env):len(s.env)], "TERM=xterm-256color")
 	prompt := ">" // the mark that starts cairn's prompt line
 	if p.name == "claude" {
-		seed, _ := json.Marshal(map[string]any{
-			"hasCompletedOnboarding": true, "theme": "dark",
-			"customApiKeyResponses": map[string]any{"approved": []string{"bench"}},
-			"projects":              map[string]any{s.project: map[string]any{"hasTrustDialogAccepted": true}},
-		})
-		if err := os.WriteFile(filepath.Join(s.home, ".claude.json"), seed, 0o600); err != nil {
+		if err := longrun.SeedClaude(s.home, s.project, "bench"); err != nil {
 			return runResult{}, err
 		}
 		prompt = "❯"
@@ -145,8 +140,13 @@ func tuiOnce(ctx context.Context, p *program, url, resume, id, last string, poll
 	pidFile := filepath.Join(s.home, "pid")
 	// The shell writes its pid and becomes the program, so the pid is the
 	// program's.
-	script := fmt.Sprintf("cd %s && echo $$ > %s && exec env -i %s %s -r %s",
-		shellQuote(s.project), shellQuote(pidFile), shellJoin(env), shellQuote(p.bin), shellQuote(id))
+	cd, err1 := shellWords("cd", s.project)
+	pid, err2 := shellWords(pidFile)
+	run, err3 := shellWords(append(append([]string{"exec", "env", "-i"}, env...), p.bin, "-r", id)...)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return runResult{}, err
+	}
+	script := cd + " && echo $$ > " + pid + " && " + run
 	// A tmux server of the bench's own, running the script with sh
 	// whatever the user's shell, whose pane stays when the program exits,
 	// so that its last screen says why.
@@ -205,8 +205,8 @@ func plainWords(text string) []string {
 	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
 	var words []string
 	for i, w := range strings.Fields(first) {
-		if i == 0 && (w == "-" || w == "*" || w == "+" || strings.TrimRight(w, "0123456789") == "." && len(w) > 1) {
-			continue
+		if n := strings.TrimLeft(w, "0123456789"); i == 0 && (w == "-" || w == "*" || w == "+" || (n == "." || n == ")") && len(n) < len(w)) {
+			continue // a list item's marker
 		}
 		if w = strings.Trim(w, "*_`#>~"); w != "" {
 			words = append(words, w)
@@ -250,12 +250,15 @@ func peakRSS(pid string) int64 {
 	return 0
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-func shellJoin(words []string) string {
+// shellWords quotes words for sh (mvdan.cc/sh's syntax.Quote) and joins
+// them into a command line.
+func shellWords(words ...string) (string, error) {
 	q := make([]string, len(words))
 	for i, w := range words {
-		q[i] = shellQuote(w)
+		var err error
+		if q[i], err = syntax.Quote(w, syntax.LangPOSIX); err != nil {
+			return "", fmt.Errorf("quote %q for sh: %w", w, err)
+		}
 	}
-	return strings.Join(q, " ")
+	return strings.Join(q, " "), nil
 }
