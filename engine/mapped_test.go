@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/transcript"
+	"github.com/cairn-dev/cairn/transcript/transcripttest"
 )
 
 // TestMappedHistoryOfACutFile resumes a transcript whose large tool result
@@ -20,18 +21,11 @@ import (
 // fails with an error naming it, sending nothing (reading the result
 // would kill the process).
 func TestMappedHistoryOfACutFile(t *testing.T) {
-	big := strings.Repeat("0123456789abcdef", 6<<20/16) // more than a load maps at least
-	env := `"sessionId":"s","cwd":"/proj","version":"2.1.197","timestamp":"2026-12-01T09:00:00.000Z"`
-	lines := []string{
-		`{"type":"user","uuid":"u1","parentUuid":null,` + env + `,"message":{"role":"user","content":"read it"}}`,
-		`{"type":"assistant","uuid":"u2","parentUuid":"u1",` + env + `,"message":{"id":"m1","role":"assistant","model":"test-model","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/a"}}]}}`,
-		`{"type":"user","uuid":"u3","parentUuid":"u2",` + env + `,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + string(jsonw.String(big)) + `}]}}`,
-		`{"type":"assistant","uuid":"u4","parentUuid":"u3",` + env + `,"message":{"id":"m2","role":"assistant","model":"test-model","content":[{"type":"text","text":"done"}]}}`,
-	}
+	file, big := transcripttest.BigResult("s", "/proj", "u3")
 	for _, cut := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cut=%v", cut), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.jsonl")
-			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			if err := os.WriteFile(path, file, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			src, err := transcript.OpenFile(path)

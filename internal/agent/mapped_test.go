@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/agent"
-	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/internal/tokens"
+	"github.com/cairn-dev/cairn/transcript/transcripttest"
 )
 
 // TestMappedResumeOfACutFile resumes a session whose large tool result the
@@ -21,20 +21,13 @@ func TestMappedResumeOfACutFile(t *testing.T) {
 	r := newRig(t, onFile, 0, &script{})
 	const id = "3f1c9a52-7b0e-4d6a-9c1e-2a4b6c8d0e1f"
 	const result = "8d2f4b6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f" // the uuid of the result's line
-	big := strings.Repeat("0123456789abcdef", 6<<20/16)   // more than a load maps at least
-	env := `"sessionId":"` + id + `","cwd":"` + r.cwd + `","version":"2.1.197","timestamp":"2026-12-01T09:00:00.000Z"`
-	lines := []string{
-		`{"type":"user","uuid":"u1","parentUuid":null,` + env + `,"message":{"role":"user","content":"read it"}}`,
-		`{"type":"assistant","uuid":"u2","parentUuid":"u1",` + env + `,"message":{"id":"m1","role":"assistant","model":"claude-test","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/a"}}]}}`,
-		`{"type":"user","uuid":"` + result + `","parentUuid":"u2",` + env + `,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + string(jsonw.String(big)) + `}]}}`,
-		`{"type":"assistant","uuid":"u4","parentUuid":"` + result + `",` + env + `,"message":{"id":"m2","role":"assistant","model":"claude-test","content":[{"type":"text","text":"done"}]}}`,
-	}
+	file, _ := transcripttest.BigResult(id, r.cwd, result)
 	dir := r.home.ProjectDir(r.cwd)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, id+".jsonl")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, file, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a := r.open(t, tokens.Window{}, func(o *agent.Options) { o.Resume, o.MapTranscript = id, true })
