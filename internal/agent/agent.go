@@ -1045,6 +1045,14 @@ func StartContext(files []instructions.File, date string) string {
 	return transcript.WrapSystemReminder(contextIntro + claudeMd + "# currentDate\nToday's date is " + date + ".")
 }
 
+// readableHistory is the conversation, for a reader outside a request
+// (whose build checks it): an error naming the transcript when results it
+// holds in the file's mapping were cut off since (engine.CheckMapped).
+func (a *Agent) readableHistory() ([]model.Message, error) {
+	h := a.engine.History()
+	return h, engine.CheckMapped(h)
+}
+
 // Compact compacts the conversation now (/compact), following
 // instructions when given.
 func (a *Agent) Compact(ctx context.Context, instructions string) (*engine.Compaction, error) {
@@ -1052,8 +1060,8 @@ func (a *Agent) Compact(ctx context.Context, instructions string) (*engine.Compa
 	if err != nil {
 		return nil, err
 	}
-	history := a.engine.History()
-	if err := engine.CheckMapped(history); err != nil {
+	history, err := a.readableHistory()
+	if err != nil {
 		return nil, err
 	}
 	h, rep, err := a.compact.Compact(ctx, history, system, a.tools.Specs(), instructions)
@@ -1070,8 +1078,8 @@ func (a *Agent) Compact(ctx context.Context, instructions string) (*engine.Compa
 // under way first, and returns them (SPEC SM5, /summary).
 func (a *Agent) Summary(ctx context.Context) (string, error) {
 	err := a.notes.Extract(ctx, func(ctx context.Context) (sessionmemory.Prefix, error) {
-		history := a.engine.History()
-		if err := engine.CheckMapped(history); err != nil {
+		history, err := a.readableHistory()
+		if err != nil {
 			return sessionmemory.Prefix{}, err
 		}
 		system, err := a.prompts.Build(ctx)
