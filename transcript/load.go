@@ -458,6 +458,14 @@ func entriesHint(bytes int64) int {
 	return int(min(bytes/3000, 1<<18))
 }
 
+// roomFor is how many more entries to make room for in a map of n, once
+// the load reads on (readingOn): about as many as the bytes left to read
+// hold, but at most three times n (64 at the least), for a load that
+// stops at a compact boundary soon.
+func (l *loader) roomFor(n int) int {
+	return min(entriesHint(l.readTo), 3*max(n, 64))
+}
+
 // withRoom returns m, made again with room for more entries than it holds.
 func withRoom[K comparable, V any](m map[K]V, more int) map[K]V {
 	out := make(map[K]V, len(m)+more)
@@ -553,10 +561,11 @@ func (l *loader) decodeBatch() (bool, error) {
 		l.readBatch()
 	}
 	if applied := l.size - l.readTo; applied >= readAheadAfter && !l.readingOn {
-		// The map is made once for what is left rather than grown a step
-		// at a time.
+		// The map is made again for what is left, at most four times
+		// what it holds (the load may stop at the next compact
+		// boundary), rather than grown a step at a time.
 		l.readingOn = true
-		l.byUUID = withRoom(l.byUUID, entriesHint(l.readTo))
+		l.byUUID = withRoom(l.byUUID, l.roomFor(len(l.byUUID)))
 	}
 	for applied := l.size - l.readTo; applied >= readAheadAfter && !l.eof && len(l.queue) <= maxAhead &&
 		l.queue[0].offset-l.sc.Offset() <= applied/4; {
@@ -1326,7 +1335,12 @@ func (l *loader) segmentWhole(bi *boundaryInfo) (bool, error) {
 func (l *loader) walk() error {
 	// Room for what the load read, and for the cached prefix's lines it
 	// will replay (see decodeBatch for a load that reads on).
-	l.inChain = make(map[string]bool, len(l.order)+l.replayAt+1)
+	room := len(l.order) + l.replayAt + 1
+	grown := l.readingOn
+	if grown {
+		room += l.roomFor(room)
+	}
+	l.inChain = make(map[string]bool, room)
 	e := l.leaf
 	if e.IsCompactBoundary() && e.LogicalParentUUID != "" && !l.history {
 		// A compaction cut short after its boundary (the summary line
@@ -1357,7 +1371,6 @@ func (l *loader) walk() error {
 			}
 		}
 	}
-	grown := false
 	for e != nil {
 		if l.inChain[e.UUID] {
 			l.warnf("entry %s: its parents form a loop; the conversation starts after it", e.UUID)
@@ -1367,7 +1380,7 @@ func (l *loader) walk() error {
 			// The set is made once for the chain the walk most likely
 			// reads.
 			grown = true
-			l.inChain = withRoom(l.inChain, entriesHint(l.readTo))
+			l.inChain = withRoom(l.inChain, l.roomFor(len(l.inChain)))
 		}
 		l.inChain[e.UUID] = true
 		if !l.removed[e.UUID] || l.history {
