@@ -2,7 +2,6 @@ package agent
 
 import (
 	"iter"
-	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -60,13 +59,14 @@ func loadGC() func() {
 	_, gogc := os.LookupEnv("GOGC")
 	_, limit := os.LookupEnv("GOMEMLIMIT")
 	set := !gogc && !limit
+	var before int64
 	if set {
 		debug.SetGCPercent(200)
-		debug.SetMemoryLimit(loadLimit)
+		before = debug.SetMemoryLimit(loadLimit)
 	}
 	return func() {
 		if set {
-			debug.SetMemoryLimit(math.MaxInt64)
+			debug.SetMemoryLimit(before)
 		}
 		fitGC(heapInUse)
 	}

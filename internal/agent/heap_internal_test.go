@@ -42,7 +42,8 @@ func TestFitGC(t *testing.T) {
 
 // TestLoadGC: while a resume loads, the collector runs at GOGC 200 under
 // loadLimit; once it is done, the limit is gone and fitGC has set the
-// percent. A GOGC or GOMEMLIMIT the user set leaves both alone.
+// percent. A GOGC or GOMEMLIMIT the user set leaves both alone, during
+// the load as after it.
 func TestLoadGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
@@ -50,6 +51,7 @@ func TestLoadGC(t *testing.T) {
 		t.Setenv(k, "") // restored after the test
 		os.Unsetenv(k)
 	}
+	runtime.GC() // what earlier tests left is not in use
 	done := loadGC()
 	if p, l := debug.SetGCPercent(200), debug.SetMemoryLimit(-1); p != 200 || l != loadLimit {
 		t.Errorf("during the load: GC percent %d, limit %d; want 200 and %d", p, l, loadLimit)
@@ -61,13 +63,20 @@ func TestLoadGC(t *testing.T) {
 	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
 		t.Run(k, func(t *testing.T) {
 			t.Setenv(k, "100")
+			const userLimit = 1 << 30 // as the runtime set it from GOMEMLIMIT
 			debug.SetGCPercent(50)
-			loadGC()()
+			debug.SetMemoryLimit(userLimit)
+			done := loadGC()
+			if p, l := debug.SetGCPercent(50), debug.SetMemoryLimit(-1); p != 50 || l != userLimit {
+				t.Errorf("with %s set, during the load: GC percent %d, limit %d; want both left (50, %d)", k, p, l, userLimit)
+			}
+			runtime.GC() // what earlier tests left is not in use
+			done()
 			// fitGC keeps a GOGC the user set, and fits the percent
 			// (to a small heap's default) under a GOMEMLIMIT.
 			want := map[string]int{"GOGC": 50, "GOMEMLIMIT": 100}[k]
-			if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); p != want || l != math.MaxInt64 {
-				t.Errorf("with %s set: GC percent %d, limit %d; want %d and the limit untouched", k, p, l, want)
+			if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); p != want || l != userLimit {
+				t.Errorf("with %s set, after the load: GC percent %d, limit %d; want %d and the limit untouched", k, p, l, want)
 			}
 		})
 	}
