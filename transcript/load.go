@@ -1130,12 +1130,13 @@ func (l *loader) absent(uuid string) bool {
 	pat := make([]byte, 0, len(uuid)+2)
 	pat = append(append(append(pat, '"'), uuid...), '"')
 	buf := make([]byte, min(end, 1<<20))
+	find := jsonl.NewFinder(pat)
 	for hi := end; ; {
 		lo := max(0, hi-int64(len(buf)))
 		if k, _ := l.scanned.ReadAt(buf[:hi-lo], lo); int64(k) < hi-lo {
 			return false // the load reads it and says why
 		}
-		if bytes.Contains(buf[:hi-lo], pat) {
+		if find.In(buf[:hi-lo]) {
 			return false
 		}
 		if lo == 0 {

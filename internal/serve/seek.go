@@ -29,7 +29,7 @@ func seekLine(ctx context.Context, src io.ReaderAt, size int64, id string) (sp s
 	pat := []byte(`"uuid":"` + id + `"`)
 	buf := make([]byte, min(size, seekBlock)+int64(len(pat)))
 	var hits []int
-	skip := -1
+	find := jsonl.NewFinder(pat)
 	// Each round looks for the text starting in [lo, hi), in a block read
 	// with the len(pat)-1 bytes after hi: a text across two blocks is found.
 	for hi := size; hi > 0; {
@@ -41,27 +41,10 @@ func seekLine(ctx context.Context, src io.ReaderAt, size int64, id string) (sp s
 		if _, err := src.ReadAt(b, lo); err != nil && err != io.EOF {
 			return span{}, false, true, err
 		}
-		// bytes.Index is vectorised and LastIndex is not: find the hits
-		// forwards, then try them from the last. It runs at IndexByte's
-		// speed while the first byte it looks for is rare, and compares
-		// at every byte once that is common (as '"' is in JSON): it looks
-		// for pat from its byte rarest in the newest bytes, the bytes
-		// before checked at each hit. A pat starting before lo is found
-		// in the next block, whole.
-		if skip < 0 {
-			skip = rarest(pat, b[len(b)-min(len(b), 256<<10):])
-		}
-		hits = hits[:0]
-		for i := 0; ; {
-			k := bytes.Index(b[i:], pat[skip:])
-			if k < 0 {
-				break
-			}
-			if p := i + k - skip; p >= 0 && bytes.Equal(b[p:p+skip], pat[:skip]) {
-				hits = append(hits, p)
-			}
-			i += k + 1
-		}
+		// The hits are found forwards (bytes.Index is vectorised and
+		// LastIndex is not), then tried from the last. A pat starting
+		// before lo is found in the next block, whole.
+		hits = find.All(b, hits[:0])
 		for n := len(hits) - 1; n >= 0; n-- {
 			sp, isLine, err := lineAround(src, size, b, lo, hits[n])
 			if err != nil {
@@ -86,22 +69,6 @@ func seekLine(ctx context.Context, src io.ReaderAt, size int64, id string) (sp s
 		hi = lo
 	}
 	return span{}, false, true, nil
-}
-
-// rarest is where in pat the text to look for starts: at its byte
-// rarest in sample, leaving at least 8 bytes.
-func rarest(pat, sample []byte) int {
-	var n [256]int
-	for _, c := range sample {
-		n[c]++
-	}
-	j := 0
-	for i := range len(pat) - 8 {
-		if n[pat[i]] < n[pat[j]] {
-			j = i
-		}
-	}
-	return j
 }
 
 // lineAround is the span of the line holding byte k of b, which holds
