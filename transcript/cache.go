@@ -184,22 +184,19 @@ var sideRecords = func() map[string]*Entry {
 }()
 
 // recordOf returns what the cache keeps of e: e itself when it is a chain
-// entry, else an entry holding only what the loader reads of a line off
-// the chain (its type; a last-prompt record's leaf and text, a title),
-// of its own, so that e's body need not stay.
+// entry or a line the loader read only the type of (decodeLine made it
+// that already: a shared record, or its type alone), else an entry
+// holding only what the loader reads of a line off the chain (a
+// last-prompt record's leaf and text, a title), of its own, so that e's
+// body need not stay.
 func recordOf(e *Entry) *Entry {
 	switch {
-	case e.IsChain():
+	case e.IsChain(), recordOnly(e):
 		return e
 	case e.Type == TypeLastPrompt:
 		return &Entry{Type: TypeLastPrompt, LeafUUID: strings.Clone(e.LeafUUID), LastPrompt: strings.Clone(e.LastPrompt)}
-	case e.Type == TypeCustomTitle:
-		return &Entry{Type: TypeCustomTitle, CustomTitle: strings.Clone(e.CustomTitle)}
 	}
-	if r, ok := sideRecords[e.Type]; ok {
-		return r
-	}
-	return &Entry{Type: strings.Clone(e.Type)}
+	return &Entry{Type: TypeCustomTitle, CustomTitle: strings.Clone(e.CustomTitle)}
 }
 
 // lookup returns what the line at off gave when it was decoded, if its
