@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/cairn-dev/cairn/internal/jsonl"
 )
 
 // scanBlock is how much of the transcript Load reads at a time.
@@ -20,9 +22,11 @@ type marked struct {
 	// mark is what a line must hold; the search is for mark[cut:], the
 	// part of it whose first byte is rarest in a transcript (JSON is full
 	// of quotes, which makes a search for a quoted word stop everywhere),
-	// then each hit is checked against the whole of mark.
+	// then each hit is checked against the whole of mark (find).
 	mark []byte
 	cut  int
+	find *jsonl.Finder
+	hits []int // each's, used again
 	// block is how much is read at a time; maxLine the longest line
 	// read: a longer one is skipped with a warning, whatever it holds,
 	// without buffering it (give or take a block).
@@ -44,6 +48,7 @@ type marked struct {
 // A long line of another kind (a tool's huge output, a damaged line) then
 // costs its reading, not its size in memory.
 func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []byte) error) error {
+	m.find = jsonl.NewFinderFrom(m.mark, m.cut)
 	ra, _ := r.(io.ReaderAt)
 	var at int64 // where r reads from, in ReadAt's offsets
 	if s, ok := r.(io.Seeker); ra != nil && ok {
@@ -104,7 +109,7 @@ func (m *marked) scan(ctx context.Context, r io.Reader, fn func(no int, line []b
 		}
 		rest := buf[end:]
 		switch {
-		case len(rest) > m.maxLine || ra != nil && len(rest) >= m.block && !bytes.Contains(rest, m.mark):
+		case len(rest) > m.maxLine || ra != nil && len(rest) >= m.block && !m.find.In(rest):
 			pass = &over{at: read - int64(len(rest)), n: int64(len(rest)), again: ra != nil && len(rest) <= m.maxLine, keep: len(m.mark) - 1}
 			if eof {
 				return pass.end(no+1, ra, m, fn)
@@ -141,7 +146,7 @@ func (o *over) add(buf []byte, from, i int, m *marked) bool {
 	}
 	o.n += int64(upto - from)
 	o.again = o.again && o.n <= int64(m.maxLine)
-	o.marked = o.marked || o.again && bytes.Contains(buf[:upto], m.mark)
+	o.marked = o.marked || o.again && m.find.In(buf[:upto])
 	return i >= 0
 }
 
@@ -174,17 +179,12 @@ func (o *over) end(no int, ra io.ReaderAt, m *marked, fn func(int, []byte) error
 // without its newline) that holds the mark; no is the number of lines
 // before them.
 func (m *marked) each(lines []byte, no int, fn func(int, []byte) error) error {
-	tail := m.mark[m.cut:]
 	counted := 0 // the newlines of lines[:counted] are in no
-	for from := 0; from < len(lines); {
-		i := bytes.Index(lines[from:], tail)
-		if i < 0 {
-			return nil
-		}
-		at := from + i
-		if at < m.cut || !bytes.Equal(lines[at-m.cut:at+len(tail)], m.mark) {
-			from = at + 1
-			continue
+	from := 0    // where the next line starts
+	m.hits = m.find.All(lines, m.hits[:0])
+	for _, at := range m.hits {
+		if at < from {
+			continue // another mark in a line given already
 		}
 		start := bytes.LastIndexByte(lines[:at], '\n') + 1
 		stop := len(lines)

@@ -16,6 +16,12 @@ type Finder struct {
 // NewFinder returns a Finder of pat.
 func NewFinder(pat []byte) *Finder { return &Finder{pat: pat, skip: -1} }
 
+// NewFinderFrom returns a Finder of pat that searches from pat[from:],
+// a part known to start with a rare byte.
+func NewFinderFrom(pat []byte, from int) *Finder {
+	return &Finder{pat: pat, skip: min(max(from, 0), len(pat)-1)}
+}
+
 // All appends to hits the offsets in b at which pat starts, in order.
 func (f *Finder) All(b []byte, hits []int) []int {
 	if f.skip < 0 {
