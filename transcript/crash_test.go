@@ -190,7 +190,7 @@ func crashChild(ctx context.Context, dir string, seed uint64, out io.Writer) err
 		return err
 	}
 	var known []string
-	for _, e := range conv.Entries[:len(conv.Entries)-conv.Repaired] {
+	for _, e := range conv.FromFile() {
 		known = append(known, e.UUID)
 	}
 	w := transcript.NewWriter(app, transcript.WriterOptions{Known: known})
@@ -575,7 +575,7 @@ func TestResumeRightAfterCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, e := range conv.Entries[:len(conv.Entries)-conv.Repaired] {
+	for _, e := range conv.FromFile() {
 		got = append(got, e.UUID)
 	}
 	want := []string{

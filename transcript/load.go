@@ -100,6 +100,10 @@ type Conversation struct {
 	Collapsed []CollapseSpan
 }
 
+// FromFile returns the entries the file holds: Entries without those the
+// repair added at their end (see Repaired).
+func (c *Conversation) FromFile() []*Entry { return c.Entries[:len(c.Entries)-c.Repaired] }
+
 // Repairs returns copies of the entries at the end of Entries that are
 // not in the file (see Repaired), for a writer to append.
 func (c *Conversation) Repairs() []Entry {

@@ -270,7 +270,7 @@ func TestTornLastLineNotExtended(t *testing.T) {
 				t.Fatalf("Load: %v", err)
 			}
 			var got []string
-			for _, e := range conv.Entries[:len(conv.Entries)-conv.Repaired] {
+			for _, e := range conv.FromFile() {
 				got = append(got, e.UUID)
 			}
 			if want := []string{first.UUID, next.UUID, again.UUID}; strings.Join(got, " ") != strings.Join(want, " ") {

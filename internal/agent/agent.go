@@ -678,7 +678,7 @@ func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversatio
 	wo := transcript.WriterOptions{Eager: o.Eager, Now: o.Now, OnError: a.saveFailed}
 	if conv != nil && !o.Fork {
 		// The writer goes on in the file that holds the entries read.
-		wo.KnownIn = knownIn(conv.Entries[:len(conv.Entries)-conv.Repaired])
+		wo.KnownIn = knownIn(conv.FromFile())
 	}
 	a.writer = transcript.NewWriter(app, wo)
 	a.onClose(a.closeWriter)

@@ -109,11 +109,6 @@ func ReadAll(t *testing.T, s transcript.Store, sessionID string) []transcript.En
 	return out
 }
 
-// OnDisk returns the loaded chain without the entries Load added itself.
-func OnDisk(c *transcript.Conversation) []*transcript.Entry {
-	return c.Entries[:len(c.Entries)-c.Repaired]
-}
-
 func uuids(es []transcript.Entry) []string {
 	var out []string
 	for _, e := range es {
@@ -265,7 +260,7 @@ func testTornTail(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(uuids(es), uuidsOf(OnDisk(conv))); diff != "" {
+	if diff := cmp.Diff(uuids(es), uuidsOf(conv.FromFile())); diff != "" {
 		t.Errorf("chain after a torn line (-want +got):\n%s", diff)
 	}
 	if len(conv.Warnings) != 1 || !strings.Contains(conv.Warnings[0], "line 2") {
@@ -417,7 +412,7 @@ func testLoadAfterWrite(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(uuids(es), uuidsOf(OnDisk(conv))); diff != "" {
+	if diff := cmp.Diff(uuids(es), uuidsOf(conv.FromFile())); diff != "" {
 		t.Errorf("loaded chain (-want +got):\n%s", diff)
 	}
 	if n := len(conv.Messages()); n != 10 {
