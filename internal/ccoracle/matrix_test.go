@@ -57,7 +57,7 @@ type scenario struct {
 	// cut, when set, rewrites Claude Code's transcript after its runs and
 	// before any check: the file as a crash at a chosen moment leaves it,
 	// which a real kill reaches only by chance.
-	cut func(t *testing.T, lines []string) []string
+	cut func(lines []string) []string
 }
 
 func text(s string) modeltest.Reply { return modeltest.Text(s) }
@@ -334,8 +334,9 @@ func (r *rig) resumeView(home, session string) []model.Message {
 	return prefix
 }
 
-// cutTranscript rewrites the transcript of session in home with cut.
-func cutTranscript(t *testing.T, home, session string, cut func(*testing.T, []string) []string) {
+// cutTranscript rewrites the transcript of session in home with cut, and
+// logs how many lines it took out (none: the run had left the file so).
+func cutTranscript(t *testing.T, home, session string, cut func([]string) []string) {
 	t.Helper()
 	path, err := ccoracle.TranscriptPath(home, session)
 	if err != nil {
@@ -345,7 +346,9 @@ func cutTranscript(t *testing.T, home, session string, cut func(*testing.T, []st
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := cut(t, strings.SplitAfter(string(b), "\n"))
+	before := strings.SplitAfter(string(b), "\n")
+	lines := cut(before)
+	t.Logf("the cut took %d of the transcript's %d lines out", len(before)-len(lines), len(before))
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +357,7 @@ func cutTranscript(t *testing.T, home, session string, cut func(*testing.T, []st
 // dropResponse takes the assistant lines out of a transcript, leaving the
 // records after them: a kill before the response's line was written. A
 // kill that came before Claude Code wrote it left the file so already.
-func dropResponse(_ *testing.T, lines []string) []string {
+func dropResponse(lines []string) []string {
 	var out []string
 	for _, l := range lines {
 		if strings.HasPrefix(l, `{"parentUuid"`) && strings.Contains(l, `"type":"assistant"`) {

@@ -6,14 +6,15 @@
 // A mapping is never unmapped (its slices may be anywhere), and it keeps
 // a file descriptor of its own: a program maps few files, once each (a
 // headless run the session it resumes; the terminal UI each session it
-// resumes, /resume included). A file cut shorter under its mapping faults the
-// reader of the bytes past the new end (SIGBUS, which kills a Go
+// resumes, /resume included). A file cut shorter under its mapping faults
+// the reader of the bytes past the new end (SIGBUS, which kills a Go
 // program): users of the slices call Check before they read them, and
 // get an error naming the file instead; a file cut between the check and
 // the read still faults, unless the read runs under Guard. A file
 // replaced by another (renamed over, deleted and written again) leaves
-// the mapping reading the old one, as it was. Bytes of the file changed in place show through the mapping:
-// the files mapped (transcripts) are only ever appended to.
+// the mapping reading the old one, as it was. Bytes of the file changed
+// in place show through the mapping: the files mapped (transcripts) are
+// only ever appended to.
 package filemap
 
 import (
