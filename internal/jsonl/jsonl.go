@@ -114,8 +114,8 @@ type Backward struct {
 	r       io.ReaderAt
 	pos     int64  // bytes before pos are not read yet
 	carry   []byte // the partial line that starts before pos
-	lines   []Line
-	room    []Line // the array lines was taken from, to fill again
+	lines   []Line // the lines of the last read; Next gives lines[next:]
+	next    int
 	warn    func(string)
 	block   int64 // bytes to read at a time
 	maxLine int
@@ -179,21 +179,23 @@ func (s *Backward) Offset() int64 { return s.pos }
 // is read into a buffer of its own, never reused (unless Buffers says
 // otherwise).
 func (s *Backward) Next() (Line, bool, error) {
-	for len(s.lines) == 0 {
+	for s.next == len(s.lines) {
 		if s.pos == 0 && s.carry == nil {
 			return Line{}, false, nil
 		}
+		// Every line of the array was given (as copies): it is filled
+		// again rather than a new one taken each read.
+		s.lines, s.next = s.lines[:0], 0
 		if err := s.fill(); err != nil {
 			return Line{}, false, err
 		}
 	}
-	l := s.lines[0]
-	s.lines = s.lines[1:]
-	return l, true, nil
+	s.next++
+	return s.lines[s.next-1], true, nil
 }
 
 // Buffered reports how many lines Next can return without reading.
-func (s *Backward) Buffered() int { return len(s.lines) }
+func (s *Backward) Buffered() int { return len(s.lines) - s.next }
 
 // fill reads the block before pos and splits it into lines (last first).
 func (s *Backward) fill() error {
@@ -333,16 +335,7 @@ func (s *Backward) newlineBefore(limit int64) (nl int64, ok bool, err error) {
 func (s *Backward) emit(off int64, b []byte, newlines int) {
 	torn := s.first
 	s.first = false
-	if len(s.lines) == 0 {
-		// Next gave every line of the array (copies): it is filled again
-		// rather than appended past, which took a new array each read.
-		s.lines = s.room[:0]
-	}
-	had := cap(s.lines)
 	s.lines = append(s.lines, Line{Offset: off, Bytes: b, Torn: torn, Newlines: newlines})
-	if cap(s.lines) != had {
-		s.room = s.lines[:0] // a new array, which starts at the first line
-	}
 }
 
 // EndsMidLine reports whether f is not empty and does not end with a
