@@ -58,8 +58,11 @@ type cachedLine struct {
 	// warns is nil but for the few lines that gave warnings: a line
 	// cached is a few words, for each line of the file.
 	warns *[]string
-	sum   uint64
-	n     int32 // a line is at most jsonl.MaxLineBytes
+	// n and sum are the length and hash of the line (lineSum). A line
+	// read after the load stopped summing has n -1 and its raw length in
+	// sum, for sumAgain to read it by.
+	sum uint64
+	n   int32 // a line is at most jsonl.MaxLineBytes
 }
 
 // lineSum returns the length and hash of a line, white space around it
