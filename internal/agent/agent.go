@@ -27,6 +27,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/filehistory"
 	"github.com/cairn-dev/cairn/internal/fsfault"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
+	"github.com/cairn-dev/cairn/internal/hugeheap"
 	"github.com/cairn-dev/cairn/internal/instructions"
 	"github.com/cairn-dev/cairn/internal/middleware"
 	"github.com/cairn-dev/cairn/internal/prompt"
@@ -265,6 +266,9 @@ type Agent struct {
 	// Close (see workdir.go).
 	dir, scratch string
 	resumed      bool
+	// loadHeap ends the huge pages of the heap the resume's load grew
+	// into (see load); nil once ended, or when there were none.
+	loadHeap func()
 	// byHome is set when the store is the one Open made from Home.
 	byHome bool
 	// closers close what start opened, newest first (Close, or a failed
@@ -397,14 +401,7 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		// The file-history snapshots are read from the whole transcript,
 		// on another core, while the conversation is.
 		a.snaps = preloadSnapshots(ctx, from, key, o.Cwd)
-		var loaded func()
-		if o.FitGC {
-			loaded = loadGC()
-		}
-		conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain)
-		if loaded != nil {
-			loaded()
-		}
+		conv, a.loadHeap, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain, o.FitGC)
 		if err != nil {
 			a.release()
 			return nil, err
@@ -554,14 +551,27 @@ func pickIn(ctx context.Context, store transcript.Store, latest bool, ref string
 // the file's mapping (see Options.MapTranscript): for the resume, once.
 // With chain set, the chain read is kept there for the reads of the
 // transcript the turns make (see liveChain).
-func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool, chain *liveChain) (*transcript.Conversation, error) {
+//
+// With fitGC, the load sets the collector (loadGC) and backs the heap it
+// builds with huge pages (hugeheap.Grow); heapDone ends the latter, once
+// the work that follows the load is done too (the first turn's). It is
+// nil without fitGC, and when the load fails.
+func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool, chain *liveChain, fitGC bool) (_ *transcript.Conversation, heapDone func(), _ error) {
 	src, err := store.OpenSource(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer src.Close()
 	size := src.Size()
+	var loaded func()
+	if fitGC {
+		loaded = loadGC()
+		heapDone = hugeheap.Grow(loadHeap(size))
+	}
 	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache, Map: mapped})
+	if loaded != nil {
+		loaded()
+	}
 	if chain != nil {
 		if err != nil {
 			chain.forget()
@@ -570,13 +580,16 @@ func load(ctx context.Context, store transcript.Store, key string, newUUID func(
 		}
 	}
 	if err != nil {
+		if heapDone != nil {
+			heapDone()
+		}
 		where := key
 		if fs, ok := store.(*transcript.FileStore); ok {
 			where = fs.Path(key)
 		}
-		return nil, fmt.Errorf("load %s: %w", where, err)
+		return nil, nil, fmt.Errorf("load %s: %w", where, err)
 	}
-	return conv, nil
+	return conv, heapDone, nil
 }
 
 // start opens the transcript for appending and builds the engine. What
@@ -889,7 +902,7 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 	if err := a.writer.Flush(ctx); err != nil {
 		return nil, err
 	}
-	conv, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false, &a.chain)
+	conv, _, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false, &a.chain, false)
 	if errors.Is(err, transcript.ErrNotFound) {
 		return &transcript.Conversation{SessionID: a.id}, nil
 	}
@@ -954,9 +967,18 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	}
 	events := a.ext.duringTurn(a.afterTurn(ctx, len(a.engine.History()), listed(a.engine.Run(ctx, in))))
 	if a.opts.FitGC {
-		events = refitAfter(events)
+		events = refitAfter(events, a.endLoadHeap)
 	}
 	return events
+}
+
+// endLoadHeap ends the huge pages of the heap a resume's load grew into
+// (see load), once: after the first turn, or at Close.
+func (a *Agent) endLoadHeap() {
+	if a.loadHeap != nil {
+		a.loadHeap()
+		a.loadHeap = nil
+	}
 }
 
 // system is the system prompt of the next request; with
@@ -1157,6 +1179,7 @@ func written(ctx context.Context, w *transcript.Writer, store transcript.Store, 
 
 // Close waits for the transcript to be written and releases the session.
 func (a *Agent) Close() error {
+	a.endLoadHeap()
 	err := a.closeAll()
 	a.release()
 	return err

@@ -78,6 +78,15 @@ func loadGC() func() {
 // pages.
 const loadLimit = 240 << 20
 
+// loadHeap is about how much heap the load of a transcript of size bytes
+// builds when the conversation is the whole file (one with a compact
+// boundary builds less): 60% of the file at 100 MB, 53% at 400 MB (of
+// bench/gen's sessions), up to what loadLimit leaves the program's own
+// pages.
+func loadHeap(size int64) int {
+	return int(min(size*6/10, loadLimit-16<<20))
+}
+
 // The metrics fitGC reads: right after a load, what the heap holds (the
 // conversation was just made, no collection has weighed it yet); after a
 // turn, what the last collection found live, not the garbage since.
@@ -87,9 +96,10 @@ const (
 )
 
 // refitAfter fits the collector again (fitGC) once a turn's events end,
-// however they end.
-func refitAfter(events iter.Seq2[engine.Event, error]) iter.Seq2[engine.Event, error] {
+// however they end, and then calls then.
+func refitAfter(events iter.Seq2[engine.Event, error], then func()) iter.Seq2[engine.Event, error] {
 	return func(yield func(engine.Event, error) bool) {
+		defer then()
 		defer fitGC(heapLive)
 		for ev, err := range events {
 			if !yield(ev, err) {

@@ -6,6 +6,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/transcript"
+	"github.com/cairn-dev/cairn/transcript/transcripttest"
 )
 
 // TestFitGC: with a large heap in use, the collector lets it grow by
@@ -79,5 +83,48 @@ func TestLoadGC(t *testing.T) {
 				t.Errorf("with %s set, after the load: GC percent %d, limit %d; want %d and the limit untouched", k, p, l, want)
 			}
 		})
+	}
+}
+
+// TestLoadHeap: a load with fitGC gives the function that ends its huge
+// pages (one without gives none), and refitAfter calls it once a turn's
+// events are over, also when their reader stops early.
+func TestLoadHeap(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	store := transcript.NewMemStore()
+	w, err := store.OpenAppender(t.Context(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(t.Context(), transcripttest.Entries("s", 3), true); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	for _, fit := range []bool{false, true} {
+		conv, done, err := load(t.Context(), store, "s", nil, nil, nil, false, nil, fit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(conv.FromFile()); n != 3 {
+			t.Fatalf("load: %d entries, want 3", n)
+		}
+		if (done != nil) != fit {
+			t.Errorf("load with fitGC %v: heapDone set %v", fit, done != nil)
+		}
+	}
+	events := func(yield func(engine.Event, error) bool) {
+		for range 3 {
+			if !yield(engine.Event{}, nil) {
+				return
+			}
+		}
+	}
+	called := 0
+	for range refitAfter(events, func() { called++ }) {
+		break
+	}
+	if called != 1 {
+		t.Errorf("a turn read in part: then called %d times, want 1", called)
 	}
 }

@@ -1,0 +1,100 @@
+package hugeheap
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// hugePage is the size of a transparent huge page on the systems Go
+// supports it on with 4 KB base pages (x86-64, arm64).
+const hugePage = 2 << 20
+
+// enabled is the system's transparent huge page mode: "always", "madvise"
+// or "never" ("" when it cannot be read).
+var enabled = sync.OnceValue(func() string {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil {
+		return ""
+	}
+	_, mode, _ := strings.Cut(string(b), "[")
+	mode, _, _ = strings.Cut(mode, "]")
+	return mode
+})
+
+// disabled reports whether GODEBUG turns the runtime's huge pages off.
+func disabled() bool {
+	for _, kv := range strings.Split(os.Getenv("GODEBUG"), ",") {
+		if strings.TrimSpace(kv) == "disablethp=1" {
+			return true
+		}
+	}
+	return false
+}
+
+func grow(n int) func() {
+	if n < 2*hugePage || enabled() != "madvise" || disabled() {
+		return func() {}
+	}
+	// The heap grows by n bytes, in chunks of a huge page each: fresh
+	// memory is neither zeroed nor touched when allocated, but a span
+	// that begins in a free gap of memory used before is zeroed whole, so
+	// a single span of n bytes could touch most of them a page at a time.
+	// Chunks that fill such gaps are zeroed (their pages are in memory
+	// already); the others stay untouched. No collection runs while they
+	// are made: one started by them would have them help it mark.
+	percent := debug.SetGCPercent(-1)
+	chunks := make([][]byte, n/hugePage)
+	at := make([]uintptr, len(chunks))
+	for i := range chunks {
+		chunks[i] = make([]byte, hugePage)
+		at[i] = uintptr(unsafe.Pointer(unsafe.SliceData(chunks[i])))
+	}
+	debug.SetGCPercent(percent)
+	// The chunks lie mostly one after the other; each run of them, less
+	// its ends that only part of a huge page covers, is advised.
+	slices.Sort(at)
+	var runs [][2]uintptr
+	for i := 0; i < len(at); {
+		j := i + 1
+		for j < len(at) && at[j] == at[j-1]+hugePage {
+			j++
+		}
+		lo := (at[i] + hugePage - 1) &^ (hugePage - 1)
+		hi := (at[j-1] + hugePage) &^ (hugePage - 1)
+		if lo < hi && advise(lo, hi, unix.MADV_HUGEPAGE) {
+			runs = append(runs, [2]uintptr{lo, hi})
+		}
+		i = j
+	}
+	// Nothing may point into the chunks now, or they would stay in use:
+	// the runs are kept as addresses only.
+	clear(chunks)
+	chunks = nil
+	if len(runs) == 0 {
+		return func() {}
+	}
+	runtime.GC()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			for _, r := range runs {
+				advise(r[0], r[1], unix.MADV_NOHUGEPAGE)
+			}
+		})
+	}
+}
+
+// advise gives the kernel advice on the addresses from lo to hi. The range
+// may hold memory in use: the advice on how to back it reads or writes
+// none of it.
+func advise(lo, hi uintptr, advice int) bool {
+	_, _, errno := unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, uintptr(advice))
+	return errno == 0
+}

@@ -1,0 +1,119 @@
+package hugeheap
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestGrow: memory the heap grows into after Grow is backed by huge
+// pages, in objects as small as a load's; done turns the advice off, and
+// the memory grown into without Grow is not.
+func TestGrow(t *testing.T) {
+	if m := enabled(); m != "madvise" {
+		t.Skipf("transparent huge pages are %q on this system, not \"madvise\": Grow has nothing to do", m)
+	}
+	if disabled() {
+		t.Skip("GODEBUG has disablethp=1: Grow has nothing to do")
+	}
+	if os.Getenv(freshEnv) == "" {
+		// The heap of a test process that ran before (-count) holds free
+		// memory, which the objects take before the heap grows: the
+		// check runs in a process of its own.
+		cmd := exec.Command(os.Args[0], "-test.run=^TestGrow$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), freshEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("--- PASS: TestGrow")) {
+			t.Fatalf("the check in a process of its own: %v\n%s", err, out)
+		}
+		return
+	}
+	const n = 64 << 20
+	fill := func() [][]*int {
+		var keep [][]*int
+		for range n / 2 / 4096 {
+			keep = append(keep, make([]*int, 4096/8))
+		}
+		return keep
+	}
+	before := anonHuge(t)
+	control := fill() // grown into without Grow
+	if got := anonHuge(t) - before; got > 8<<20 {
+		t.Logf("%d MB of huge pages without Grow: the system backs some memory with them on its own", got>>20)
+	}
+	before = anonHuge(t)
+	done := Grow(n)
+	keep := fill()
+	if got := anonHuge(t) - before; got < n/4 {
+		t.Errorf("after Grow(%d MB), %d MB of objects took %d MB of huge pages; want at least %d MB", n>>20, n/2>>20, got>>20, n/4>>20)
+	}
+	at := uintptr(unsafe.Pointer(&keep[len(keep)/2][0]))
+	if f := vmFlags(t, at); !strings.Contains(f, " hg") {
+		t.Errorf("memory grown into after Grow: VmFlags %q, want hg (huge pages advised)", f)
+	}
+	done()
+	if f := vmFlags(t, at); !strings.Contains(f, " nh") {
+		t.Errorf("after done: VmFlags %q, want nh (huge pages advised against)", f)
+	}
+	done() // a second call does nothing
+	if f := vmFlags(t, uintptr(unsafe.Pointer(&control[0][0]))); strings.Contains(f, " hg") {
+		t.Errorf("memory grown into before Grow: VmFlags %q, want no hg", f)
+	}
+}
+
+// freshEnv is set in the process TestGrow runs its check in.
+const freshEnv = "CAIRN_HUGEHEAP_TEST_FRESH"
+
+// anonHuge returns the bytes of anonymous huge pages the process has.
+func anonHuge(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/smaps_rollup")
+	if err != nil {
+		t.Skipf("cannot read the process's memory map: %v", err)
+	}
+	for line := range bytes.Lines(b) {
+		if v, ok := bytes.CutPrefix(line, []byte("AnonHugePages:")); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(string(v)), " kB"))
+			if err != nil {
+				t.Fatalf("smaps_rollup: %q: %v", line, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("smaps_rollup has no AnonHugePages line")
+	return 0
+}
+
+// vmFlags returns the VmFlags line of the mapping holding address at.
+func vmFlags(t *testing.T, at uintptr) string {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("cannot read the process's memory map: %v", err)
+	}
+	defer f.Close()
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		var lo, hi uintptr
+		if n, _ := fmt.Sscanf(line, "%x-%x ", &lo, &hi); n == 2 {
+			in = lo <= at && at < hi
+			continue
+		}
+		if in && strings.HasPrefix(line, "VmFlags:") {
+			return line
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Fatalf("no mapping holds %#x", at)
+	return ""
+}
