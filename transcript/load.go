@@ -454,6 +454,13 @@ func (l *loader) warnf(format string, args ...any) {
 	l.conv.Warnings = append(l.conv.Warnings, fmt.Sprintf(format, args...))
 }
 
+// HeapOf is about how much memory Load allocates for a transcript of size
+// bytes whose conversation is the whole file (one with a compact boundary
+// needs less): 0.6 of the file at 100 MB, 0.53 at 400 MB, with messages
+// kept in the file's mapping (LoadOptions.Map); measured with
+// cairn-bench resume -map -cache on bench/gen's sessions.
+func HeapOf(size int64) int64 { return size * 6 / 10 }
+
 // entriesHint is about how many entries the given bytes of a transcript
 // hold (a line is about 3 KB: 2.7 KB in Claude Code's long sessions, 3.2
 // KB in bench/gen's), bounded: the loader's maps are made that large at

@@ -266,9 +266,9 @@ type Agent struct {
 	// Close (see workdir.go).
 	dir, scratch string
 	resumed      bool
-	// loadHeap ends the huge pages of the heap the resume's load grew
+	// hugeDone ends the huge pages of the heap the resume's load grew
 	// into (see load); nil once ended, or when there were none.
-	loadHeap func()
+	hugeDone func()
 	// byHome is set when the store is the one Open made from Home.
 	byHome bool
 	// closers close what start opened, newest first (Close, or a failed
@@ -400,8 +400,8 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		}
 		// The file-history snapshots are read from the whole transcript,
 		// on another core, while the conversation is.
-		a.snaps = preloadSnapshots(ctx, from, key, o.Cwd)
-		conv, a.loadHeap, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain, o.FitGC)
+		preload := func() { a.snaps = preloadSnapshots(ctx, from, key, o.Cwd) }
+		conv, a.hugeDone, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain, o.FitGC, preload)
 		if err != nil {
 			a.release()
 			return nil, err
@@ -555,8 +555,10 @@ func pickIn(ctx context.Context, store transcript.Store, latest bool, ref string
 // With fitGC, the load sets the collector (loadGC) and backs the heap it
 // builds with huge pages (hugeheap.Grow); heapDone ends the latter, once
 // the work that follows the load is done too (the first turn's). It is
-// nil without fitGC, and when the load fails.
-func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool, chain *liveChain, fitGC bool) (_ *transcript.Conversation, heapDone func(), _ error) {
+// nil without fitGC, and when the load fails. beside, if not nil, starts
+// what runs beside the load, once the heap is grown: a goroutine running
+// while Grow collects would hold up its pauses.
+func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool, chain *liveChain, fitGC bool, beside func()) (_ *transcript.Conversation, heapDone func(), _ error) {
 	src, err := store.OpenSource(ctx, key)
 	if err != nil {
 		return nil, nil, err
@@ -567,6 +569,9 @@ func load(ctx context.Context, store transcript.Store, key string, newUUID func(
 	if fitGC {
 		loaded = loadGC()
 		heapDone = hugeheap.Grow(loadHeap(size))
+	}
+	if beside != nil {
+		beside()
 	}
 	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache, Map: mapped})
 	if loaded != nil {
@@ -902,7 +907,7 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 	if err := a.writer.Flush(ctx); err != nil {
 		return nil, err
 	}
-	conv, _, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false, &a.chain, false)
+	conv, _, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false, &a.chain, false, nil)
 	if errors.Is(err, transcript.ErrNotFound) {
 		return &transcript.Conversation{SessionID: a.id}, nil
 	}
@@ -975,9 +980,9 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 // endLoadHeap ends the huge pages of the heap a resume's load grew into
 // (see load), once: after the first turn, or at Close.
 func (a *Agent) endLoadHeap() {
-	if a.loadHeap != nil {
-		a.loadHeap()
-		a.loadHeap = nil
+	if a.hugeDone != nil {
+		a.hugeDone()
+		a.hugeDone = nil
 	}
 }
 

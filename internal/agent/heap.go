@@ -7,6 +7,7 @@ import (
 	"runtime/metrics"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 // heapHeadroom is how much garbage the collector lets pile up on top of a
@@ -78,13 +79,11 @@ func loadGC() func() {
 // pages.
 const loadLimit = 240 << 20
 
-// loadHeap is about how much heap the load of a transcript of size bytes
-// builds when the conversation is the whole file (one with a compact
-// boundary builds less): 60% of the file at 100 MB, 53% at 400 MB (of
-// bench/gen's sessions), up to what loadLimit leaves the program's own
-// pages.
+// loadHeap is how much of the heap a resume's load of size bytes grows
+// into is backed by huge pages (see load): what the load builds, up to
+// what loadLimit leaves the program's own pages.
 func loadHeap(size int64) int {
-	return int(min(size*6/10, loadLimit-16<<20))
+	return int(min(transcript.HeapOf(size), loadLimit-16<<20))
 }
 
 // The metrics fitGC reads: right after a load, what the heap holds (the

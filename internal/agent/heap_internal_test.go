@@ -102,7 +102,7 @@ func TestLoadHeap(t *testing.T) {
 	}
 	w.Close()
 	for _, fit := range []bool{false, true} {
-		conv, done, err := load(t.Context(), store, "s", nil, nil, nil, false, nil, fit)
+		conv, done, err := load(t.Context(), store, "s", nil, nil, nil, false, nil, fit, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

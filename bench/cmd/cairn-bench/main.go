@@ -2,7 +2,7 @@
 // Code sessions:
 //
 //	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage]
-//	cairn-bench resume [-tsv] [-map] [-cache] [-cpuprofile FILE] [-memprofile FILE] FILE
+//	cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-cpuprofile FILE] [-memprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
 //	cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V]
 //	cairn-bench tuiresume -cairn BIN [-claude BIN] -resume FILE [-n 5] [-poll 50ms] [-tsv]
@@ -39,6 +39,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cairn-dev/cairn/bench/gen"
+	"github.com/cairn-dev/cairn/internal/hugeheap"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/transcript"
 )
@@ -58,7 +59,7 @@ func main() {
 
 const usageText = `usage:
   cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage]
-  cairn-bench resume [-tsv] [-map] [-cache] [-cpuprofile FILE] [-memprofile FILE] FILE
+  cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-cpuprofile FILE] [-memprofile FILE] FILE
   cairn-bench index [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
   cairn-bench firstreq -cairn BIN [-claude BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V]
@@ -196,6 +197,7 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	memProfile := fs.String("memprofile", "", "write a heap profile, taken once the messages are built, to this file")
 	mapped := fs.Bool("map", false, "keep the messages in the file's mapping, as a headless resume does (LoadOptions.Map)")
 	cached := fs.Bool("cache", false, "fill a LineCache, as a session that goes on in the file does (LoadOptions.Cache)")
+	huge := fs.Bool("huge", true, "back the heap the load builds with huge pages, as a resume does (hugeheap.Grow); -huge=false for the plain heap")
 	if err := parseFlags(fs, args, 1); err != nil {
 		return err
 	}
@@ -218,6 +220,15 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer src.Close()
+	var grown uint64 // what Grow allocated to grow the heap, not the load's
+	if *huge {
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		defer hugeheap.Grow(int(transcript.HeapOf(src.Size())))()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		grown = after.TotalAlloc - before.TotalAlloc
+	}
 	opts := transcript.LoadOptions{Map: *mapped}
 	if *cached {
 		opts.Cache = &transcript.LineCache{}
@@ -240,8 +251,8 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%d\t%d\t%d\t%d\t%d\t%.4f\t%d\t%.4f\n", src.Size(), conv.BytesRead, len(conv.Entries), len(msgs), len(conv.Warnings), wall.Seconds(), rss, cpu.Seconds())
 		return nil
 	}
-	fmt.Fprintf(stdout, "resume %s\n  file      %s\n  read      %s\n  entries   %d (%d repaired)\n  messages  %d\n  warnings  %d\n  wall      %s\n  CPU       %s (the whole process)\n  peak RSS  %s\n  allocated %s (the whole process)\n",
-		path, mb(src.Size()), mb(conv.BytesRead), len(conv.Entries), conv.Repaired, len(msgs), len(conv.Warnings), wall.Round(time.Microsecond), cpu.Round(time.Microsecond), mb(rss), mb(int64(ms.TotalAlloc)))
+	fmt.Fprintf(stdout, "resume %s\n  file      %s\n  read      %s\n  entries   %d (%d repaired)\n  messages  %d\n  warnings  %d\n  wall      %s\n  CPU       %s (the whole process)\n  peak RSS  %s\n  allocated %s (the whole process, less what hugeheap.Grow allocated)\n",
+		path, mb(src.Size()), mb(conv.BytesRead), len(conv.Entries), conv.Repaired, len(msgs), len(conv.Warnings), wall.Round(time.Microsecond), cpu.Round(time.Microsecond), mb(rss), mb(int64(ms.TotalAlloc-grown)))
 	for _, w := range conv.Warnings[:min(len(conv.Warnings), 5)] {
 		fmt.Fprintf(stdout, "  warning: %s\n", w)
 	}
