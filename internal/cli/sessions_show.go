@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/filemap"
+	"github.com/cairn-dev/cairn/internal/hugeheap"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/transcript"
 )
@@ -90,6 +91,9 @@ func loadSession(cmd *cobra.Command, env Env, ref string, opts transcript.LoadOp
 		return nil, err
 	}
 	defer src.Close()
+	// The command ends once it has written the session out: the heap the
+	// load builds is backed by huge pages for the rest of its life.
+	hugeheap.Grow(int(transcript.HeapOf(src.Size())))
 	conv, err := transcript.Load(cmd.Context(), src, opts)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
