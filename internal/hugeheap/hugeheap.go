@@ -12,17 +12,20 @@
 // grow into, so it faults in 2 MB at a time.
 package hugeheap
 
-// Grow readies the next n bytes of heap growth to be backed by huge pages
-// and returns the function that ends that: memory the heap grows into
-// after it faults in as it did before. Until done is called, the region
-// may be collapsed into huge pages by the kernel in the background, so
-// call it once the memory-heavy work is over.
+// Grow makes the heap grow by n bytes that fault in as huge pages, and
+// frees them for the allocations that follow (memory the heap already
+// had free is taken first). done ends the advice: what of the region is
+// not touched yet then faults in 4 KB at a time, and the kernel no longer
+// collapses the region's pages into huge ones in the background, which
+// would keep memory the program has freed. Call it once the memory-heavy
+// work is over; calls after the first do nothing.
 //
-// Grow costs one garbage collection: it makes the heap grow by n bytes
-// (virtual memory, not touched), advises the kernel, and frees the bytes
-// again for the allocations that follow, which the heap places there. It
-// does nothing where huge pages are not available on request: on other
-// systems, when the system backs all memory with huge pages already or
-// never does, and when GODEBUG has disablethp=1 (the Go runtime's own
-// switch against huge pages).
+// Grow costs one collection (a few milliseconds with a small heap). A
+// huge page is in memory whole once any byte of it is touched, and with
+// fragmented memory the kernel may compact to find one (the "defrag"
+// setting beside "enabled"). Grow does nothing where huge pages are not
+// given on request: on other systems than Linux, when the system backs
+// all memory with them already or never does, and when GODEBUG has
+// disablethp=1 (the Go runtime's own switch against huge pages). It is
+// safe for concurrent use.
 func Grow(n int) (done func()) { return grow(n) }

@@ -38,6 +38,9 @@ func disabled() bool {
 	return false
 }
 
+// mu serialises grow.
+var mu sync.Mutex
+
 func grow(n int) func() {
 	if n < 2*hugePage || enabled() != "madvise" || disabled() {
 		return func() {}
@@ -49,6 +52,10 @@ func grow(n int) func() {
 	// Chunks that fill such gaps are zeroed (their pages are in memory
 	// already); the others stay untouched. No collection runs while they
 	// are made: one started by them would have them help it mark.
+	// The collector's percent is the process's: two Grows at once must
+	// not put back each other's -1.
+	mu.Lock()
+	defer mu.Unlock()
 	percent := debug.SetGCPercent(-1)
 	chunks := make([][]byte, n/hugePage)
 	at := make([]uintptr, len(chunks))
