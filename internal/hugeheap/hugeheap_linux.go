@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -12,20 +13,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hugePage is the size of a transparent huge page on the systems Go
-// supports it on with 4 KB base pages (x86-64, arm64).
-const hugePage = 2 << 20
-
-// enabled is the system's transparent huge page mode: "always", "madvise"
-// or "never" ("" when it cannot be read).
-var enabled = sync.OnceValue(func() string {
-	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+// thp is the system's transparent huge pages: the mode ("always",
+// "madvise" or "never"; "" when it cannot be read) and the size of a huge
+// page (2 MB on x86-64; 0 when it cannot be read).
+var thp = sync.OnceValues(func() (mode string, size uintptr) {
+	const dir = "/sys/kernel/mm/transparent_hugepage/"
+	b, err := os.ReadFile(dir + "enabled")
 	if err != nil {
-		return ""
+		return "", 0
 	}
-	_, mode, _ := strings.Cut(string(b), "[")
+	_, mode, _ = strings.Cut(string(b), "[")
 	mode, _, _ = strings.Cut(mode, "]")
-	return mode
+	b, err = os.ReadFile(dir + "hpage_pmd_size")
+	if err != nil {
+		return mode, 0
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || n&(n-1) != 0 {
+		return mode, 0
+	}
+	return mode, uintptr(n)
 })
 
 // disabled reports whether GODEBUG turns the runtime's huge pages off.
@@ -42,9 +49,14 @@ func disabled() bool {
 var mu sync.Mutex
 
 func grow(n int) func() {
-	if n < 2*hugePage || enabled() != "madvise" || disabled() {
+	mode, hugePage := thp()
+	if mode != "madvise" || hugePage == 0 || uintptr(n) < 2*hugePage || disabled() {
 		return func() {}
 	}
+	// The collector's percent is the process's: two Grows at once must
+	// not put back each other's -1.
+	mu.Lock()
+	defer mu.Unlock()
 	// The heap grows by n bytes, in chunks of a huge page each: fresh
 	// memory is neither zeroed nor touched when allocated, but a span
 	// that begins in a free gap of memory used before is zeroed whole, so
@@ -52,12 +64,8 @@ func grow(n int) func() {
 	// Chunks that fill such gaps are zeroed (their pages are in memory
 	// already); the others stay untouched. No collection runs while they
 	// are made: one started by them would have them help it mark.
-	// The collector's percent is the process's: two Grows at once must
-	// not put back each other's -1.
-	mu.Lock()
-	defer mu.Unlock()
 	percent := debug.SetGCPercent(-1)
-	chunks := make([][]byte, n/hugePage)
+	chunks := make([][]byte, uintptr(n)/hugePage)
 	at := make([]uintptr, len(chunks))
 	for i := range chunks {
 		chunks[i] = make([]byte, hugePage)

@@ -16,7 +16,7 @@ import (
 // pages, in objects as small as a load's; done turns the advice off, and
 // the memory grown into without Grow is not.
 func TestGrow(t *testing.T) {
-	if m := enabled(); m != "madvise" {
+	if m, _ := thp(); m != "madvise" {
 		t.Skipf("transparent huge pages are %q on this system, not \"madvise\": Grow has nothing to do", m)
 	}
 	if disabled() {
