@@ -266,9 +266,6 @@ type Agent struct {
 	// Close (see workdir.go).
 	dir, scratch string
 	resumed      bool
-	// hugeDone ends the huge pages of the heap the resume's load grew
-	// into (see load); nil once ended, or when there were none.
-	hugeDone func()
 	// byHome is set when the store is the one Open made from Home.
 	byHome bool
 	// closers close what start opened, newest first (Close, or a failed
@@ -401,7 +398,7 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		// The file-history snapshots are read from the whole transcript,
 		// on another core, while the conversation is.
 		preload := func() { a.snaps = preloadSnapshots(ctx, from, key, o.Cwd) }
-		conv, a.hugeDone, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain, o.FitGC, preload)
+		conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain, o.FitGC, preload)
 		if err != nil {
 			a.release()
 			return nil, err
@@ -553,30 +550,27 @@ func pickIn(ctx context.Context, store transcript.Store, latest bool, ref string
 // transcript the turns make (see liveChain).
 //
 // With fitGC, the load sets the collector (loadGC) and backs the heap it
-// builds with huge pages (hugeheap.Grow); heapDone ends the latter, once
-// the work that follows the load is done too (the first turn's). It is
-// nil without fitGC, and when the load fails. beside, if not nil, starts
-// what runs beside the load, once the heap is grown: a goroutine running
-// while Grow collects would hold up its pauses.
-func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool, chain *liveChain, fitGC bool, beside func()) (_ *transcript.Conversation, heapDone func(), _ error) {
+// builds with huge pages while it runs (growHeap). beside, if not nil,
+// starts what runs beside the load, once the heap is grown: a goroutine
+// running while Grow collects would hold up its pauses.
+func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool, chain *liveChain, fitGC bool, beside func()) (*transcript.Conversation, error) {
 	src, err := store.OpenSource(ctx, key)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer src.Close()
 	size := src.Size()
-	var loaded func()
+	loaded, grown := func() {}, func() {}
 	if fitGC {
 		loaded = loadGC()
-		heapDone = hugeheap.Grow(loadHeap(size))
+		grown = growHeap(loadHeap(size))
 	}
 	if beside != nil {
 		beside()
 	}
 	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache, Map: mapped})
-	if loaded != nil {
-		loaded()
-	}
+	grown()
+	loaded()
 	if chain != nil {
 		if err != nil {
 			chain.forget()
@@ -585,17 +579,17 @@ func load(ctx context.Context, store transcript.Store, key string, newUUID func(
 		}
 	}
 	if err != nil {
-		if heapDone != nil {
-			heapDone()
-		}
 		where := key
 		if fs, ok := store.(*transcript.FileStore); ok {
 			where = fs.Path(key)
 		}
-		return nil, nil, fmt.Errorf("load %s: %w", where, err)
+		return nil, fmt.Errorf("load %s: %w", where, err)
 	}
-	return conv, heapDone, nil
+	return conv, nil
 }
+
+// growHeap is hugeheap.Grow; tests see through it what a load asks.
+var growHeap = hugeheap.Grow
 
 // start opens the transcript for appending and builds the engine. What
 // it opens is on a.closers, which a failed start leaves for Open to close.
@@ -907,7 +901,7 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 	if err := a.writer.Flush(ctx); err != nil {
 		return nil, err
 	}
-	conv, _, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false, &a.chain, false, nil)
+	conv, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false, &a.chain, false, nil)
 	if errors.Is(err, transcript.ErrNotFound) {
 		return &transcript.Conversation{SessionID: a.id}, nil
 	}
@@ -972,18 +966,9 @@ func (a *Agent) Run(ctx context.Context, text string) iter.Seq2[engine.Event, er
 	}
 	events := a.ext.duringTurn(a.afterTurn(ctx, len(a.engine.History()), listed(a.engine.Run(ctx, in))))
 	if a.opts.FitGC {
-		events = refitAfter(events, a.endLoadHeap)
+		events = refitAfter(events)
 	}
 	return events
-}
-
-// endLoadHeap ends the huge pages of the heap a resume's load grew into
-// (see load), once: after the first turn, or at Close.
-func (a *Agent) endLoadHeap() {
-	if a.hugeDone != nil {
-		a.hugeDone()
-		a.hugeDone = nil
-	}
 }
 
 // system is the system prompt of the next request; with
@@ -1184,7 +1169,6 @@ func written(ctx context.Context, w *transcript.Writer, store transcript.Store, 
 
 // Close waits for the transcript to be written and releases the session.
 func (a *Agent) Close() error {
-	a.endLoadHeap()
 	err := a.closeAll()
 	a.release()
 	return err

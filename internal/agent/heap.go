@@ -95,10 +95,9 @@ const (
 )
 
 // refitAfter fits the collector again (fitGC) once a turn's events end,
-// however they end, and then calls then.
-func refitAfter(events iter.Seq2[engine.Event, error], then func()) iter.Seq2[engine.Event, error] {
+// however they end.
+func refitAfter(events iter.Seq2[engine.Event, error]) iter.Seq2[engine.Event, error] {
 	return func(yield func(engine.Event, error) bool) {
-		defer then()
 		defer fitGC(heapLive)
 		for ev, err := range events {
 			if !yield(ev, err) {

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/transcript"
 	"github.com/cairn-dev/cairn/transcript/transcripttest"
 )
@@ -86,9 +85,9 @@ func TestLoadGC(t *testing.T) {
 	}
 }
 
-// TestLoadHeap: a load with fitGC gives the function that ends its huge
-// pages (one without gives none), and refitAfter calls it once a turn's
-// events are over, also when their reader stops early.
+// TestLoadHeap: a load with fitGC backs the heap it builds with huge
+// pages, as much as loadHeap says for the file's size, and ends that
+// before it returns; one without asks for none.
 func TestLoadHeap(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
@@ -101,30 +100,32 @@ func TestLoadHeap(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
+	src, err := store.OpenSource(t.Context(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := src.Size()
+	src.Close()
+	defer func(g func(int) func()) { growHeap = g }(growHeap)
 	for _, fit := range []bool{false, true} {
-		conv, done, err := load(t.Context(), store, "s", nil, nil, nil, false, nil, fit, nil)
+		var asked []int
+		ended := 0
+		growHeap = func(n int) func() {
+			asked = append(asked, n)
+			return func() { ended++ }
+		}
+		conv, err := load(t.Context(), store, "s", nil, nil, nil, false, nil, fit, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := len(conv.FromFile()); n != 3 {
 			t.Fatalf("load: %d entries, want 3", n)
 		}
-		if (done != nil) != fit {
-			t.Errorf("load with fitGC %v: heapDone set %v", fit, done != nil)
+		switch {
+		case !fit && len(asked) != 0:
+			t.Errorf("a load without fitGC grew the heap: %v", asked)
+		case fit && (len(asked) != 1 || asked[0] != loadHeap(size) || ended != 1):
+			t.Errorf("a load with fitGC of %d bytes grew the heap by %v and ended that %d times; want [%d], once", size, asked, ended, loadHeap(size))
 		}
-	}
-	events := func(yield func(engine.Event, error) bool) {
-		for range 3 {
-			if !yield(engine.Event{}, nil) {
-				return
-			}
-		}
-	}
-	called := 0
-	for range refitAfter(events, func() { called++ }) {
-		break
-	}
-	if called != 1 {
-		t.Errorf("a turn read in part: then called %d times, want 1", called)
 	}
 }

@@ -91,10 +91,10 @@ func loadSession(cmd *cobra.Command, env Env, ref string, opts transcript.LoadOp
 		return nil, err
 	}
 	defer src.Close()
-	// The command ends once it has written the session out: the heap the
-	// load builds is backed by huge pages for the rest of its life.
-	hugeheap.Grow(int(transcript.HeapOf(src.Size())))
+	// The heap the load builds is backed by huge pages.
+	grown := hugeheap.Grow(int(transcript.HeapOf(src.Size())))
 	conv, err := transcript.Load(cmd.Context(), src, opts)
+	grown()
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}

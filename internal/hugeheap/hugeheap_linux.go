@@ -1,9 +1,11 @@
 package hugeheap
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +37,8 @@ var thp = sync.OnceValues(func() (mode string, size uintptr) {
 	return mode, uintptr(n)
 })
 
-// disabled reports whether GODEBUG turns the runtime's huge pages off.
+// disabled reports whether GODEBUG, as the environment sets it, turns the
+// runtime's huge pages off.
 func disabled() bool {
 	for _, kv := range strings.Split(os.Getenv("GODEBUG"), ",") {
 		if strings.TrimSpace(kv) == "disablethp=1" {
@@ -50,20 +53,24 @@ var mu sync.Mutex
 
 func grow(n int) func() {
 	mode, hugePage := thp()
-	if mode != "madvise" || hugePage == 0 || uintptr(n) < 2*hugePage || disabled() {
+	if mode != "madvise" || hugePage == 0 || disabled() {
 		return func() {}
 	}
 	// The collector's percent is the process's: two Grows at once must
 	// not put back each other's -1.
 	mu.Lock()
 	defer mu.Unlock()
+	if n = min(n, room()); n <= 0 || uintptr(n) < 2*hugePage {
+		return func() {}
+	}
 	// The heap grows by n bytes, in chunks of a huge page each: fresh
 	// memory is neither zeroed nor touched when allocated, but a span
 	// that begins in a free gap of memory used before is zeroed whole, so
 	// a single span of n bytes could touch most of them a page at a time.
 	// Chunks that fill such gaps are zeroed (their pages are in memory
 	// already); the others stay untouched. No collection runs while they
-	// are made: one started by them would have them help it mark.
+	// are made (room keeps them under the memory limit, which would call
+	// for one): a collection started by them would have them help it mark.
 	percent := debug.SetGCPercent(-1)
 	chunks := make([][]byte, uintptr(n)/hugePage)
 	at := make([]uintptr, len(chunks))
@@ -105,6 +112,27 @@ func grow(n int) func() {
 		})
 	}
 }
+
+// room is how much the heap can grow by under the memory limit (see
+// debug.SetMemoryLimit) before the collector must run, less a margin for
+// what else allocates meanwhile; the most an int holds when there is no
+// limit.
+func room() int {
+	limit := debug.SetMemoryLimit(-1)
+	if limit == math.MaxInt64 {
+		return math.MaxInt
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	used := int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+	return int(max(0, limit-used-limitMargin))
+}
+
+// limitMargin is what room leaves under the memory limit.
+const limitMargin = 16 << 20
 
 // advise gives the kernel advice on the addresses from lo to hi. The range
 // may hold memory in use: the advice on how to back it reads or writes
