@@ -398,11 +398,15 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		// The file-history snapshots are read from the whole transcript,
 		// on another core, while the conversation is.
 		preload := func() { a.snaps = preloadSnapshots(ctx, from, key, o.Cwd) }
-		conv, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain, o.FitGC, preload)
+		var grown func()
+		conv, grown, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain, o.FitGC, preload)
 		if err != nil {
 			a.release()
 			return nil, err
 		}
+		// What the start builds on the conversation (its messages, the
+		// tools' state) goes on in the huge pages the load grew into.
+		defer grown()
 		a.Warnings = conv.Warnings
 		a.resumed = true
 		a.from, a.fromKey, a.fromID = from, key, cmp.Or(conv.SessionID, key)
@@ -550,13 +554,15 @@ func pickIn(ctx context.Context, store transcript.Store, latest bool, ref string
 // transcript the turns make (see liveChain).
 //
 // With fitGC, the load sets the collector (loadGC) and backs the heap it
-// builds with huge pages while it runs (growHeap). beside, if not nil,
-// starts what runs beside the load, once the heap is grown: a goroutine
-// running while Grow collects would hold up its pauses.
-func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool, chain *liveChain, fitGC bool, beside func()) (*transcript.Conversation, error) {
+// builds with huge pages (growHeap, loadHeap): grown ends that, and the
+// caller calls it once what it builds on the conversation is built (for a
+// failed load, load has). Without fitGC, grown does nothing. beside, if
+// not nil, starts what runs beside the load, once the heap is grown: a
+// goroutine running while Grow collects would hold up its pauses.
+func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool, chain *liveChain, fitGC bool, beside func()) (_ *transcript.Conversation, grown func(), _ error) {
 	src, err := store.OpenSource(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer src.Close()
 	size := src.Size()
@@ -569,7 +575,6 @@ func load(ctx context.Context, store transcript.Store, key string, newUUID func(
 		beside()
 	}
 	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache, Map: mapped})
-	grown()
 	loaded()
 	if chain != nil {
 		if err != nil {
@@ -579,13 +584,14 @@ func load(ctx context.Context, store transcript.Store, key string, newUUID func(
 		}
 	}
 	if err != nil {
+		grown()
 		where := key
 		if fs, ok := store.(*transcript.FileStore); ok {
 			where = fs.Path(key)
 		}
-		return nil, fmt.Errorf("load %s: %w", where, err)
+		return nil, nil, fmt.Errorf("load %s: %w", where, err)
 	}
-	return conv, nil
+	return conv, grown, nil
 }
 
 // growHeap is hugeheap.Grow; tests see through it what a load asks.
@@ -901,7 +907,7 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 	if err := a.writer.Flush(ctx); err != nil {
 		return nil, err
 	}
-	conv, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false, &a.chain, false, nil)
+	conv, _, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false, &a.chain, false, nil)
 	if errors.Is(err, transcript.ErrNotFound) {
 		return &transcript.Conversation{SessionID: a.id}, nil
 	}

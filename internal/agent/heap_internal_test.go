@@ -86,8 +86,8 @@ func TestLoadGC(t *testing.T) {
 }
 
 // TestLoadHeap: a load with fitGC backs the heap it builds with huge
-// pages, as much as loadHeap says for the file's size, and ends that
-// before it returns; one without asks for none.
+// pages, as much as loadHeap says for the file's size, and leaves ending
+// that to its caller; one without asks for none.
 func TestLoadHeap(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
@@ -114,18 +114,22 @@ func TestLoadHeap(t *testing.T) {
 			asked = append(asked, n)
 			return func() { ended++ }
 		}
-		conv, err := load(t.Context(), store, "s", nil, nil, nil, false, nil, fit, nil)
+		conv, grown, err := load(t.Context(), store, "s", nil, nil, nil, false, nil, fit, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := len(conv.FromFile()); n != 3 {
 			t.Fatalf("load: %d entries, want 3", n)
 		}
+		if ended != 0 {
+			t.Errorf("load with fitGC %v ended the huge pages itself", fit)
+		}
+		grown()
 		switch {
 		case !fit && len(asked) != 0:
 			t.Errorf("a load without fitGC grew the heap: %v", asked)
 		case fit && (len(asked) != 1 || asked[0] != loadHeap(size) || ended != 1):
-			t.Errorf("a load with fitGC of %d bytes grew the heap by %v and ended that %d times; want [%d], once", size, asked, ended, loadHeap(size))
+			t.Errorf("a load with fitGC of %d bytes grew the heap by %v, ended by grown %d times; want [%d], once", size, asked, ended, loadHeap(size))
 		}
 	}
 }
