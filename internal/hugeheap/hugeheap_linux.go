@@ -38,14 +38,16 @@ var thp = sync.OnceValues(func() (mode string, size uintptr) {
 })
 
 // disabled reports whether GODEBUG, as the environment sets it, turns the
-// runtime's huge pages off.
+// runtime's huge pages off (disablethp=1; the last setting wins, as the
+// runtime reads it).
 func disabled() bool {
+	off := false
 	for _, kv := range strings.Split(os.Getenv("GODEBUG"), ",") {
-		if strings.TrimSpace(kv) == "disablethp=1" {
-			return true
+		if v, ok := strings.CutPrefix(strings.TrimSpace(kv), "disablethp="); ok {
+			off = v == "1"
 		}
 	}
-	return false
+	return off
 }
 
 // mu serialises grow.
