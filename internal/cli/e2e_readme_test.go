@@ -47,7 +47,11 @@ func TestReadmeScreens(t *testing.T) {
 	x := p.startUI(t, 220, 40, nil)
 	x.waitFor("MCP servers ready")
 	x.typeKeys("fix the parser", "Enter")
-	shot("The todo checklist, kept above the prompt while it changes", region(x.waitFor("Working on it."), "> fix the parser", "───"))
+	// The reply shows a moment before the turn ends and its spinner goes.
+	done := x.waitUntil("the reply, the turn over", func(s string) bool {
+		return strings.Contains(s, "Working on it.") && !strings.Contains(s, "esc to interrupt")
+	})
+	shot("The todo checklist, kept above the prompt while it changes", region(done, "> fix the parser", "───"))
 	for _, c := range []struct{ command, title, until string }{
 		{"/status", "/status", "Settings:"},
 		{"/model", "/model", "Switch with"},
