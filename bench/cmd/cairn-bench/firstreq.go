@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cairn-dev/cairn/session"
 )
 
@@ -36,6 +38,7 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	resume := fs.String("resume", "", "a transcript to resume (copied into a temporary home)")
 	n := fs.Int("n", 5, "runs of each program")
 	tsv := fs.Bool("tsv", false, "print one tab-separated line per program: name, median seconds, median peak RSS bytes, body bytes")
+	reread := fs.Bool("reread", false, rereadUsage)
 	var extra []string
 	fs.Func("env", "K=V added to cairn's environment (repeatable), such as GOGC=200", func(s string) error {
 		if !strings.Contains(s, "=") {
@@ -50,7 +53,7 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if *bin == "" {
 		return usageError{"firstreq: -cairn BIN is required"}
 	}
-	progs, err := programsOf(*bin, *claude, extra)
+	progs, err := programsOf(*bin, *claude, extra, *reread)
 	if err != nil {
 		return err
 	}
@@ -95,7 +98,7 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 // programsOf is cairn (bin, run with env added to its environment) and,
 // when claudeBin is set, Claude Code, by absolute paths: the programs a
 // bench runs in turns.
-func programsOf(bin, claudeBin string, env []string) ([]program, error) {
+func programsOf(bin, claudeBin string, env []string, reread bool) ([]program, error) {
 	progs := []program{{name: "cairn", bin: bin, env: env}}
 	if claudeBin != "" {
 		progs = append(progs, program{name: "claude", bin: claudeBin})
@@ -106,8 +109,36 @@ func programsOf(bin, claudeBin string, env []string) ([]program, error) {
 			return nil, err
 		}
 		progs[i].bin = abs
+		if reread {
+			if err := rereadFile(abs); err != nil {
+				return nil, fmt.Errorf("-reread %s: %w", abs, err)
+			}
+		}
 	}
 	return progs, nil
+}
+
+// rereadUsage is the -reread flag's text.
+const rereadUsage = "first drop each program's binary from the page cache and read it back (as after a restart): the memory its pages take then does not depend on how the file was written, which alone moves peak RSS by up to 11 MB between copies of one binary"
+
+// rereadFile drops the file at path (a symbolic link is followed) from
+// the page cache and reads it back whole, so its pages are cached as a
+// read, not a write, left them. The file is flushed first: the cache
+// keeps pages not yet written back (a binary just built).
+func rereadFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, f)
+	return err
 }
 
 type program struct {

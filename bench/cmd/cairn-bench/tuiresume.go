@@ -35,6 +35,7 @@ func tuiResumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	n := fs.Int("n", 5, "runs of each program")
 	poll := fs.Duration("poll", 50*time.Millisecond, "how often the screen is captured")
 	tsv := fs.Bool("tsv", false, "print one tab-separated line per program: name, median seconds, median peak RSS bytes")
+	reread := fs.Bool("reread", false, rereadUsage)
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func tuiResumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	progs, err := programsOf(*bin, *claude, nil)
+	progs, err := programsOf(*bin, *claude, nil, *reread)
 	if err != nil {
 		return err
 	}
