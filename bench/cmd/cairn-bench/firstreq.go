@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,12 +34,8 @@ import (
 // from the process's start to then, and the body's size is reported.
 func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("firstreq")
-	bin := fs.String("cairn", "", "the cairn binary")
-	claude := fs.String("claude", "", "also run this Claude Code binary, alternating with cairn")
-	resume := fs.String("resume", "", "a transcript to resume (copied into a temporary home)")
-	n := fs.Int("n", 5, "runs of each program")
+	pf := newBenchFlags(fs)
 	tsv := fs.Bool("tsv", false, "print one tab-separated line per program: name, median seconds, median peak RSS bytes, body bytes")
-	reread := fs.Bool("reread", false, rereadUsage)
 	var extra []string
 	fs.Func("env", "K=V added to cairn's environment (repeatable), such as GOGC=200", func(s string) error {
 		if !strings.Contains(s, "=") {
@@ -50,10 +47,11 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
-	if *bin == "" {
+	resume, n := pf.resume, pf.n
+	if *pf.bin == "" {
 		return usageError{"firstreq: -cairn BIN is required"}
 	}
-	progs, err := programsOf(*bin, *claude, extra, *reread)
+	progs, err := pf.programs(extra)
 	if err != nil {
 		return err
 	}
@@ -95,13 +93,31 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// programsOf is cairn (bin, run with env added to its environment) and,
-// when claudeBin is set, Claude Code, by absolute paths: the programs a
-// bench runs in turns.
-func programsOf(bin, claudeBin string, env []string, reread bool) ([]program, error) {
-	progs := []program{{name: "cairn", bin: bin, env: env}}
-	if claudeBin != "" {
-		progs = append(progs, program{name: "claude", bin: claudeBin})
+// benchFlags are the flags of the benches that run cairn and Claude Code
+// in turns (firstreq, tuiresume).
+type benchFlags struct {
+	bin, claude, resume *string
+	n                   *int
+	reread              *bool
+}
+
+func newBenchFlags(fs *flag.FlagSet) benchFlags {
+	return benchFlags{
+		bin:    fs.String("cairn", "", "the cairn binary"),
+		claude: fs.String("claude", "", "also run this Claude Code binary, alternating with cairn"),
+		resume: fs.String("resume", "", "a transcript to resume (copied into a temporary home)"),
+		n:      fs.Int("n", 5, "runs of each program"),
+		reread: fs.Bool("reread", false, rereadUsage),
+	}
+}
+
+// programs is cairn (run with env added to its environment) and, with
+// -claude, Claude Code, by absolute paths: the programs a bench runs in
+// turns, each read back first with -reread.
+func (f benchFlags) programs(env []string) ([]program, error) {
+	progs := []program{{name: "cairn", bin: *f.bin, env: env}}
+	if *f.claude != "" {
+		progs = append(progs, program{name: "claude", bin: *f.claude})
 	}
 	for i := range progs {
 		abs, err := filepath.Abs(progs[i].bin)
@@ -109,7 +125,7 @@ func programsOf(bin, claudeBin string, env []string, reread bool) ([]program, er
 			return nil, err
 		}
 		progs[i].bin = abs
-		if reread {
+		if *f.reread {
 			if err := rereadFile(abs); err != nil {
 				return nil, fmt.Errorf("-reread %s: %w", abs, err)
 			}

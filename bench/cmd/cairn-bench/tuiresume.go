@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +15,9 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/cairn-dev/cairn/bench/longrun"
+	"github.com/cairn-dev/cairn/internal/jsonl"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 // tuiResumeCmd measures how long `cairn -r ID` takes, in the terminal UI,
@@ -29,17 +30,14 @@ import (
 // is seeded so that it asks nothing first (onboarding, trust, the key).
 func tuiResumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("tuiresume")
-	bin := fs.String("cairn", "", "the cairn binary")
-	claude := fs.String("claude", "", "also run this Claude Code binary, alternating with cairn")
-	resume := fs.String("resume", "", "the transcript to resume (copied into a temporary home)")
-	n := fs.Int("n", 5, "runs of each program")
+	pf := newBenchFlags(fs)
 	poll := fs.Duration("poll", 50*time.Millisecond, "how often the screen is captured")
 	tsv := fs.Bool("tsv", false, "print one tab-separated line per program: name, median seconds, median peak RSS bytes")
-	reread := fs.Bool("reread", false, rereadUsage)
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
-	if *bin == "" || *resume == "" {
+	resume, n := pf.resume, pf.n
+	if *pf.bin == "" || *resume == "" {
 		return usageError{"tuiresume: -cairn BIN and -resume FILE are required"}
 	}
 	if _, err := exec.LookPath("tmux"); err != nil {
@@ -53,7 +51,7 @@ func tuiResumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	progs, err := programsOf(*bin, *claude, nil, *reread)
+	progs, err := pf.programs(nil)
 	if err != nil {
 		return err
 	}
@@ -80,9 +78,9 @@ func tuiResumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// lastAssistantText returns the start of the last assistant text block of
-// the transcript's last lines, as a screen shows it: the first words of
-// its first line.
+// lastAssistantText returns the start of the transcript's last assistant
+// text, as a screen shows it: the first words of its first line. It reads
+// the file from its end (jsonl.Backward), at most 4 MB of it.
 func lastAssistantText(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -93,27 +91,25 @@ func lastAssistantText(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tail := min(st.Size(), 4<<20)
-	buf := make([]byte, tail)
-	if _, err := f.ReadAt(buf, st.Size()-tail); err != nil && err != io.EOF {
-		return "", err
-	}
-	lines := bytes.Split(buf, []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		var e struct {
-			Type    string `json:"type"`
-			Message struct {
-				Content []struct {
-					Type string `json:"type"`
-					Text string `json:"text"`
-				} `json:"content"`
-			} `json:"message"`
+	sc := jsonl.NewBackward(f, st.Size(), 0, 0, nil)
+	for sc.Offset() > st.Size()-4<<20 {
+		line, ok, err := sc.Next()
+		if err != nil {
+			return "", err
 		}
-		if json.Unmarshal(lines[i], &e) != nil || e.Type != "assistant" {
+		if !ok {
+			break
+		}
+		e, err := transcript.DecodeEntry(line.Bytes)
+		if err != nil || e.Type != transcript.TypeAssistant {
 			continue
 		}
-		for _, b := range e.Message.Content {
-			if b.Type != "text" || strings.TrimSpace(b.Text) == "" {
+		m, ok, err := e.DecodeMessage()
+		if err != nil || !ok {
+			continue
+		}
+		for _, b := range m.Content {
+			if b.Type != model.BlockText {
 				continue
 			}
 			if words := plainWords(b.Text); len(words) > 0 {
