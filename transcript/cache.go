@@ -48,19 +48,17 @@ type LineCache struct {
 
 // cachedLine is what one line gave the loader: an entry (for a line off
 // the chain, its record: see recordOf), or the warnings that said why it
-// was skipped; n and sum are the length and hash of the line (see
-// lineSum), which stand for its bytes. A line the load did not sum (a
-// prefix's, but for its last) has n -1 and its length in sum, and is
-// never matched.
+// was skipped.
 type cachedLine struct {
 	off int64
 	e   *Entry
 	// warns is nil but for the few lines that gave warnings: a line
 	// cached is a few words, for each line of the file.
 	warns *[]string
-	// n and sum are the length and hash of the line (lineSum). A line
-	// read after the load stopped summing has n -1 and its raw length in
-	// sum, for sumAgain to read it by.
+	// n and sum are the length and hash of the line (lineSum), which
+	// stand for its bytes. A line read after the load stopped summing
+	// has n -1 and its raw length in sum, for sumAgain to read it by; it
+	// is never matched.
 	sum uint64
 	n   int32 // a line is at most jsonl.MaxLineBytes
 }
@@ -198,8 +196,9 @@ func recordOf(e *Entry) *Entry {
 		return e
 	case e.Type == TypeLastPrompt:
 		return &Entry{Type: TypeLastPrompt, LeafUUID: strings.Clone(e.LeafUUID), LastPrompt: strings.Clone(e.LastPrompt)}
+	default: // a custom title, the one type recordOnly leaves
+		return &Entry{Type: TypeCustomTitle, CustomTitle: strings.Clone(e.CustomTitle)}
 	}
-	return &Entry{Type: TypeCustomTitle, CustomTitle: strings.Clone(e.CustomTitle)}
 }
 
 // lookup returns what the line at off gave when it was decoded, if its

@@ -80,11 +80,7 @@ func newContextCmd(env Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var rep *contextReport
-			err = filemap.Guard(func() (err error) {
-				rep, err = buildContextReport(cmd.Context(), env, conv, modelName, nil)
-				return err
-			})
+			rep, err := guardedContextReport(cmd.Context(), env, conv, modelName, nil)
 			if err != nil {
 				return err
 			}
@@ -120,8 +116,8 @@ func sessionRef(cmd *cobra.Command, env Env, a []string) (string, error) {
 // liveContextReport is /context of an open session: its conversation as
 // the transcript has it, measured with what the session knows of its
 // next request. Entries the session kept from its resume may be in the
-// transcript's mapping, so the report is built under filemap.Guard: a file
-// cut shorter is an error, not a crash.
+// transcript's mapping, so the report is built under filemap.Guard
+// (guardedContextReport).
 func liveContextReport(ctx context.Context, env Env, a *agent.Agent) (*contextReport, error) {
 	conv, err := a.Conversation(ctx)
 	if err != nil {
@@ -131,9 +127,15 @@ func liveContextReport(ctx context.Context, env Env, a *agent.Agent) (*contextRe
 	if err != nil {
 		return nil, err
 	}
-	var rep *contextReport
-	err = filemap.Guard(func() (err error) {
-		rep, err = buildContextReport(ctx, env, conv, a.ModelName(), live)
+	return guardedContextReport(ctx, env, conv, a.ModelName(), live)
+}
+
+// guardedContextReport is buildContextReport under filemap.Guard: a
+// conversation loaded mapped whose file was cut shorter since is an
+// error naming it, not a crash.
+func guardedContextReport(ctx context.Context, env Env, conv *transcript.Conversation, modelName string, live *liveSession) (rep *contextReport, err error) {
+	err = filemap.Guard(func() error {
+		rep, err = buildContextReport(ctx, env, conv, modelName, live)
 		return err
 	})
 	return rep, err

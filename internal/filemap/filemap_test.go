@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/cairn-dev/cairn/internal/filemap"
-	"strconv"
-	"unsafe"
 )
 
 // mapFile writes data to a file of its own and maps it from off to its

@@ -79,6 +79,13 @@ func (r *toolResult) Text() string {
 	return r.text
 }
 
+// failed reports whether the call failed; a resumed result's text is read
+// first (Text), since it may turn out an error.
+func (r *toolResult) failed() bool {
+	r.Text()
+	return r.isError
+}
+
 type renderCache struct {
 	width, version int
 	expanded, ok   bool

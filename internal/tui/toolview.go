@@ -14,21 +14,18 @@ import (
 // tool renders a tool call: a line naming it, then its result collapsed
 // to a line or two (all of it when expanded), or the diff of an edit.
 func (r *renderer) tool(it *item, width int) []string {
-	if todos, ok := todosOf(it.call); ok && it.result != nil && !it.result.isError {
+	if todos, ok := todosOf(it.call); ok && it.result != nil && !it.result.failed() {
 		return r.todoCall(todos, width)
 	}
 	head := it.call.Name
 	if arg := r.callArg(it.call.Name, it.call.Input); arg != "" {
 		head += "(" + arg + ")"
 	}
-	if it.result != nil {
-		it.result.Text() // a resumed result's text is read first: it may turn out an error
-	}
 	bullet := r.st.tool.Render("● ")
 	switch {
 	case it.result == nil:
 		bullet = r.st.dim.Render("○ ")
-	case it.result.isError:
+	case it.result.failed():
 		bullet = r.st.toolErr.Render("● ")
 	}
 	out := []string{bullet + r.st.bold.Render(truncate(head, width-2))}
@@ -39,7 +36,7 @@ func (r *renderer) tool(it *item, width int) []string {
 		return append(out, r.st.dim.Render("  ⎿  Running…"))
 	}
 	res := it.result
-	if t, known := r.lookup(it.call.Name); !res.isError && known && tool.Writes(t, it.call.Input) {
+	if t, known := r.lookup(it.call.Name); !res.failed() && known && tool.Writes(t, it.call.Input) {
 		p, ok := patchOf(res.detail)
 		if !ok {
 			p, ok = patchFromInput(it.call.Input)
@@ -59,7 +56,7 @@ func (r *renderer) tool(it *item, width int) []string {
 	}
 	text := strings.TrimRight(res.Text(), "\n")
 	style := r.st.toolOK
-	if res.isError {
+	if res.failed() {
 		style = r.st.toolErr
 	}
 	if text == "" {

@@ -197,7 +197,7 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	memProfile := fs.String("memprofile", "", "write a heap profile, taken once the messages are built, to this file")
 	mapped := fs.Bool("map", false, "keep the messages in the file's mapping, as a headless resume does (LoadOptions.Map)")
 	cached := fs.Bool("cache", false, "fill a LineCache, as a session that goes on in the file does (LoadOptions.Cache)")
-	huge := fs.Bool("huge", true, "back the heap the load builds with huge pages, as a resume does (hugeheap.Grow); -huge=false for the plain heap")
+	huge := fs.Bool("huge", true, "back the heap the load builds with huge pages (hugeheap.Grow by transcript.HeapOf; a resume grows a quarter more, for its start); -huge=false for the plain heap")
 	if err := parseFlags(fs, args, 1); err != nil {
 		return err
 	}
