@@ -98,7 +98,7 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 type benchFlags struct {
 	bin, claude, resume *string
 	n                   *int
-	reread              *bool
+	pages               *string
 }
 
 func newBenchFlags(fs *flag.FlagSet) benchFlags {
@@ -107,13 +107,16 @@ func newBenchFlags(fs *flag.FlagSet) benchFlags {
 		claude: fs.String("claude", "", "also run this Claude Code binary, alternating with cairn"),
 		resume: fs.String("resume", "", "a transcript to resume (copied into a temporary home)"),
 		n:      fs.Int("n", 5, "runs of each program"),
-		reread: fs.Bool("reread", false, rereadUsage),
+		pages:  fs.String("pages", "as-is", pagesUsage),
 	}
 }
 
+// pagesUsage is the -pages flag's text.
+const pagesUsage = `the binaries' pages in the page cache before the runs: "as-is", as whatever last wrote or read them left them (a binary just built: as the build wrote it); "dropped", dropped, so the first run reads its binary from disk as the first run after a restart does, and the runs after it find the pages that run faulted in; "read", dropped and read back whole, the worst case (a read of the whole file caches it in large folios, which a fault maps whole). Peak RSS counts the binary's mapped pages, so it moves by up to 20 MB with this state`
+
 // programs is cairn (run with env added to its environment) and, with
 // -claude, Claude Code, by absolute paths: the programs a bench runs in
-// turns, each read back first with -reread.
+// turns, their pages in the page cache as -pages asks.
 func (f benchFlags) programs(env []string) ([]program, error) {
 	progs := []program{{name: "cairn", bin: *f.bin, env: env}}
 	if *f.claude != "" {
@@ -125,23 +128,25 @@ func (f benchFlags) programs(env []string) ([]program, error) {
 			return nil, err
 		}
 		progs[i].bin = abs
-		if *f.reread {
-			if err := rereadFile(abs); err != nil {
-				return nil, fmt.Errorf("-reread %s: %w", abs, err)
-			}
+		if err := setPages(abs, *f.pages); err != nil {
+			return nil, fmt.Errorf("-pages %s: %s: %w", *f.pages, abs, err)
 		}
 	}
 	return progs, nil
 }
 
-// rereadUsage is the -reread flag's text.
-const rereadUsage = "first drop each program's binary from the page cache and read it back (as after a restart): the memory its pages take then does not depend on how the file was written, which alone moves peak RSS by up to 11 MB between copies of one binary"
-
-// rereadFile drops the file at path (a symbolic link is followed) from
-// the page cache and reads it back whole, so its pages are cached as a
-// read, not a write, left them. The file is flushed first: the cache
-// keeps pages not yet written back (a binary just built).
-func rereadFile(path string) error {
+// setPages leaves the file at path (a symbolic link is followed) in the
+// page cache as -pages names it: "as-is" does nothing; "dropped" drops it
+// (flushed first: the cache keeps pages not yet written back, as a binary
+// just built has); "read" drops it and reads it back whole, so its pages
+// are cached as a read, not a write, left them.
+func setPages(path, state string) error {
+	if state == "as-is" {
+		return nil
+	}
+	if state != "dropped" && state != "read" {
+		return usageError{fmt.Sprintf("-pages %q: want as-is, dropped or read", state)}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -153,7 +158,9 @@ func rereadFile(path string) error {
 	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 		return err
 	}
-	_, err = io.Copy(io.Discard, f)
+	if state == "read" {
+		_, err = io.Copy(io.Discard, f)
+	}
 	return err
 }
 
