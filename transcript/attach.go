@@ -30,7 +30,7 @@ const SkillListingIntro = "The following skills are available for use with the S
 // them.
 func (e *Entry) AttachmentType() string {
 	members := jsonscan.Members
-	if within(e.Attachment, e.body) {
+	if within(e.Attachment, e.bodyBytes()) {
 		members = jsonscan.TrustedMembers // checked with its line
 	}
 	var typ []byte

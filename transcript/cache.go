@@ -147,6 +147,17 @@ func (c *LineCache) record(prefix int64, lines []cachedLine) {
 	c.m = m
 }
 
+// Forget drops every line the cache holds, for a file whose lines so far
+// no load will read again: a compact boundary was appended to it, and a
+// load reads back to the last one. The entries of a long conversation
+// then need not stay in memory after its compaction. The next load reads
+// the file back to where it stops.
+func (c *LineCache) Forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m, c.prefix, c.lines = nil, 0, nil
+}
+
 // thinRecords keeps of a prefix's last-prompt records and titles only
 // those a load can take: it gives the prefix's lines newest first, and
 // the first record with a leaf, with a text, the first title with a name,

@@ -27,6 +27,10 @@ func TestLineCacheHoldsOnce(t *testing.T) {
 	if len(cache.m) != 0 {
 		t.Errorf("the map still holds %d entries the prefix holds", len(cache.m))
 	}
+	cache.Forget()
+	if cache.prefix != 0 || cache.lines != nil || cache.m != nil {
+		t.Errorf("after Forget: prefix %d, %d lines, %d in the map; want nothing held", cache.prefix, len(cache.lines), len(cache.m))
+	}
 }
 
 // TestLineCacheSharesEntries: a cached load keeps one entry for each
@@ -63,7 +67,7 @@ func TestLineCacheSharesEntries(t *testing.T) {
 		switch {
 		case cl.e == nil:
 		case !cl.e.IsChain():
-			if cl.e.body != nil {
+			if cl.e.body != "" {
 				t.Errorf("the %s line at byte %d keeps its body in the cache", cl.e.Type, cl.off)
 			}
 		case cl.e.UUID == side:

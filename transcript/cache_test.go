@@ -215,3 +215,55 @@ func TestLineCacheDrainChangesNothing(t *testing.T) {
 		t.Errorf("last prompt %q, %d bytes read: want none (the chain after the compaction has none) from the whole file cached", c.LastPrompt, c.BytesRead)
 	}
 }
+
+// TestLineCacheForget: a cache that forgot what it held (a compaction was
+// written) gives what a fresh load gives, and reads the file back only to
+// the last compact boundary, not the whole of it again.
+func TestLineCacheForget(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.jsonl")
+	generateFile(t, full, gen.Options{Size: 1200 << 10, Seed: 7, CompactEvery: 400 << 10})
+	b, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	first, last := -1, -1
+	for i, l := range lines {
+		if strings.Contains(l, `"subtype":"compact_boundary"`) {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		t.Fatal("no compaction in the generated session")
+	}
+	// Before its first compaction, a load reads the whole file: the cache
+	// then holds all of it.
+	path := filepath.Join(dir, "s.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:first], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cache := &transcript.LineCache{}
+	check := func(step string) *transcript.Conversation {
+		t.Helper()
+		fresh, cached := loadWith(t, path, nil), loadWith(t, path, cache)
+		if diff := cmp.Diff(summarize(fresh), summarize(cached)); diff != "" {
+			t.Errorf("%s: the cached load differs from a fresh one (-fresh +cached):\n%s", step, diff)
+		}
+		return cached
+	}
+	check("before the compaction")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cache.Forget()
+	c := check("compacted, the cache forgotten")
+	after := int64(len(strings.Join(lines[last:], "")))
+	if c.BytesRead >= int64(len(b)) || c.BytesRead < after {
+		t.Errorf("the load after Forget read %d bytes of %d; the last compaction's boundary is %d bytes from the end", c.BytesRead, len(b), after)
+	}
+	check("again")
+}

@@ -88,11 +88,12 @@ func recordedRole(e *Entry) (role string, ok bool) {
 // the map of all of them: attachment lines are asked for one or two each
 // time a conversation is sent.
 func (e *Entry) unknownMember(name string) (json.RawMessage, bool) {
-	if e.unknown == nil {
+	unknown := e.unknownObject()
+	if unknown == nil {
 		return nil, false
 	}
 	var val []byte
-	err := jsonscan.TrustedMembers(e.unknown, func(key []byte, f jsonscan.Flags, v []byte) error {
+	err := jsonscan.TrustedMembers(unknown, func(key []byte, f jsonscan.Flags, v []byte) error {
 		k, err := jsonscan.KeyText(key, f)
 		if err != nil {
 			return err

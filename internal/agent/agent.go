@@ -743,20 +743,66 @@ func (a *Agent) openTranscript(ctx context.Context, conv *transcript.Conversatio
 // on another goroutine, beside the rest of the start; the first test
 // waits for it.
 func knownIn(entries []*transcript.Entry) func(string) bool {
-	var set map[string]struct{}
+	var set uuidSet
 	ready := make(chan struct{})
 	go func() {
-		set = make(map[string]struct{}, len(entries))
+		set = newUUIDSet(len(entries))
 		for _, e := range entries {
-			set[e.UUID] = struct{}{}
+			set.add(e.UUID)
 		}
 		close(ready)
 	}()
 	return func(uuid string) bool {
 		<-ready
-		_, ok := set[uuid]
-		return ok
+		return set.has(uuid)
 	}
+}
+
+// uuidSet is a set of uuids that holds none of the strings it is given:
+// a uuid in its canonical form (36 characters, lower-case hexadecimal)
+// is kept as its 16 bytes, any other string as a copy. A set of the
+// uuids of a loaded conversation then does not keep in memory the
+// entries' bodies they were sliced from (see knownIn: the writer keeps
+// the set for the whole session, long after a compaction let the entries
+// go), and the collector need not scan it.
+type uuidSet struct {
+	ids    map[[16]byte]struct{}
+	others map[string]struct{}
+}
+
+func newUUIDSet(n int) uuidSet {
+	return uuidSet{ids: make(map[[16]byte]struct{}, n)}
+}
+
+// canonicalUUID returns the bytes of s when s is a uuid in its canonical
+// form: uuid.Parse reads other forms too, and upper case, which would
+// make two different strings one.
+func canonicalUUID(s string) ([16]byte, bool) {
+	if len(s) != 36 || strings.ToLower(s) != s {
+		return [16]byte{}, false
+	}
+	u, err := uuid.Parse(s)
+	return u, err == nil
+}
+
+func (s *uuidSet) add(id string) {
+	if u, ok := canonicalUUID(id); ok {
+		s.ids[u] = struct{}{}
+		return
+	}
+	if s.others == nil {
+		s.others = make(map[string]struct{})
+	}
+	s.others[strings.Clone(id)] = struct{}{}
+}
+
+func (s *uuidSet) has(id string) bool {
+	if u, ok := canonicalUUID(id); ok {
+		_, in := s.ids[u]
+		return in
+	}
+	_, in := s.others[id]
+	return in
 }
 
 // buildTools builds the system prompt and the session's tools, bound to
@@ -820,7 +866,8 @@ func (a *Agent) buildEngine(conv *transcript.Conversation, reg *tool.Registry, h
 		Model: o.Model, ModelName: o.ModelName, Window: o.Window, Disabled: o.DisableAutoCompact, SummaryTimeout: o.SummaryTimeout,
 		Transcript: transcriptOf{a}, CWD: o.Cwd, Tools: reg, Now: o.Now, Survivors: survivors(a.pins.Survivors, a.todos.Survivors, a.plan.Survivors, a.mw.context.Survivors, a.ext.survivors),
 		PreCompact: o.Middleware.PreCompact, PostCompact: o.Middleware.PostCompact, Notes: notes, Instructions: a.compactGuidance, EarlyAt: early,
-		Cleanup: func() { a.prompts.Forget(prompt.MemoryKey) }, // the memory index as it stands now
+		Cleanup:    func() { a.prompts.Forget(prompt.MemoryKey) }, // the memory index as it stands now
+		Compacting: a.forgetReadBack,
 	})
 	micro := microFor(o.MicroCompact, early)
 	micro.ServerSide, micro.Transcript = o.ContextManagement && early == 0, transcriptOf{a}
@@ -1123,9 +1170,15 @@ func (t transcriptOf) Append(ctx context.Context, entries ...transcript.Entry) e
 	if err := t.a.recorder.Append(ctx, entries...); err != nil {
 		return err
 	}
+	if !slices.ContainsFunc(entries, func(e transcript.Entry) bool { return e.IsCompactBoundary() }) {
+		return nil
+	}
 	// A resume reads the transcript back only to its last compact
-	// boundary: the session's name is written again after each one.
-	if t.a.title != "" && slices.ContainsFunc(entries, func(e transcript.Entry) bool { return e.IsCompactBoundary() }) {
+	// boundary, and so does the session: what it kept of the lines
+	// before is let go (see forgetReadBack), and its name is written
+	// again.
+	t.a.forgetReadBack()
+	if t.a.title != "" {
 		return t.a.writer.Append(t.a.titleEntries()...)
 	}
 	return nil
@@ -1137,6 +1190,17 @@ func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
 		return nil, err
 	}
 	return conv.Messages(), nil
+}
+
+// forgetReadBack lets go of what the session keeps to read its transcript
+// back cheaply (the line cache and the chain a load read: for a long
+// conversation, all of its entries, most of its memory), as a compaction
+// starts and once its boundary is written. Reading back then stops at the
+// boundary; a compaction that failed costs the next read back one read of
+// the whole file.
+func (a *Agent) forgetReadBack() {
+	a.chain.forget()
+	a.lines.Forget()
 }
 
 // live reads the session's transcript back as written so far, without the

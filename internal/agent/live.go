@@ -70,6 +70,15 @@ func (c *liveChain) forget() {
 func (c *liveChain) chain(src transcript.Source) (pieces [][]*transcript.Entry, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer func() {
+		if !ok {
+			// The caller loads the file and keeps what that load read:
+			// the old chain is dropped now, so that the load does not
+			// hold both (after a compaction of a long session, the old
+			// one is most of the heap).
+			c.id, c.size, c.read, c.added, c.uuids = "", 0, nil, nil, nil
+		}
+	}()
 	size := src.Size()
 	// A source with no identity could be another file as long; the
 	// caller loads it.

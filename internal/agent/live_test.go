@@ -142,6 +142,11 @@ func TestLiveChainFallsBack(t *testing.T) {
 			if got, _, ok := readBack(t, c, path); ok {
 				t.Errorf("served %v from what it kept", got)
 			}
+			// The caller loads the file again: the old chain is not
+			// held beside that load.
+			if c.size != 0 || c.read != nil || c.added != nil || c.uuids != nil {
+				t.Errorf("still keeps %d bytes' chain of %d entries after falling back", c.size, len(c.read))
+			}
 		})
 	}
 	t.Run("another file in its place", func(t *testing.T) {

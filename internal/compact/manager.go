@@ -76,6 +76,12 @@ type Config struct {
 	// layers' own reset: the session's post-compaction clean-up (caches
 	// that may follow files again now that the prefix changes).
 	Cleanup func()
+	// Compacting, when set, runs as a compaction of the conversation
+	// starts, before its hooks and its summary: the session lets go of
+	// what it keeps to read its transcript back cheaply (for a long
+	// conversation, all of its entries), which the compaction makes
+	// history; the summary's requests then do not wait with it in memory.
+	Compacting func()
 	// Notes, when set, are tried first at an auto-compaction: notes that
 	// are not empty are the summary, with no summary request (SPEC SM4).
 	Notes Notes
@@ -479,6 +485,9 @@ func (m *Manager) compact(ctx context.Context, history, sent []model.Message, ma
 	m.waited, m.spent = 0, model.Usage{}
 	if len(history) < 2 {
 		return nil, ErrNothingToCompact
+	}
+	if m.cfg.Compacting != nil {
+		m.cfg.Compacting()
 	}
 	if m.cfg.Instructions != nil {
 		instructions = joinNonEmpty(m.cfg.Instructions(), instructions)

@@ -2,6 +2,7 @@ package compact_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -120,4 +121,34 @@ func TestSummaryTimeout(t *testing.T) {
 			t.Errorf("%d summary requests, %d lines written: want one request and nothing written", len(fm.Requests()), len(tr.entries))
 		}
 	})
+}
+
+// TestCompactingRunsFirst: Config.Compacting runs once as a compaction
+// starts, before its summary is asked, and not for a history with nothing
+// to compact.
+func TestCompactingRunsFirst(t *testing.T) {
+	fm := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
+		return []model.Block{text("<summary>the work so far</summary>")}, nil
+	}}
+	var calls, asked []int
+	m := compact.New(compact.Config{Model: fm, ModelName: "m", Window: tokens.Window{Size: 200_000, MaxOutput: 4_000}, Transcript: &memTranscript{},
+		Compacting: func() { calls, asked = append(calls, len(calls)), append(asked, len(fm.Requests())) }})
+	if _, _, err := m.Compact(t.Context(), []model.Message{{Role: model.RoleUser, Content: []model.Block{text("hi")}}}, nil, nil, ""); err == nil {
+		t.Fatal("a history of one message was compacted")
+	}
+	if len(calls) != 0 {
+		t.Fatalf("Compacting ran for a history with nothing to compact")
+	}
+	var h []model.Message
+	for i := range 12 {
+		h = append(h,
+			model.Message{Role: model.RoleUser, Content: []model.Block{text(fmt.Sprintf("step %d", i))}, IDs: []string{fmt.Sprintf("u%d", i)}},
+			model.Message{Role: model.RoleAssistant, Content: []model.Block{text(strings.Repeat("done some of it. ", 2000))}, IDs: []string{fmt.Sprintf("a%d", i)}})
+	}
+	if _, _, err := m.Compact(t.Context(), h, nil, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || asked[0] != 0 || len(fm.Requests()) == 0 {
+		t.Errorf("Compacting ran %d times, after %v of the %d summary requests: want once, before any", len(calls), asked, len(fm.Requests()))
+	}
 }
