@@ -26,6 +26,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/extension"
 	"github.com/cairn-dev/cairn/internal/filehistory"
 	"github.com/cairn-dev/cairn/internal/fsfault"
+	"github.com/cairn-dev/cairn/internal/gcpace"
 	"github.com/cairn-dev/cairn/internal/gitinfo"
 	"github.com/cairn-dev/cairn/internal/hugeheap"
 	"github.com/cairn-dev/cairn/internal/instructions"
@@ -103,8 +104,8 @@ type Options struct {
 	// reader of the history's results does so under filemap.Guard.
 	MapTranscript bool
 	// FitGC lets a resume set the collector, for the whole process: at a
-	// laxer pace, under a bound, while the transcript loads (see loadGC),
-	// then to what the resumed conversation needs (see fitGC): for a
+	// laxer pace, under a bound, while the transcript loads, then to what
+	// the resumed conversation needs (see gcpace): for a
 	// program that is the agent, as the command line is, not one that
 	// embeds it beside work of its own.
 	FitGC bool
@@ -553,7 +554,7 @@ func pickIn(ctx context.Context, store transcript.Store, latest bool, ref string
 // With chain set, the chain read is kept there for the reads of the
 // transcript the turns make (see liveChain).
 //
-// With fitGC, the load sets the collector (loadGC) and backs the heap it
+// With fitGC, the load sets the collector (gcpace.Load) and backs the heap it
 // builds with huge pages (growHeap, loadHeap): grown ends that, and the
 // caller calls it once what it builds on the conversation is built (for a
 // failed load, load has). Without fitGC, grown does nothing. beside, if
@@ -568,7 +569,7 @@ func load(ctx context.Context, store transcript.Store, key string, newUUID func(
 	size := src.Size()
 	loaded, grown := func() {}, func() {}
 	if fitGC {
-		loaded = loadGC()
+		loaded = gcpace.Load()
 		grown = growHeap(loadHeap(size))
 	}
 	if beside != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/compact"
 	"github.com/cairn-dev/cairn/internal/filemap"
+	"github.com/cairn-dev/cairn/internal/gcpace"
 	"github.com/cairn-dev/cairn/internal/hugeheap"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/transcript"
@@ -91,10 +92,15 @@ func loadSession(cmd *cobra.Command, env Env, ref string, opts transcript.LoadOp
 		return nil, err
 	}
 	defer src.Close()
-	// The heap the load builds is backed by huge pages.
+	// The heap the load builds is backed by huge pages, and the
+	// collector runs at a load's pace, then bounded to a little over what
+	// the load built: what is printed of a long conversation is garbage
+	// made on top of it, which would otherwise pile up as high.
+	paced := gcpace.Load()
 	grown := hugeheap.Grow(int(transcript.HeapOf(src.Size())))
 	conv, err := transcript.Load(cmd.Context(), src, opts)
 	grown()
+	paced()
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}

@@ -1,0 +1,96 @@
+// Package gcpace sets the Go collector's pace around a load of a long
+// transcript, for the whole process: laxer while the load builds what
+// stays (Load), then bounded to a little over what the program holds
+// (AfterLoad, AfterTurn), so that the garbage made on top of a long
+// conversation does not double the process's memory. It is for a program
+// that is the loader's user alone, as cairn's command line is, not one
+// that embeds it beside work of its own. A GOGC or GOMEMLIMIT the user
+// set is left alone.
+package gcpace
+
+import (
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+)
+
+// headroom is how much garbage the collector lets pile up on top of what
+// the program holds (or minPercent of it, if more; see fit).
+const headroom = 32 << 20
+
+// minPercent is the least GC percent fit sets: past ten times headroom
+// in use, the heap grows by a tenth between collections.
+const minPercent = 10
+
+// loadLimit bounds the memory of the Go runtime while a load runs (see
+// Load), so that the collector's laxer pace costs a large file no more
+// than a bounded amount: about 300 MB of resident memory with the
+// program's own pages.
+const loadLimit = 240 << 20
+
+// The metrics fit reads: right after a load, what the heap holds (the
+// conversation was just made, no collection has weighed it yet); after a
+// turn, what the last collection found live, not the garbage since.
+const (
+	heapInUse = "/memory/classes/heap/objects:bytes"
+	heapLive  = "/gc/heap/live:bytes"
+)
+
+// fit bounds how far the heap grows past what the program holds. By
+// default (GOGC=100) the heap grows to twice what was live at the last
+// collection before the next one: with a long conversation in memory
+// (about its file's size), what is made on top of it (a compaction's
+// garbage, a transcript printed) piled up as high, and the process's
+// peak memory was twice the conversation. With more than headroom in use
+// (as metric measures it), the collector runs once the heap grew by
+// headroom or a tenth, whichever is more: a few more collections while
+// garbage is made, none while the program waits. With less, it is back
+// at the default, so a conversation a compaction made small does not
+// keep the collector running every few megabytes.
+func fit(metric string) {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return
+	}
+	s := []metrics.Sample{{Name: metric}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	percent := 100
+	if used := s[0].Value.Uint64(); used > headroom {
+		percent = max(minPercent, int(100*headroom/used))
+	}
+	debug.SetGCPercent(percent)
+}
+
+// AfterLoad fits the collector to what a load just built (see fit).
+func AfterLoad() { fit(heapInUse) }
+
+// AfterTurn fits the collector again to what the last collection found
+// live: after a session's turn, which may have made its conversation
+// small (a compaction) or larger.
+func AfterTurn() { fit(heapLive) }
+
+// Load sets the collector for a load and returns what ends that setting,
+// once the load is done, with AfterLoad. A load builds what stays: the
+// entries and messages it decodes are most of what it allocates and all
+// live at its end, so each collection while it runs marks again what the
+// one before marked, and finds little to free; the heap grows to twice
+// what was live at the last (GOGC 200) before the next, bounded by
+// loadLimit.
+func Load() (done func()) {
+	_, gogc := os.LookupEnv("GOGC")
+	_, limit := os.LookupEnv("GOMEMLIMIT")
+	set := !gogc && !limit
+	var before int64
+	if set {
+		debug.SetGCPercent(200)
+		before = debug.SetMemoryLimit(loadLimit)
+	}
+	return func() {
+		if set {
+			debug.SetMemoryLimit(before)
+		}
+		AfterLoad()
+	}
+}

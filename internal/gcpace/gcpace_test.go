@@ -1,0 +1,83 @@
+package gcpace
+
+import (
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
+
+// TestFit: with a large heap in use, the collector lets it grow by
+// about headroom rather than double it; a GOGC the user set stays.
+func TestFit(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	t.Setenv("GOGC", "") // restored after the test
+	os.Unsetenv("GOGC")
+	held := make([]byte, 4*headroom)
+	for i := range held {
+		held[i] = 1 // in use, not only reserved
+	}
+	AfterLoad()
+	if p := debug.SetGCPercent(100); p < minPercent || p > 25 {
+		t.Errorf("GC percent %d with %d MiB in use: want %d to 25", p, len(held)>>20, minPercent)
+	}
+	// Once the conversation is small again (a compaction), the default
+	// is back.
+	AfterLoad()
+	runtime.KeepAlive(held)
+	held = nil
+	runtime.GC()
+	AfterTurn()
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Errorf("GC percent %d once the heap is small again: want 100", p)
+	}
+	t.Setenv("GOGC", "100")
+	debug.SetGCPercent(50)
+	AfterLoad()
+	if p := debug.SetGCPercent(100); p != 50 {
+		t.Errorf("GC percent %d with GOGC set: want it left as it was (50)", p)
+	}
+}
+
+// TestLoad: while a load runs, the collector runs at GOGC 200 under
+// loadLimit; once it is done, the limit is gone and AfterLoad has set the
+// percent. A GOGC or GOMEMLIMIT the user set leaves both alone, during
+// the load as after it.
+func TestLoad(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		t.Setenv(k, "") // restored after the test
+		os.Unsetenv(k)
+	}
+	runtime.GC() // what earlier tests left is not in use
+	done := Load()
+	if p, l := debug.SetGCPercent(200), debug.SetMemoryLimit(-1); p != 200 || l != loadLimit {
+		t.Errorf("during the load: GC percent %d, limit %d; want 200 and %d", p, l, loadLimit)
+	}
+	done()
+	if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); p != 100 || l != math.MaxInt64 {
+		t.Errorf("after the load of a small heap: GC percent %d, limit %d; want 100 and none", p, l)
+	}
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		t.Run(k, func(t *testing.T) {
+			t.Setenv(k, "100")
+			const userLimit = 1 << 30 // as the runtime set it from GOMEMLIMIT
+			debug.SetGCPercent(50)
+			debug.SetMemoryLimit(userLimit)
+			done := Load()
+			if p, l := debug.SetGCPercent(50), debug.SetMemoryLimit(-1); p != 50 || l != userLimit {
+				t.Errorf("with %s set, during the load: GC percent %d, limit %d; want both left (50, %d)", k, p, l, userLimit)
+			}
+			runtime.GC() // what earlier tests left is not in use
+			done()
+			// AfterLoad keeps a GOGC the user set, and fits the percent
+			// (to a small heap's default) under a GOMEMLIMIT.
+			want := map[string]int{"GOGC": 50, "GOMEMLIMIT": 100}[k]
+			if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); p != want || l != userLimit {
+				t.Errorf("with %s set, after the load: GC percent %d, limit %d; want %d and the limit untouched", k, p, l, want)
+			}
+		})
+	}
+}
