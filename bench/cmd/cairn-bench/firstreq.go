@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,7 +37,8 @@ import (
 func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("firstreq")
 	pf := newBenchFlags(fs)
-	tsv := fs.Bool("tsv", false, "print one tab-separated line per program: name, median seconds, median peak RSS bytes, body bytes")
+	tsv := fs.Bool("tsv", false, "print one tab-separated line per program: name, median seconds, median peak RSS bytes, body bytes (and with -second, median seconds of the second turn)")
+	second := fs.Bool("second", false, "give the prompt and a second one on stdin (--input-format stream-json), and also measure the second turn: from the last answer of the first to the second's request")
 	var extra []string
 	fs.Func("env", "K=V added to cairn's environment (repeatable), such as GOGC=200", func(s string) error {
 		if !strings.Contains(s, "=") {
@@ -70,7 +73,7 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 
 	for range *n {
 		for i := range progs {
-			r, err := runOnce(ctx, &progs[i], front, *resume, id)
+			r, err := runOnce(ctx, &progs[i], front, *resume, id, *second)
 			if err != nil {
 				return err
 			}
@@ -83,12 +86,20 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	for _, p := range progs {
 		wall, rss, body := p.medians()
+		turn2 := p.secondMedian()
 		if *tsv {
-			fmt.Fprintf(stdout, "%s\t%.4f\t%d\t%d\n", p.name, wall.Seconds(), rss, body)
+			fmt.Fprintf(stdout, "%s\t%.4f\t%d\t%d", p.name, wall.Seconds(), rss, body)
+			if *second {
+				fmt.Fprintf(stdout, "\t%.4f", turn2.Seconds())
+			}
+			fmt.Fprintln(stdout)
 			continue
 		}
 		fmt.Fprintf(stdout, "%-6s %-28s start → first request: median %v (min %v, max %v), peak RSS median %s, body %s\n",
 			p.name, what, wall.Round(time.Millisecond), p.min().Round(time.Millisecond), p.max().Round(time.Millisecond), mb(rss), mb(body))
+		if *second {
+			fmt.Fprintf(stdout, "%-6s %-28s second turn → its request: median %v\n", p.name, "", turn2.Round(100*time.Microsecond))
+		}
 	}
 	return nil
 }
@@ -174,6 +185,8 @@ type runResult struct {
 	wall time.Duration
 	rss  int64
 	body int64
+	// second is how long the second turn took to its request (-second).
+	second time.Duration
 }
 
 func (p *program) sorted() []runResult {
@@ -194,6 +207,17 @@ func (p *program) medians() (time.Duration, int64, int64) {
 	}
 	slices.Sort(rss)
 	return rs[len(rs)/2].wall, rss[len(rss)/2], rs[len(rs)/2].body
+}
+
+// secondMedian is the median time of the second turns (0 without
+// -second).
+func (p *program) secondMedian() time.Duration {
+	ds := make([]time.Duration, len(p.runs))
+	for i, r := range p.runs {
+		ds[i] = r.second
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
 }
 
 // sessionIDOf returns the sessionId of the transcript's first line that
@@ -267,7 +291,11 @@ func (s *scratch) remove() {
 	}
 }
 
-func runOnce(ctx context.Context, p *program, front *timingFront, resume, id string) (runResult, error) {
+// secondPrompt is the second turn's prompt with -second, by which the
+// timing front tells that turn's request.
+const secondPrompt = "and now a second turn, please"
+
+func runOnce(ctx context.Context, p *program, front *timingFront, resume, id string, second bool) (runResult, error) {
 	s, err := newScratch(p, front.URL, resume, id)
 	if err != nil {
 		return runResult{}, err
@@ -276,14 +304,28 @@ func runOnce(ctx context.Context, p *program, front *timingFront, resume, id str
 	argv := []string{"-p"}
 	if p.name == "claude" {
 		argv = append(argv, "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions")
+	} else if second {
+		argv = append(argv, "--output-format", "stream-json")
 	}
 	if resume != "" {
 		argv = append(argv, "--resume", id)
 	}
-	argv = append(argv, "hi")
+	var stdin io.Reader
+	if second {
+		argv = append(argv, "--input-format", "stream-json")
+		var b strings.Builder
+		for _, prompt := range []string{"hi", secondPrompt} {
+			line, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt}})
+			b.Write(append(line, '\n'))
+		}
+		stdin = strings.NewReader(b.String())
+	} else {
+		argv = append(argv, "hi")
+	}
 	cmd := exec.CommandContext(ctx, p.bin, argv...)
 	cmd.Dir = s.project
 	cmd.Env = append(s.env, p.env...)
+	cmd.Stdin = stdin
 	front.reset()
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -294,6 +336,11 @@ func runOnce(ctx context.Context, p *program, front *timingFront, resume, id str
 		return runResult{}, fmt.Errorf("%s sent no model request of at least %d bytes", p.name, front.minBody)
 	}
 	r := runResult{wall: at.Sub(start), body: size}
+	if second {
+		if r.second, err = front.secondTurn(); err != nil {
+			return runResult{}, fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.rss = ru.Maxrss * 1024
 	}
@@ -326,15 +373,23 @@ func copyFile(from, to string) error {
 }
 
 // timingFront is a fake model server that answers every request "ok" and
-// notes when the first POST /v1/messages of at least minBody bytes has
-// been read whole. It decodes nothing, so its own work is not timed.
+// notes when each POST /v1/messages was read whole and answered: the
+// first of at least minBody bytes is the one the bench times, and with
+// -second, the first that carries secondPrompt starts the second turn.
+// It decodes nothing, so its own work is not timed.
 type timingFront struct {
 	*httptest.Server
 	minBody int64
 
-	mu      sync.Mutex
-	arrived time.Time
-	size    int64
+	mu       sync.Mutex
+	requests []frontRequest
+}
+
+// frontRequest is what the front notes of a model request.
+type frontRequest struct {
+	arrived, answered time.Time
+	size              int64
+	second            bool // it carries secondPrompt
 }
 
 func newTimingFront(minBody int64) *timingFront {
@@ -345,14 +400,44 @@ func newTimingFront(minBody int64) *timingFront {
 
 func (f *timingFront) reset() {
 	f.mu.Lock()
-	f.arrived, f.size = time.Time{}, 0
+	f.requests = nil
 	f.mu.Unlock()
 }
 
+// first returns when the first request of at least minBody bytes arrived
+// and its size; a zero time when none did.
 func (f *timingFront) first() (time.Time, int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.arrived, f.size
+	for _, r := range f.requests {
+		if r.size >= f.minBody {
+			return r.arrived, r.size
+		}
+	}
+	return time.Time{}, 0
+}
+
+// secondTurn returns how long the second turn took to its first request:
+// from the last answer given before that request arrived, which ended the
+// first turn, to its arrival.
+func (f *timingFront) secondTurn() (time.Duration, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := slices.IndexFunc(f.requests, func(r frontRequest) bool { return r.second })
+	if i < 0 {
+		return 0, errors.New("no request carried the second prompt")
+	}
+	at := f.requests[i].arrived
+	var last time.Time
+	for _, r := range f.requests[:i] {
+		if !r.answered.IsZero() && r.answered.Before(at) && r.answered.After(last) {
+			last = r.answered
+		}
+	}
+	if last.IsZero() {
+		return 0, errors.New("the second prompt's request came before any answer")
+	}
+	return at.Sub(last), nil
 }
 
 func (f *timingFront) serve(w http.ResponseWriter, r *http.Request) {
@@ -362,13 +447,6 @@ func (f *timingFront) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	if r.Method == http.MethodPost && r.URL.Path == "/v1/messages" && int64(len(body)) >= f.minBody {
-		f.mu.Lock()
-		if f.arrived.IsZero() {
-			f.arrived, f.size = now, int64(len(body))
-		}
-		f.mu.Unlock()
-	}
 	if d := os.Getenv("CAIRN_BENCH_DUMP"); d != "" {
 		_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("%d-%s.json", now.UnixNano(), strings.ReplaceAll(r.URL.Path, "/", "_"))), body, 0o600)
 	}
@@ -376,9 +454,19 @@ func (f *timingFront) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	f.mu.Lock()
+	i := len(f.requests)
+	f.requests = append(f.requests, frontRequest{arrived: now, size: int64(len(body)), second: bytes.Contains(body, []byte(secondPrompt))})
+	f.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("request-id", "req_bench")
 	_, _ = io.WriteString(w, okStream)
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	f.mu.Lock()
+	f.requests[i].answered = time.Now()
+	f.mu.Unlock()
 }
 
 // okStream is a streamed reply saying "ok", in the API's event format.

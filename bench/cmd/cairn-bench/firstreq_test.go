@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -81,4 +82,30 @@ func resident(t *testing.T, path string, size int) (n, all int) {
 		n += int(v & 1)
 	}
 	return n, len(vec)
+}
+
+// TestSecondTurn: the second turn runs from the last answer given before
+// its request (a side request's too) to that request's arrival; a run
+// with no request carrying the second prompt, or one that sent it before
+// any answer, is an error.
+func TestSecondTurn(t *testing.T) {
+	t0 := time.Now()
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	f := &timingFront{requests: []frontRequest{
+		{arrived: ms(0), answered: ms(1), size: 500 << 10},
+		{arrived: ms(2), answered: ms(3), size: 100},
+		{arrived: ms(10), answered: ms(11), size: 600 << 10, second: true},
+		{arrived: ms(20), answered: ms(21), size: 100, second: true},
+	}}
+	if d, err := f.secondTurn(); err != nil || d != 7*time.Millisecond {
+		t.Errorf("secondTurn = %v, %v; want 7ms", d, err)
+	}
+	f.requests = f.requests[:2]
+	if _, err := f.secondTurn(); err == nil {
+		t.Error("no second request, and no error")
+	}
+	f.requests = []frontRequest{{arrived: ms(0), second: true}}
+	if _, err := f.secondTurn(); err == nil {
+		t.Error("a second request before any answer, and no error")
+	}
 }
