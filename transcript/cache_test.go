@@ -117,23 +117,12 @@ func TestLineCacheCompacted(t *testing.T) {
 		t.Fatal("no compaction past 500 KB in the generated session")
 	}
 	path := filepath.Join(dir, "s.jsonl")
-	if err := os.WriteFile(path, []byte(strings.Join(lines[:cut], "")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeLines(t, path, lines[:cut])
 	cache := &transcript.LineCache{}
-	check := func(step string) *transcript.Conversation {
-		t.Helper()
-		fresh, cached := loadWith(t, path, nil), loadWith(t, path, cache)
-		if diff := cmp.Diff(summarize(fresh), summarize(cached)); diff != "" {
-			t.Errorf("%s: the cached load differs from a fresh one (-fresh +cached):\n%s", step, diff)
-		}
-		return cached
-	}
+	check := func(step string) *transcript.Conversation { return checkCached(t, path, cache, step) }
 	check("right after a compaction")
 	// The session grows past 1 MB, compacting twice more.
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeLines(t, path, lines)
 	check("grown past a megabyte")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -243,22 +232,11 @@ func TestLineCacheForget(t *testing.T) {
 	// Before its first compaction, a load reads the whole file: the cache
 	// then holds all of it.
 	path := filepath.Join(dir, "s.jsonl")
-	if err := os.WriteFile(path, []byte(strings.Join(lines[:first], "")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeLines(t, path, lines[:first])
 	cache := &transcript.LineCache{}
-	check := func(step string) *transcript.Conversation {
-		t.Helper()
-		fresh, cached := loadWith(t, path, nil), loadWith(t, path, cache)
-		if diff := cmp.Diff(summarize(fresh), summarize(cached)); diff != "" {
-			t.Errorf("%s: the cached load differs from a fresh one (-fresh +cached):\n%s", step, diff)
-		}
-		return cached
-	}
+	check := func(step string) *transcript.Conversation { return checkCached(t, path, cache, step) }
 	check("before the compaction")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeLines(t, path, lines)
 	cache.Forget()
 	c := check("compacted, the cache forgotten")
 	after := int64(len(strings.Join(lines[last:], "")))
@@ -266,4 +244,23 @@ func TestLineCacheForget(t *testing.T) {
 		t.Errorf("the load after Forget read %d bytes of %d; the last compaction's boundary is %d bytes from the end", c.BytesRead, len(b), after)
 	}
 	check("again")
+}
+
+// checkCached loads path with cache and without, reports at step where the
+// two differ, and returns the cached load.
+func checkCached(t *testing.T, path string, cache *transcript.LineCache, step string) *transcript.Conversation {
+	t.Helper()
+	fresh, cached := loadWith(t, path, nil), loadWith(t, path, cache)
+	if diff := cmp.Diff(summarize(fresh), summarize(cached)); diff != "" {
+		t.Errorf("%s: the cached load differs from a fresh one (-fresh +cached):\n%s", step, diff)
+	}
+	return cached
+}
+
+// writeLines writes lines, joined, to path.
+func writeLines(t *testing.T, path string, lines []string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
