@@ -44,6 +44,10 @@ type LineCache struct {
 	// ever appended to. 0 when no load read the whole file.
 	prefix int64
 	lines  []cachedLine
+	// gen counts the calls to Forget: a load that took the cache before
+	// one leaves nothing in it (it read what the cache was told to let go
+	// of).
+	gen uint64
 }
 
 // cachedLine is what one line gave the loader: an entry (for a line off
@@ -99,26 +103,28 @@ func (c *LineCache) check(src Source) {
 // prefixFor returns the cached prefix and its lines when they still
 // describe src: the same file (when src can say), at least as long, and
 // the prefix's last line still there byte for byte.
-func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
+// It also returns the cache's generation, for the load to give record
+// and store.
+func (c *LineCache) prefixFor(src Source) (int64, []cachedLine, uint64) {
 	c.check(src)
 	c.mu.Lock()
-	prefix, lines := c.prefix, c.lines
+	prefix, lines, gen := c.prefix, c.lines, c.gen
 	c.mu.Unlock()
 	if prefix == 0 || len(lines) == 0 || src.Size() < prefix {
-		return 0, nil
+		return 0, nil, gen
 	}
 	last := lines[len(lines)-1]
 	buf := make([]byte, prefix-last.off)
 	if n, err := src.ReadAt(buf, last.off); n != len(buf) && err != nil {
-		return 0, nil
+		return 0, nil, gen
 	}
 	if buf[len(buf)-1] != '\n' {
-		return 0, nil
+		return 0, nil, gen
 	}
 	if n, sum := lineSum(buf); last.e != nil && (n != int(last.n) || sum != last.sum) {
-		return 0, nil
+		return 0, nil, gen
 	}
-	return prefix, lines
+	return prefix, lines, gen
 }
 
 // record records what a load that read the file leaves in the cache:
@@ -127,12 +133,15 @@ func (c *LineCache) prefixFor(src Source) (int64, []cachedLine) {
 // takes them from lines), which is made anew to fit what is left in it.
 // A chain line's entry is the one the load's Conversation.Entries holds
 // (the same *Entry), so the cache keeps nothing of its own for it.
-func (c *LineCache) record(prefix int64, lines []cachedLine) {
+func (c *LineCache) record(prefix int64, lines []cachedLine, gen uint64) {
 	if lines == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gen != gen {
+		return // forgotten since the load took the cache
+	}
 	thinRecords(lines)
 	c.prefix, c.lines = prefix, lines
 	var m map[int64]cachedLine
@@ -147,15 +156,18 @@ func (c *LineCache) record(prefix int64, lines []cachedLine) {
 	c.m = m
 }
 
-// Forget drops every line the cache holds, for a file whose lines so far
-// no load will read again: a compact boundary was appended to it, and a
-// load reads back to the last one. The entries of a long conversation
-// then need not stay in memory after its compaction. The next load reads
-// the file back to where it stops.
+// Forget drops every line the cache holds: for a session compacting its
+// conversation, whose loads will read back only to the compact boundary
+// it writes (and the few messages before it that the boundary keeps), so
+// the entries of a long conversation need not stay in memory through the
+// compaction and after it. The next load reads the file back to where it
+// stops, and fills the cache again. A load under way when Forget is
+// called leaves nothing in the cache (see gen).
 func (c *LineCache) Forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.m, c.prefix, c.lines = nil, 0, nil
+	c.gen++
 }
 
 // thinRecords keeps of a prefix's last-prompt records and titles only
@@ -227,8 +239,14 @@ func (c *LineCache) lookup(off int64, line []byte) (cachedLine, bool) {
 	return cl, true
 }
 
-func (c *LineCache) store(cl cachedLine) {
+// store keeps cl, which a load that took the cache at generation gen
+// read, unless the cache forgot since.
+func (c *LineCache) store(cl cachedLine, gen uint64) {
 	c.mu.Lock()
+	if c.gen != gen {
+		c.mu.Unlock()
+		return
+	}
 	if c.m == nil {
 		c.m = make(map[int64]cachedLine)
 	}

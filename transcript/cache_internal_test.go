@@ -33,6 +33,35 @@ func TestLineCacheHoldsOnce(t *testing.T) {
 	}
 }
 
+// TestLineCacheForgetDuringLoad: what a load that took the cache before a
+// Forget leaves there is dropped (it read what the cache was told to let
+// go of); a load after it fills the cache again.
+func TestLineCacheForgetDuringLoad(t *testing.T) {
+	var b bytesWriter
+	if _, err := gen.Generate(&b, gen.Options{Size: 50 << 10, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	cache := &LineCache{}
+	if _, err := Load(context.Background(), BytesSource(b), LoadOptions{NoRepair: true, Cache: cache}); err != nil {
+		t.Fatal(err)
+	}
+	prefix, lines, taken := cache.prefixFor(BytesSource(b))
+	if prefix == 0 || len(lines) == 0 {
+		t.Fatal("the whole file is not cached")
+	}
+	cache.Forget()
+	cache.record(prefix, lines, taken)
+	cache.store(lines[0], taken)
+	if cache.prefix != 0 || cache.lines != nil || len(cache.m) != 0 {
+		t.Errorf("a load from before Forget left a prefix of %d bytes, %d lines, %d in the map", cache.prefix, len(cache.lines), len(cache.m))
+	}
+	_, _, now := cache.prefixFor(BytesSource(b))
+	cache.record(prefix, lines, now)
+	if cache.prefix != prefix {
+		t.Errorf("a load after Forget left a prefix of %d bytes, want %d", cache.prefix, prefix)
+	}
+}
+
 // TestLineCacheSharesEntries: a cached load keeps one entry for each
 // chain line, the one its conversation holds (the same *Entry), and of a
 // line off the chain only what the loader reads; a chain line the
@@ -184,7 +213,7 @@ func TestLineCacheLargeFile(t *testing.T) {
 	if want := int64(len(b) + len(long)); cache.prefix != want || cache.lines[len(cache.lines)-1].n < 0 {
 		t.Fatalf("torn: prefix %d (want %d), the last line summed: %v", cache.prefix, want, cache.lines[len(cache.lines)-1].n >= 0)
 	}
-	if _, lines := cache.prefixFor(BytesSource(torn)); lines == nil {
+	if _, lines, _ := cache.prefixFor(BytesSource(torn)); lines == nil {
 		t.Error("torn: the next load cannot take the prefix")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -590,6 +591,12 @@ type member struct{ key, val []byte }
 // decoded, for DecodeMessage to return: for a load that decodes the
 // messages anyway.
 func decodeEntry(line []byte, a *arena, file *fileRef, base int64, eager bool) (Entry, error) {
+	if uint64(len(line)) > math.MaxUint32 {
+		// The entry keeps where its unknown members are in its body as
+		// 32-bit offsets; no transcript line comes near (a file's are at
+		// most jsonl.MaxLineBytes).
+		return Entry{}, fmt.Errorf("a line of %d bytes is longer than an entry can be (4 GiB)", len(line))
+	}
 	orig := line
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {

@@ -98,7 +98,7 @@ func TestLineCacheHash(t *testing.T) {
 	}
 	var c LineCache
 	n, sum := lineSum(line)
-	c.store(cachedLine{off: 7, e: &e, n: int32(n), sum: sum})
+	c.store(cachedLine{off: 7, e: &e, n: int32(n), sum: sum}, 0)
 	if cl, ok := c.lookup(7, append([]byte(" "), line...)); !ok || cl.e != &e {
 		t.Error("the same line (white space around it aside) missed")
 	}

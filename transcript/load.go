@@ -148,7 +148,10 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 	if opts.Cache != nil {
 		// Lines a load already read from the start of the file are taken
 		// from the cache; only what was appended since is read.
-		if prefix, lines := opts.Cache.prefixFor(src); prefix > 0 {
+		var prefix int64
+		var lines []cachedLine
+		prefix, lines, l.cacheGen = opts.Cache.prefixFor(src)
+		if prefix > 0 {
 			l.base, l.replay, l.replayAt = prefix, lines, len(lines)-1
 			scanned = io.NewSectionReader(src, prefix, size-prefix)
 		}
@@ -218,7 +221,7 @@ func (l *loader) finish(src Source) {
 		return
 	}
 	prefix, lines := l.prefix(size)
-	l.cache.record(prefix, lines)
+	l.cache.record(prefix, lines, l.cacheGen)
 }
 
 // prefix returns the lines of the file, in file order, that the next load
@@ -277,7 +280,7 @@ func (l *loader) cacheLines(lines []cachedLine) {
 		if cl.n < 0 && !l.sumAgain(&cl, &buf) {
 			continue
 		}
-		l.cache.store(cl)
+		l.cache.store(cl, l.cacheGen)
 	}
 }
 
@@ -323,9 +326,12 @@ type loader struct {
 
 	// With a cached prefix, the scanner reads the file from base on and
 	// replay[:replayAt+1] are the prefix's lines still to give, last first.
-	base       int64
-	replay     []cachedLine
-	replayAt   int
+	base     int64
+	replay   []cachedLine
+	replayAt int
+	// cacheGen is the cache's generation when the load took it: what the
+	// load leaves there is dropped if the cache forgot since.
+	cacheGen   uint64
 	seen       []cachedLine // every line given, last first, for the cache
 	scanWarned bool         // the scanner skipped something itself
 	tornAt     int64        // where the file's torn last line starts; -1 if none

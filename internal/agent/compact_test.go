@@ -48,6 +48,8 @@ type script struct {
 	fail      int // summary requests to fail with a 500
 	// answer, when set, is the final reply instead of "All done."
 	answer string
+	// onSummary, when set, runs as each summary request is answered.
+	onSummary func()
 }
 
 func isSummaryRequest(r *modeltest.Request) bool {
@@ -63,6 +65,9 @@ func (s *script) respond(r *modeltest.Request) modeltest.Reply {
 			return modeltest.Error(500)
 		}
 		s.summaries++
+		if s.onSummary != nil {
+			s.onSummary()
+		}
 		return modeltest.Text(fmt.Sprintf("<summary>SUMMARY-%d: the user wants the PLANTED-FACT kept.</summary>", s.summaries))
 	}
 	if s.calls < s.steps {

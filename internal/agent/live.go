@@ -37,6 +37,11 @@ type liveChain struct {
 func (c *liveChain) keep(src transcript.Source, size int64, entries []*transcript.Entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.set(src, size, entries)
+}
+
+// set is keep with c.mu held.
+func (c *liveChain) set(src transcript.Source, size int64, entries []*transcript.Entry) {
 	c.id, c.size, c.read, c.added, c.uuids = identityOf(src), size, entries, nil, nil
 }
 
@@ -66,17 +71,17 @@ func (c *liveChain) forget() {
 // last-prompt record naming another leaf; lines off the chain of known
 // types are passed over, as the loader passes them. (Microcompact
 // boundaries and collapse commits are read off the entries; they change
-// none.) ok is false otherwise; the caller loads the file.
+// none.) ok is false otherwise; the caller loads the file, and c keeps
+// nothing until the caller keeps what that load read.
 func (c *liveChain) chain(src transcript.Source) (pieces [][]*transcript.Entry, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer func() {
 		if !ok {
-			// The caller loads the file and keeps what that load read:
-			// the old chain is dropped now, so that the load does not
-			// hold both (after a compaction of a long session, the old
-			// one is most of the heap).
-			c.id, c.size, c.read, c.added, c.uuids = "", 0, nil, nil, nil
+			// The old chain is dropped now, so that the caller's load
+			// does not hold both (after a compaction of a long session,
+			// the old one is most of the heap).
+			c.set(nil, 0, nil)
 		}
 	}()
 	size := src.Size()

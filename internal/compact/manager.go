@@ -76,11 +76,13 @@ type Config struct {
 	// layers' own reset: the session's post-compaction clean-up (caches
 	// that may follow files again now that the prefix changes).
 	Cleanup func()
-	// Compacting, when set, runs as a compaction of the conversation
-	// starts, before its hooks and its summary: the session lets go of
-	// what it keeps to read its transcript back cheaply (for a long
-	// conversation, all of its entries), which the compaction makes
-	// history; the summary's requests then do not wait with it in memory.
+	// Compacting, when set, runs once a compaction that asks for a
+	// summary is under way (its PreCompact hooks passed), before the
+	// summary: the session lets go of what it keeps to read its
+	// transcript back cheaply (for a long conversation, all of its
+	// entries), which the compaction makes history, so the summary's
+	// requests do not wait with it in memory. A compaction from the
+	// session notes (no request) does not run it.
 	Compacting func()
 	// Notes, when set, are tried first at an auto-compaction: notes that
 	// are not empty are the summary, with no summary request (SPEC SM4).
@@ -486,9 +488,6 @@ func (m *Manager) compact(ctx context.Context, history, sent []model.Message, ma
 	if len(history) < 2 {
 		return nil, ErrNothingToCompact
 	}
-	if m.cfg.Compacting != nil {
-		m.cfg.Compacting()
-	}
 	if m.cfg.Instructions != nil {
 		instructions = joinNonEmpty(m.cfg.Instructions(), instructions)
 	}
@@ -498,6 +497,9 @@ func (m *Manager) compact(ctx context.Context, history, sent []model.Message, ma
 			return nil, fmt.Errorf("PreCompact hook: %w", err)
 		}
 		instructions = joinNonEmpty(instructions, extra)
+	}
+	if m.cfg.Compacting != nil {
+		m.cfg.Compacting()
 	}
 	keep := preservedStart(history, m.cfg.Window)
 	summary, keep, fromNotes := m.fromNotes(ctx, history, keep, trigger, system, tools)

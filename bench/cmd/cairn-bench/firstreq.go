@@ -129,6 +129,9 @@ const pagesUsage = `the binaries' pages in the page cache before the runs: "as-i
 // -claude, Claude Code, by absolute paths: the programs a bench runs in
 // turns, their pages in the page cache as -pages asks.
 func (f benchFlags) programs(env []string) ([]program, error) {
+	if err := checkPages(*f.pages); err != nil {
+		return nil, err
+	}
 	progs := []program{{name: "cairn", bin: *f.bin, env: env}}
 	if *f.claude != "" {
 		progs = append(progs, program{name: "claude", bin: *f.claude})
@@ -140,10 +143,19 @@ func (f benchFlags) programs(env []string) ([]program, error) {
 		}
 		progs[i].bin = abs
 		if err := setPages(abs, *f.pages); err != nil {
-			return nil, fmt.Errorf("-pages %s: %s: %w", *f.pages, abs, err)
+			return nil, fmt.Errorf("-pages %s: %w", *f.pages, err)
 		}
 	}
 	return progs, nil
+}
+
+// checkPages reports a -pages state that is not one of the three.
+func checkPages(state string) error {
+	switch state {
+	case "as-is", "dropped", "read":
+		return nil
+	}
+	return usageError{fmt.Sprintf("-pages %q: want as-is, dropped or read", state)}
 }
 
 // setPages leaves the file at path (a symbolic link is followed) in the
@@ -155,8 +167,8 @@ func setPages(path, state string) error {
 	if state == "as-is" {
 		return nil
 	}
-	if state != "dropped" && state != "read" {
-		return usageError{fmt.Sprintf("-pages %q: want as-is, dropped or read", state)}
+	if err := checkPages(state); err != nil {
+		return err
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -383,6 +395,7 @@ type timingFront struct {
 
 	mu       sync.Mutex
 	requests []frontRequest
+	run      int // counts the resets, so a late answer is not noted in another run
 }
 
 // frontRequest is what the front notes of a model request.
@@ -401,6 +414,7 @@ func newTimingFront(minBody int64) *timingFront {
 func (f *timingFront) reset() {
 	f.mu.Lock()
 	f.requests = nil
+	f.run++
 	f.mu.Unlock()
 }
 
@@ -418,8 +432,11 @@ func (f *timingFront) first() (time.Time, int64) {
 }
 
 // secondTurn returns how long the second turn took to its first request:
-// from the last answer given before that request arrived, which ended the
-// first turn, to its arrival.
+// from the last answer given before that request arrived (the one that
+// ended the first turn, or a side request's answered after it), to its
+// arrival. The second turn's request is the first to carry secondPrompt
+// that is not a side request to a Haiku model (Claude Code's titles and
+// topics).
 func (f *timingFront) secondTurn() (time.Duration, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -454,9 +471,10 @@ func (f *timingFront) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	second := bytes.Contains(body, []byte(secondPrompt)) && !bytes.Contains(body, []byte(`"model":"claude-haiku`)) && !bytes.Contains(body, []byte(`"model":"claude-3-5-haiku`))
 	f.mu.Lock()
-	i := len(f.requests)
-	f.requests = append(f.requests, frontRequest{arrived: now, size: int64(len(body)), second: bytes.Contains(body, []byte(secondPrompt))})
+	i, run := len(f.requests), f.run
+	f.requests = append(f.requests, frontRequest{arrived: now, size: int64(len(body)), second: second})
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("request-id", "req_bench")
@@ -465,7 +483,9 @@ func (f *timingFront) serve(w http.ResponseWriter, r *http.Request) {
 		fl.Flush()
 	}
 	f.mu.Lock()
-	f.requests[i].answered = time.Now()
+	if f.run == run {
+		f.requests[i].answered = time.Now()
+	}
 	f.mu.Unlock()
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +109,35 @@ func TestSecondTurn(t *testing.T) {
 	f.requests = []frontRequest{{arrived: ms(0), second: true}}
 	if _, err := f.secondTurn(); err == nil {
 		t.Error("a second request before any answer, and no error")
+	}
+}
+
+// TestFrontTellsTheSecondTurn: the front notes each model request's
+// arrival and answer, and takes for the second turn's a request carrying
+// the second prompt to the main model, not a Haiku side request quoting it.
+func TestFrontTellsTheSecondTurn(t *testing.T) {
+	f := newTimingFront(0)
+	defer f.Close()
+	post := func(model string) {
+		t.Helper()
+		body := `{"model":"` + model + `","messages":[{"role":"user","content":"` + secondPrompt + `"}]}`
+		resp, err := http.Post(f.URL+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	post("claude-haiku-4-5-20251001")
+	post("claude-opus-4-5-20251101")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.requests) != 2 || f.requests[0].second || !f.requests[1].second {
+		t.Fatalf("requests %+v: want the Haiku one not taken for the second turn's, the other taken", f.requests)
+	}
+	for i, r := range f.requests {
+		if r.answered.Before(r.arrived) {
+			t.Errorf("request %d answered at %v, before it arrived at %v", i, r.answered, r.arrived)
+		}
 	}
 }
