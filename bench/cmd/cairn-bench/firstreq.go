@@ -71,8 +71,8 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	front := newTimingFront(minBody)
 	defer front.Close()
 
-	for range *n {
-		for i := range progs {
+	for round := range *n {
+		for _, i := range turnOrder(round, len(progs)) {
 			r, err := runOnce(ctx, &progs[i], front, *resume, id, *second)
 			if err != nil {
 				return err
@@ -147,6 +147,22 @@ func (f benchFlags) programs(env []string) ([]program, error) {
 		}
 	}
 	return progs, nil
+}
+
+// turnOrder is the order the programs run in, in the given round: as
+// given, then the other way round, so that none always runs first: what
+// changes between the two runs of a round (the machine's pace drifts by
+// the minute here, the run before leaves caches warm or cold) then does
+// not always count for one program against the other.
+func turnOrder(round, programs int) []int {
+	order := make([]int, programs)
+	for i := range order {
+		order[i] = i
+		if round%2 == 1 {
+			order[i] = programs - 1 - i
+		}
+	}
+	return order
 }
 
 // checkPages reports a -pages state that is not one of the three.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +140,18 @@ func TestFrontTellsTheSecondTurn(t *testing.T) {
 		if r.answered.Before(r.arrived) {
 			t.Errorf("request %d answered at %v, before it arrived at %v", i, r.answered, r.arrived)
 		}
+	}
+}
+
+// TestTurnOrder: the programs run in turns, the first of one round last
+// in the next.
+func TestTurnOrder(t *testing.T) {
+	for round, want := range [][]int{{0, 1}, {1, 0}, {0, 1}} {
+		if got := turnOrder(round, 2); !slices.Equal(got, want) {
+			t.Errorf("round %d: %v, want %v", round, got, want)
+		}
+	}
+	if got := turnOrder(1, 1); !slices.Equal(got, []int{0}) {
+		t.Errorf("one program, round 1: %v", got)
 	}
 }

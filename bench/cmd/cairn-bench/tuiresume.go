@@ -57,8 +57,8 @@ func tuiResumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	front := newTimingFront(0)
 	defer front.Close()
-	for range *n {
-		for i := range progs {
+	for round := range *n {
+		for _, i := range turnOrder(round, len(progs)) {
 			r, err := tuiOnce(ctx, &progs[i], front.URL, *resume, id, last, *poll)
 			if err != nil {
 				return err
