@@ -400,7 +400,8 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		// on another core, while the conversation is.
 		preload := func() { a.snaps = preloadSnapshots(ctx, from, key, o.Cwd) }
 		var grown func()
-		conv, grown, err = load(ctx, from, key, o.NewUUID, o.Now, cache, o.MapTranscript, chain, o.FitGC, preload)
+		conv, grown, err = load(ctx, from, key, transcript.LoadOptions{NewUUID: o.NewUUID, Now: o.Now, Cache: cache, Map: o.MapTranscript},
+			loadHow{chain: chain, fitGC: o.FitGC, beside: preload})
 		if err != nil {
 			a.release()
 			return nil, err
@@ -549,18 +550,26 @@ func pickIn(ctx context.Context, store transcript.Store, latest bool, ref string
 	}
 }
 
-// load loads the session key of store; mapped, it may keep the messages in
-// the file's mapping (see Options.MapTranscript): for the resume, once.
-// With chain set, the chain read is kept there for the reads of the
-// transcript the turns make (see liveChain).
-//
-// With fitGC, the load sets the collector (gcpace.Load) and backs the heap it
-// builds with huge pages (growHeap, loadHeap): grown ends that, and the
+// loadHow is what a load does besides reading the conversation.
+type loadHow struct {
+	// chain, when set, keeps the chain read for the reads of the
+	// transcript the turns make (see liveChain).
+	chain *liveChain
+	// fitGC sets the collector (gcpace.Load) and backs the heap the load
+	// builds with huge pages (growHeap, loadHeap): for the resume, once.
+	fitGC bool
+	// beside, if not nil, starts what runs beside the load, once the heap
+	// is grown: a goroutine running while Grow collects would hold up its
+	// pauses.
+	beside func()
+}
+
+// load loads the session key of store with opts (with Map, the messages
+// may stay in the file's mapping: see Options.MapTranscript), doing what
+// how says besides. With how.fitGC, grown ends the huge pages, and the
 // caller calls it once what it builds on the conversation is built (for a
-// failed load, load has). Without fitGC, grown does nothing. beside, if
-// not nil, starts what runs beside the load, once the heap is grown: a
-// goroutine running while Grow collects would hold up its pauses.
-func load(ctx context.Context, store transcript.Store, key string, newUUID func() string, now func() time.Time, cache *transcript.LineCache, mapped bool, chain *liveChain, fitGC bool, beside func()) (_ *transcript.Conversation, grown func(), _ error) {
+// failed load, load has); without, grown does nothing.
+func load(ctx context.Context, store transcript.Store, key string, opts transcript.LoadOptions, how loadHow) (_ *transcript.Conversation, grown func(), _ error) {
 	src, err := store.OpenSource(ctx, key)
 	if err != nil {
 		return nil, nil, err
@@ -568,20 +577,20 @@ func load(ctx context.Context, store transcript.Store, key string, newUUID func(
 	defer src.Close()
 	size := src.Size()
 	loaded, grown := func() {}, func() {}
-	if fitGC {
+	if how.fitGC {
 		loaded = gcpace.Load()
 		grown = growHeap(loadHeap(size))
 	}
-	if beside != nil {
-		beside()
+	if how.beside != nil {
+		how.beside()
 	}
-	conv, err := transcript.Load(ctx, src, transcript.LoadOptions{NewUUID: newUUID, Now: now, Cache: cache, Map: mapped})
+	conv, err := transcript.Load(ctx, src, opts)
 	loaded()
-	if chain != nil {
+	if how.chain != nil {
 		if err != nil {
-			chain.forget()
+			how.chain.forget()
 		} else {
-			chain.keepLoaded(src, size, conv)
+			how.chain.keepLoaded(src, size, conv)
 		}
 	}
 	if err != nil {
@@ -955,7 +964,7 @@ func (a *Agent) Conversation(ctx context.Context) (*transcript.Conversation, err
 	if err := a.writer.Flush(ctx); err != nil {
 		return nil, err
 	}
-	conv, _, err := load(ctx, a.store, a.id, a.opts.NewUUID, a.opts.Now, a.lines, false, &a.chain, false, nil)
+	conv, _, err := load(ctx, a.store, a.id, transcript.LoadOptions{NewUUID: a.opts.NewUUID, Now: a.opts.Now, Cache: a.lines}, loadHow{chain: &a.chain})
 	if errors.Is(err, transcript.ErrNotFound) {
 		return &transcript.Conversation{SessionID: a.id}, nil
 	}

@@ -38,7 +38,7 @@ func TestLoadHeap(t *testing.T) {
 			asked = append(asked, n)
 			return func() { ended++ }
 		}
-		conv, grown, err := load(t.Context(), store, "s", nil, nil, nil, false, nil, fit, nil)
+		conv, grown, err := load(t.Context(), store, "s", transcript.LoadOptions{}, loadHow{fitGC: fit})
 		if err != nil {
 			t.Fatal(err)
 		}
