@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/cairn-dev/cairn/internal/filemap"
+	"github.com/cairn-dev/cairn/internal/proctest"
 )
 
 // mapFile writes data to a file of its own and maps it from off to its
@@ -122,28 +123,10 @@ var sink int
 // from /proc/self/smaps' Rss of the mapping that holds b.
 func residentPages(t *testing.T, b []byte) int {
 	t.Helper()
-	smaps, err := os.ReadFile("/proc/self/smaps")
+	rss := proctest.Mapping(t, uintptr(unsafe.Pointer(unsafe.SliceData(b))))["Rss"]
+	kb, err := strconv.Atoi(strings.TrimSuffix(rss, " kB"))
 	if err != nil {
-		t.Skipf("no /proc/self/smaps here: %v", err)
+		t.Fatalf("the mapping's Rss is %q", rss)
 	}
-	start := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
-	in := false
-	for _, line := range strings.Split(string(smaps), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if lo, hi, ok := strings.Cut(f[0], "-"); ok && len(f) >= 5 {
-			l, err1 := strconv.ParseUint(lo, 16, 64)
-			h, err2 := strconv.ParseUint(hi, 16, 64)
-			in = err1 == nil && err2 == nil && l <= start && start < h
-			continue
-		}
-		if in && f[0] == "Rss:" && len(f) >= 2 {
-			kb, _ := strconv.Atoi(f[1])
-			return kb / 4
-		}
-	}
-	t.Fatal("no mapping in /proc/self/smaps holds the region")
-	return 0
+	return kb / 4
 }

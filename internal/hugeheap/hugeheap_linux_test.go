@@ -1,18 +1,19 @@
 package hugeheap
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/cairn-dev/cairn/internal/proctest"
 )
 
 // TestGrow: memory the heap grows into after Grow is backed by huge
@@ -65,15 +66,15 @@ func TestGrow(t *testing.T) {
 		t.Errorf("after Grow(%d MB), %d MB of objects took %d MB of huge pages; want at least %d MB", n>>20, n/2>>20, got>>20, n/4>>20)
 	}
 	at := uintptr(unsafe.Pointer(&keep[len(keep)/2][0]))
-	if f := vmFlags(t, at); !strings.Contains(f, " hg") {
+	if f := vmFlags(t, at); !slices.Contains(f, "hg") {
 		t.Errorf("memory grown into after Grow: VmFlags %q, want hg (huge pages advised)", f)
 	}
 	done()
-	if f := vmFlags(t, at); !strings.Contains(f, " nh") {
+	if f := vmFlags(t, at); !slices.Contains(f, "nh") {
 		t.Errorf("after done: VmFlags %q, want nh (huge pages advised against)", f)
 	}
 	done() // a second call does nothing
-	if f := vmFlags(t, uintptr(unsafe.Pointer(&control[0][0]))); strings.Contains(f, " hg") {
+	if f := vmFlags(t, uintptr(unsafe.Pointer(&control[0][0]))); slices.Contains(f, "hg") {
 		t.Errorf("memory grown into before Grow: VmFlags %q, want no hg", f)
 	}
 }
@@ -120,32 +121,10 @@ func vmstat(t *testing.T, name string) int {
 	return 0 // a kernel without the counter
 }
 
-// vmFlags returns the VmFlags line of the mapping holding address at.
-func vmFlags(t *testing.T, at uintptr) string {
+// vmFlags returns the VmFlags of the mapping holding address at.
+func vmFlags(t *testing.T, at uintptr) []string {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Skipf("cannot read the process's memory map: %v", err)
-	}
-	defer f.Close()
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		var lo, hi uintptr
-		if n, _ := fmt.Sscanf(line, "%x-%x ", &lo, &hi); n == 2 {
-			in = lo <= at && at < hi
-			continue
-		}
-		if in && strings.HasPrefix(line, "VmFlags:") {
-			return line
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Fatalf("no mapping holds %#x", at)
-	return ""
+	return strings.Fields(proctest.Mapping(t, at)["VmFlags"])
 }
 
 // TestRoom: Grow stays under the memory limit, less a margin; with no

@@ -1,6 +1,7 @@
 // Package proctest helps tests check that processes a command started
 // are gone: hooks, Bash calls and MCP servers must not outlive their
-// timeout or cancellation.
+// timeout or cancellation; and read what the test's own process maps
+// (Mapping).
 package proctest
 
 import (
