@@ -10,9 +10,10 @@ import (
 	"github.com/cairn-dev/cairn/bench/gen"
 )
 
-// TestLineCacheHoldsOnce: once a load cached the whole file, its entries
-// are held by the prefix's lines only, not by the map as well.
-func TestLineCacheHoldsOnce(t *testing.T) {
+// cachedSession generates a small session and loads it through a new
+// cache, which then holds the whole file.
+func cachedSession(t *testing.T) (bytesWriter, *LineCache) {
+	t.Helper()
 	var b bytesWriter
 	if _, err := gen.Generate(&b, gen.Options{Size: 50 << 10, Seed: 3}); err != nil {
 		t.Fatal(err)
@@ -21,6 +22,13 @@ func TestLineCacheHoldsOnce(t *testing.T) {
 	if _, err := Load(context.Background(), BytesSource(b), LoadOptions{NoRepair: true, Cache: cache}); err != nil {
 		t.Fatal(err)
 	}
+	return b, cache
+}
+
+// TestLineCacheHoldsOnce: once a load cached the whole file, its entries
+// are held by the prefix's lines only, not by the map as well.
+func TestLineCacheHoldsOnce(t *testing.T) {
+	b, cache := cachedSession(t)
 	if cache.prefix != int64(len(b)) || len(cache.lines) == 0 {
 		t.Fatalf("prefix %d of %d bytes, %d lines: the whole file should be cached", cache.prefix, len(b), len(cache.lines))
 	}
@@ -37,14 +45,7 @@ func TestLineCacheHoldsOnce(t *testing.T) {
 // Forget leaves there is dropped (it read what the cache was told to let
 // go of); a load after it fills the cache again.
 func TestLineCacheForgetDuringLoad(t *testing.T) {
-	var b bytesWriter
-	if _, err := gen.Generate(&b, gen.Options{Size: 50 << 10, Seed: 3}); err != nil {
-		t.Fatal(err)
-	}
-	cache := &LineCache{}
-	if _, err := Load(context.Background(), BytesSource(b), LoadOptions{NoRepair: true, Cache: cache}); err != nil {
-		t.Fatal(err)
-	}
+	b, cache := cachedSession(t)
 	prefix, lines, taken := cache.prefixFor(BytesSource(b))
 	if prefix == 0 || len(lines) == 0 {
 		t.Fatal("the whole file is not cached")
