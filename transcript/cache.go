@@ -44,9 +44,9 @@ type LineCache struct {
 	// ever appended to. 0 when no load read the whole file.
 	prefix int64
 	lines  []cachedLine
-	// gen counts the calls to Forget: a load that took the cache before
-	// one leaves nothing in it (it read what the cache was told to let go
-	// of).
+	// gen counts the times the cache was emptied (Forget, or another
+	// file in its place): a load that took it before leaves nothing in it
+	// (it read what the cache was told to let go of, or another file).
 	gen uint64
 }
 
@@ -96,6 +96,7 @@ func (c *LineCache) check(src Source) {
 	c.mu.Lock()
 	if id != c.id {
 		c.id, c.m, c.prefix, c.lines = id, nil, 0, nil
+		c.gen++ // a load of the other file leaves nothing here
 	}
 	c.mu.Unlock()
 }

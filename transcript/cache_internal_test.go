@@ -3,6 +3,9 @@ package transcript
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,7 +46,8 @@ func TestLineCacheHoldsOnce(t *testing.T) {
 
 // TestLineCacheForgetDuringLoad: what a load that took the cache before a
 // Forget leaves there is dropped (it read what the cache was told to let
-// go of); a load after it fills the cache again.
+// go of), as is what one of a file another has since replaced in the
+// cache leaves; a load after the Forget fills the cache again.
 func TestLineCacheForgetDuringLoad(t *testing.T) {
 	b, cache := cachedSession(t)
 	prefix, lines, taken := cache.prefixFor(BytesSource(b))
@@ -60,6 +64,28 @@ func TestLineCacheForgetDuringLoad(t *testing.T) {
 	cache.record(prefix, lines, now)
 	if cache.prefix != prefix {
 		t.Errorf("a load after Forget left a prefix of %d bytes, want %d", cache.prefix, prefix)
+	}
+	// Another file taking the cache empties it the same way: a load of
+	// the first one still under way leaves nothing.
+	dir := t.TempDir()
+	var srcs [2]Source
+	for i := range srcs {
+		path := filepath.Join(dir, fmt.Sprintf("%d.jsonl", i))
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		src, err := OpenFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		srcs[i] = src
+	}
+	_, _, first := cache.prefixFor(srcs[0])
+	cache.prefixFor(srcs[1])
+	cache.record(prefix, lines, first)
+	if cache.prefix != 0 {
+		t.Errorf("a load of a file the cache no longer serves left a prefix of %d bytes", cache.prefix)
 	}
 }
 

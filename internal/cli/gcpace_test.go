@@ -9,9 +9,9 @@ import (
 
 // TestReadersPaceTheCollector: sessions show, sessions export and context
 // ID load the transcript at gcpace's pace and then fit the collector to
-// what the heap holds, leaving no memory limit behind. Printing a long conversation then does not pile
-// its garbage as high as the conversation (400 MB: 333–346 MB → 240–255
-// MB peak).
+// what the heap holds, leaving no memory limit behind. Printing a long
+// conversation then does not pile its garbage as high as the
+// conversation (400 MB: 333–346 MB → 227–255 MB peak).
 func TestReadersPaceTheCollector(t *testing.T) {
 	p := newProject(t)
 	if code, _, errOut := p.run(t, "", "-p", "hi"); code != 0 {

@@ -76,13 +76,14 @@ type Config struct {
 	// layers' own reset: the session's post-compaction clean-up (caches
 	// that may follow files again now that the prefix changes).
 	Cleanup func()
-	// Compacting, when set, runs once a compaction that asks for a
-	// summary is under way (its PreCompact hooks passed), before the
-	// summary: the session lets go of what it keeps to read its
-	// transcript back cheaply (for a long conversation, all of its
-	// entries), which the compaction makes history, so the summary's
-	// requests do not wait with it in memory. A compaction from the
-	// session notes (no request) does not run it.
+	// Compacting, when set, runs once a compaction is under way (its
+	// PreCompact hooks passed), before its summary is made, from the
+	// session notes or by the model: the session lets go of what it keeps
+	// to read its transcript back cheaply (for a long conversation, all
+	// of its entries), which the compaction makes history, so the
+	// summary's requests do not wait with it in memory. The early
+	// compaction from the notes (compactEarly) does not run it; the
+	// boundary it writes is the session's sign then.
 	Compacting func()
 	// Notes, when set, are tried first at an auto-compaction: notes that
 	// are not empty are the summary, with no summary request (SPEC SM4).

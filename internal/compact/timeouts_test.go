@@ -123,20 +123,20 @@ func TestSummaryTimeout(t *testing.T) {
 	})
 }
 
-// TestCompactingRunsFirst: Config.Compacting runs once as a compaction
-// starts, before its summary is asked, and not for a history with nothing
-// to compact.
+// TestCompactingRunsFirst: Config.Compacting runs once a compaction is
+// under way, before its summary is asked, and not for a history with
+// nothing to compact.
 func TestCompactingRunsFirst(t *testing.T) {
 	fm := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
 		return []model.Block{text("<summary>the work so far</summary>")}, nil
 	}}
-	var calls, asked []int
+	var asked []int // the summary requests made before each call
 	m := compact.New(compact.Config{Model: fm, ModelName: "m", Window: tokens.Window{Size: 200_000, MaxOutput: 4_000}, Transcript: &memTranscript{},
-		Compacting: func() { calls, asked = append(calls, len(calls)), append(asked, len(fm.Requests())) }})
+		Compacting: func() { asked = append(asked, len(fm.Requests())) }})
 	if _, _, err := m.Compact(t.Context(), []model.Message{{Role: model.RoleUser, Content: []model.Block{text("hi")}}}, nil, nil, ""); err == nil {
 		t.Fatal("a history of one message was compacted")
 	}
-	if len(calls) != 0 {
+	if len(asked) != 0 {
 		t.Fatalf("Compacting ran for a history with nothing to compact")
 	}
 	var h []model.Message
@@ -148,7 +148,7 @@ func TestCompactingRunsFirst(t *testing.T) {
 	if _, _, err := m.Compact(t.Context(), h, nil, nil, ""); err != nil {
 		t.Fatal(err)
 	}
-	if len(calls) != 1 || asked[0] != 0 || len(fm.Requests()) == 0 {
-		t.Errorf("Compacting ran %d times, after %v of the %d summary requests: want once, before any", len(calls), asked, len(fm.Requests()))
+	if len(asked) != 1 || asked[0] != 0 || len(fm.Requests()) == 0 {
+		t.Errorf("Compacting ran %d times, after %v of the %d summary requests: want once, before any", len(asked), asked, len(fm.Requests()))
 	}
 }

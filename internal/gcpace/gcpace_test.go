@@ -24,7 +24,6 @@ func TestFit(t *testing.T) {
 	}
 	// Once the conversation is small again (a compaction), the default
 	// is back.
-	AfterLoad()
 	runtime.KeepAlive(held)
 	held = nil
 	runtime.GC()
