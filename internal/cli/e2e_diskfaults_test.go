@@ -340,7 +340,7 @@ func skipOrFail(t *testing.T, msg string) {
 // that all fail after the first do not.
 func TestSavedAfterFault(t *testing.T) {
 	for log, want := range map[string]bool{
-		"12748 write(1, \"a\\n\", 2) = 2\n12748 write(1, \"b\\n\", 2) = -1 ENOSPC (No space left on device) (INJECTED)\n12749 write(1, \"c\\n\", 2) = 2\n": true,
+		"12748 write(1, \"a\\n\", 2) = 2\n12748 write(1, \"b\\n\", 2) = -1 ENOSPC (No space left on device) (INJECTED)\n12749 write(1, \"c\\n\", 2) = 2\n":                                              true,
 		"12748 write(1, \"a\\n\", 2) = 2\n12748 write(1, \"b\\n\", 2) = -1 ENOSPC (No space left on device) (INJECTED)\n12749 write(1, \"c\\n\", 2) = -1 ENOSPC (No space left on device) (INJECTED)\n": false,
 		"12748 write(1, \"a\\n\", 2) = 2\n": false,
 	} {
