@@ -74,17 +74,22 @@ func AfterTurn() { fit(heapLive) }
 // Load sets the collector for a load and returns what ends that setting,
 // once the load is done, with AfterLoad. A load builds what stays: the
 // entries and messages it decodes are most of what it allocates and all
-// live at its end, so each collection while it runs marks again what the
-// one before marked, and finds little to free; the heap grows to twice
-// what was live at the last (GOGC 200) before the next, bounded by
-// loadLimit.
+// live at its end, so a collection while it runs marks what the load
+// just made, finds little to free, and takes a core from the load. The
+// collector is off while it runs (GOGC off) and only loadLimit calls for
+// it: a load that builds less than that (a 100 MB transcript, mapped,
+// about 60 MB) runs with no collection, and one that builds more is
+// bounded as the limit bounds any heap. Measured beside GOGC 200 under
+// the same limit, alternating, n=15: the 100 MB resume to its first
+// request 11% faster and 18 MB smaller at its peak, the 400 MB one 10%
+// faster at the same peak.
 func Load() (done func()) {
 	_, gogc := os.LookupEnv("GOGC")
 	_, limit := os.LookupEnv("GOMEMLIMIT")
 	set := !gogc && !limit
 	var before int64
 	if set {
-		debug.SetGCPercent(200)
+		debug.SetGCPercent(-1)
 		before = debug.SetMemoryLimit(loadLimit)
 	}
 	return func() {
