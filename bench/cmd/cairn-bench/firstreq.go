@@ -101,24 +101,67 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "%-6s %-28s second turn → its request: median %v\n", p.name, "", turn2.Round(100*time.Microsecond))
 		}
 	}
+	printPaired(stdout, progs, *tsv)
 	return nil
+}
+
+// printPaired prints cairn's time and peak RSS over base's (-against),
+// each the median of the rounds' ratios; nothing without -against.
+func printPaired(w io.Writer, progs []program, tsv bool) {
+	if len(progs) < 2 || progs[1].name != "base" {
+		return
+	}
+	wall, rss := pairedRatios(progs[0].runs, progs[1].runs)
+	if tsv {
+		fmt.Fprintf(w, "cairn/base\t%.4f\t%.4f\n", wall, rss)
+		return
+	}
+	fmt.Fprintf(w, "cairn / base, median of %d rounds' ratios: time %.3f×, peak RSS %.3f×\n", len(progs[0].runs), wall, rss)
+}
+
+// pairedRatios returns the median over rounds of a's time over b's, and
+// of a's peak RSS over b's (the runs of round i are a[i] and b[i]).
+func pairedRatios(a, b []runResult) (wall, rss float64) {
+	n := min(len(a), len(b))
+	if n == 0 {
+		return 0, 0
+	}
+	ws, rs := make([]float64, n), make([]float64, n)
+	for i := range n {
+		ws[i] = float64(a[i].wall) / float64(b[i].wall)
+		rs[i] = float64(a[i].rss) / float64(b[i].rss)
+	}
+	slices.Sort(ws)
+	slices.Sort(rs)
+	return median(ws), median(rs)
+}
+
+// median is the middle of sorted values, or the mean of the two middle
+// ones.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // benchFlags are the flags of the benches that run cairn and Claude Code
 // in turns (firstreq, tuiresume).
 type benchFlags struct {
-	bin, claude, resume *string
-	n                   *int
-	pages               *string
+	bin, claude, against, resume *string
+	n                            *int
+	pages                        *string
 }
 
 func newBenchFlags(fs *flag.FlagSet) benchFlags {
 	return benchFlags{
-		bin:    fs.String("cairn", "", "the cairn binary"),
-		claude: fs.String("claude", "", "also run this Claude Code binary, alternating with cairn"),
-		resume: fs.String("resume", "", "a transcript to resume (copied into a temporary home)"),
-		n:      fs.Int("n", 5, "runs of each program"),
-		pages:  fs.String("pages", "as-is", pagesUsage),
+		bin:     fs.String("cairn", "", "the cairn binary"),
+		claude:  fs.String("claude", "", "also run this Claude Code binary, alternating with cairn"),
+		against: fs.String("against", "", "also run this other cairn binary (\"base\", as cairn is run), alternating, and report cairn's time and peak RSS over base's, the median of each round's ratio: drift on a shared machine moves both runs of a round alike"),
+		resume:  fs.String("resume", "", "a transcript to resume (copied into a temporary home)"),
+		n:       fs.Int("n", 5, "runs of each program"),
+		pages:   fs.String("pages", "as-is", pagesUsage),
 	}
 }
 
@@ -133,6 +176,9 @@ func (f benchFlags) programs(env []string) ([]program, error) {
 		return nil, err
 	}
 	progs := []program{{name: "cairn", bin: *f.bin, env: env}}
+	if *f.against != "" {
+		progs = append(progs, program{name: "base", bin: *f.against, env: env})
+	}
 	if *f.claude != "" {
 		progs = append(progs, program{name: "claude", bin: *f.claude})
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -153,5 +154,30 @@ func TestTurnOrder(t *testing.T) {
 	}
 	if got := turnOrder(1, 1); !slices.Equal(got, []int{0}) {
 		t.Errorf("one program, round 1: %v", got)
+	}
+}
+
+// TestPairedRatios: the ratio is taken within each round, then the median
+// of the rounds': a round where the machine was twice as slow for both
+// counts as any other.
+func TestPairedRatios(t *testing.T) {
+	ms := func(v ...int) []runResult {
+		var rs []runResult
+		for _, x := range v {
+			rs = append(rs, runResult{wall: time.Duration(x) * time.Millisecond, rss: int64(x) << 20})
+		}
+		return rs
+	}
+	// a is 10% faster in every round; the machine slowed down twice.
+	wall, rss := pairedRatios(ms(90, 180, 90, 450), ms(100, 200, 100, 500))
+	if math.Abs(wall-0.9) > 1e-9 || math.Abs(rss-0.9) > 1e-9 {
+		t.Errorf("ratios %v, %v; want 0.9 each", wall, rss)
+	}
+	// An even count takes the mean of the middle two.
+	if wall, _ := pairedRatios(ms(100, 300), ms(100, 200)); math.Abs(wall-1.25) > 1e-9 {
+		t.Errorf("two rounds, 1 and 1.5: %v, want 1.25", wall)
+	}
+	if wall, rss := pairedRatios(nil, nil); wall != 0 || rss != 0 {
+		t.Errorf("no rounds: %v, %v", wall, rss)
 	}
 }

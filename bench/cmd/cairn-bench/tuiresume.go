@@ -75,6 +75,7 @@ func tuiResumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%-6s -r %-24s start → conversation and prompt on screen: median %v (min %v, max %v), peak RSS median %s\n",
 			p.name, filepath.Base(*resume), wall.Round(time.Millisecond), p.min().Round(time.Millisecond), p.max().Round(time.Millisecond), mb(rss))
 	}
+	printPaired(stdout, progs, *tsv)
 	return nil
 }
 
