@@ -158,7 +158,7 @@ func newBenchFlags(fs *flag.FlagSet) benchFlags {
 	return benchFlags{
 		bin:     fs.String("cairn", "", "the cairn binary"),
 		claude:  fs.String("claude", "", "also run this Claude Code binary, alternating with cairn"),
-		against: fs.String("against", "", "also run this other cairn binary (\"base\", as cairn is run), alternating, and report cairn's time and peak RSS over base's, the median of each round's ratio: drift on a shared machine moves both runs of a round alike"),
+		against: fs.String("against", "", "also run this other cairn binary (\"base\", as cairn is run), alternating, and report cairn's time and peak RSS over base's, the median of each round's ratio: drift on a shared machine moves both runs of a round alike; with -pages dropped, so that both binaries' pages start alike (peak RSS counts them)"),
 		resume:  fs.String("resume", "", "a transcript to resume (copied into a temporary home)"),
 		n:       fs.Int("n", 5, "runs of each program"),
 		pages:   fs.String("pages", "as-is", pagesUsage),
