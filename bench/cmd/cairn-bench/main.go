@@ -2,7 +2,7 @@
 // Code sessions:
 //
 //	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage]
-//	cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-cpuprofile FILE] [-memprofile FILE] FILE
+//	cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-pace=false] [-cpuprofile FILE] [-memprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
 //	cairn-bench firstreq -cairn BIN [-claude BIN] [-against BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V] [-pages as-is|dropped|read] [-second]
 //	cairn-bench tuiresume -cairn BIN [-claude BIN] [-against BIN] -resume FILE [-n 5] [-poll 50ms] [-tsv] [-pages as-is|dropped|read]
@@ -39,6 +39,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cairn-dev/cairn/bench/gen"
+	"github.com/cairn-dev/cairn/internal/gcpace"
 	"github.com/cairn-dev/cairn/internal/hugeheap"
 	"github.com/cairn-dev/cairn/internal/jsonw"
 	"github.com/cairn-dev/cairn/transcript"
@@ -59,7 +60,7 @@ func main() {
 
 const usageText = `usage:
   cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage]
-  cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-cpuprofile FILE] [-memprofile FILE] FILE
+  cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-pace=false] [-cpuprofile FILE] [-memprofile FILE] FILE
   cairn-bench index [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
   cairn-bench firstreq -cairn BIN [-claude BIN] [-against BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V] [-pages as-is|dropped|read] [-second]
@@ -198,6 +199,7 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	mapped := fs.Bool("map", false, "keep the messages in the file's mapping, as a headless resume does (LoadOptions.Map)")
 	cached := fs.Bool("cache", false, "fill a LineCache, as a session that goes on in the file does (LoadOptions.Cache)")
 	huge := fs.Bool("huge", true, "back the heap the load builds with huge pages (hugeheap.Grow by transcript.HeapOf; a resume grows a quarter more, for its start); -huge=false for the plain heap")
+	paced := fs.Bool("pace", true, "set the collector as a resume does while it loads (gcpace.Load: off, under a memory limit), and fit it afterwards; -pace=false for the default collector")
 	if err := parseFlags(fs, args, 1); err != nil {
 		return err
 	}
@@ -220,6 +222,10 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer src.Close()
+	if *paced {
+		// Before Grow, as a resume does: Grow stays under the limit.
+		defer gcpace.Load()()
+	}
 	var grown uint64 // what Grow allocated to grow the heap, not the load's
 	if *huge {
 		var before runtime.MemStats
