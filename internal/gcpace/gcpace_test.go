@@ -39,9 +39,10 @@ func TestFit(t *testing.T) {
 	}
 }
 
-// TestLoad: while a load runs, the collector is off but for loadLimit; once it is done, the limit is gone and AfterLoad has set the
-// percent. A GOGC or GOMEMLIMIT the user set leaves both alone, during
-// the load as after it.
+// TestLoad: while a load runs, the collector is off but for loadLimit;
+// once it is done, the limit is gone and AfterLoad has set the percent.
+// A GOGC or GOMEMLIMIT the user set leaves both alone, during the load as
+// after it.
 func TestLoad(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
