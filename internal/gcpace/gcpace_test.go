@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // TestFit: with a large heap in use, the collector lets it grow by
@@ -79,4 +80,68 @@ func TestLoad(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoadPastTheLimit: once a collection during the load finds more than
+// three quarters of the limit live, the limit makes way for a GC percent
+// (the limit would have the collector run back to back); a load that
+// stays under it keeps the limit; and the end of the load is final: a
+// collection after it changes nothing the end set.
+func TestLoadPastTheLimit(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	const limit = 64 << 20
+	settled := func(want int) (int, int64) {
+		// The watch runs on the cleanup goroutine, after the collection.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			p := debug.SetGCPercent(-1)
+			debug.SetGCPercent(p)
+			if p == want || time.Now().After(deadline) {
+				return p, debug.SetMemoryLimit(-1)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	runtime.GC() // what earlier tests left is not in use
+	done := load(limit)
+	runtime.GC()
+	runtime.GC()
+	if p, l := settled(-1); p != -1 || l != limit {
+		t.Errorf("a small heap during the load: GC percent %d, limit %d; want off and %d", p, l, limit)
+	}
+	held := make([]byte, limit/4*3+(4<<20)) // live past three quarters
+	for i := range held {
+		held[i] = 1
+	}
+	runtime.GC()
+	if p, l := settled(overLimitPercent); p != overLimitPercent || l != math.MaxInt64 {
+		t.Errorf("%d MiB live under a %d MiB limit: GC percent %d, limit %d; want %d and no limit", len(held)>>20, limit>>20, p, l, overLimitPercent)
+	}
+	runtime.KeepAlive(held)
+	done()
+	after := debug.SetGCPercent(-1)
+	debug.SetGCPercent(after)
+	if after == overLimitPercent || after < minPercent {
+		t.Errorf("after the load: GC percent %d; want it fitted (%d to 100)", after, minPercent)
+	}
+
+	// Ended before a collection found the heap past the limit: nothing
+	// changes after the end.
+	done = load(limit)
+	done()
+	ended := debug.SetGCPercent(-1)
+	debug.SetGCPercent(ended)
+	held = make([]byte, limit)
+	for i := range held {
+		held[i] = 1
+	}
+	runtime.GC()
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond) // a cleanup that would run has run
+	if p, l := debug.SetGCPercent(ended), debug.SetMemoryLimit(-1); p != ended || l != math.MaxInt64 {
+		t.Errorf("a collection after the end: GC percent %d, limit %d; want %d and no limit, as the end left them", p, l, ended)
+	}
+	runtime.KeepAlive(held)
 }
