@@ -58,6 +58,12 @@ type Options struct {
 	// Start is the time of the first line; the zero value means a fixed
 	// date, so the output does not depend on the clock.
 	Start time.Time
+	// Chinese is the share (0 to 1) of the prose (the prompts, the
+	// model's sentences, the code's comments) written in Chinese, as by
+	// a user who works in Chinese. The tool results (code, command
+	// output) stay mostly ASCII, so at 0.5 about 5% of a transcript's
+	// bytes are multi-byte UTF-8, at 1 about 11%. 0 writes English only.
+	Chinese float64
 }
 
 // Stats describes a generated transcript.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -51,6 +52,7 @@ func TestGenerateStats(t *testing.T) {
 		{"compacting", gen.Options{Size: 800 << 10, Seed: 1, CompactEvery: 100 << 10}},
 		{"no compaction", gen.Options{Size: 400 << 10, Seed: 1}},
 		{"tiny", gen.Options{Size: 1, Seed: 3, Compact: true}},
+		{"chinese", gen.Options{Size: 400 << 10, Seed: 1, Chinese: 0.5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, st := generate(t, tc.opts)
@@ -252,4 +254,34 @@ func objectKeys(t *testing.T, raw []byte) []string {
 		}
 	}
 	return keys
+}
+
+// TestGenerateChinese: with Chinese, part of the prose is Chinese (valid
+// UTF-8, written as it is, not as \u escapes, as Claude Code writes it),
+// the code and its structure are not; without, the prose is English, as
+// it was before the option.
+func TestGenerateChinese(t *testing.T) {
+	share := func(b []byte) float64 {
+		n := 0
+		for _, c := range b {
+			if c >= 0x80 {
+				n++
+			}
+		}
+		return float64(n) / float64(len(b))
+	}
+	plain, _ := generate(t, gen.Options{Size: 400 << 10, Seed: 1})
+	if bytes.Contains(plain, []byte("的")) || share(plain) > 0.005 {
+		t.Errorf("without Chinese: %.4f of the bytes are not ASCII (an em dash here and there), or Chinese is in it", share(plain))
+	}
+	zh, _ := generate(t, gen.Options{Size: 400 << 10, Seed: 1, Chinese: 0.5})
+	if !utf8.Valid(zh) {
+		t.Fatal("with Chinese: not valid UTF-8")
+	}
+	if s := share(zh); s < 0.02 || s > 0.2 {
+		t.Errorf("with Chinese 0.5: %.3f of the bytes are multi-byte UTF-8, want a few percent", s)
+	}
+	if !bytes.Contains(zh, []byte("的")) || bytes.Contains(zh, []byte(`\u`)) {
+		t.Error("with Chinese 0.5: want Chinese prose written as UTF-8, with no \\u escapes")
+	}
 }

@@ -120,13 +120,14 @@ func (g *generator) words(n int) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
+		zh := g.chinese()
 		switch g.rng.IntN(4) {
 		case 0:
-			b.WriteString(g.pick(verbs))
+			b.WriteString(g.pickIn(zh, verbs, zhVerbs))
 		case 1:
-			b.WriteString(g.pick(nouns))
+			b.WriteString(g.pickIn(zh, nouns, zhNouns))
 		default:
-			b.WriteString(g.pick(fillers))
+			b.WriteString(g.pickIn(zh, fillers, zhFillers))
 		}
 	}
 	return b.String()
@@ -139,14 +140,30 @@ func (g *generator) sentences(n int) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		s := g.pick(sentenceForms)
-		s = strings.Replace(s, "%v", g.pick(verbs), 1)
-		s = strings.Replace(s, "%n", g.pick(nouns), 1)
+		zh := g.chinese()
+		s := g.pickIn(zh, sentenceForms, zhSentenceForms)
+		s = strings.Replace(s, "%v", g.pickIn(zh, verbs, zhVerbs), 1)
+		s = strings.Replace(s, "%n", g.pickIn(zh, nouns, zhNouns), 1)
 		s = strings.Replace(s, "%f", g.someFile(), 1)
-		s = strings.Replace(s, "%n", g.pick(nouns), 1)
+		s = strings.Replace(s, "%n", g.pickIn(zh, nouns, zhNouns), 1)
 		b.WriteString(s)
 	}
 	return b.String()
+}
+
+// chinese reports whether the next piece of prose is in Chinese (see
+// Options.Chinese). With none asked, it draws nothing from the generator's
+// randomness, so the output is what it was before the option.
+func (g *generator) chinese() bool {
+	return g.opts.Chinese > 0 && g.chance(g.opts.Chinese)
+}
+
+// pickIn picks from zh when zh is set, else from en.
+func (g *generator) pickIn(zh bool, en, zhList []string) string {
+	if zh {
+		return g.pick(zhList)
+	}
+	return g.pick(en)
 }
 
 // someFile names a file of the project, or its README while the project
@@ -172,11 +189,12 @@ func (g *generator) bullets() string {
 
 // prompt writes what the user asks in a turn.
 func (g *generator) prompt() string {
-	s := g.pick(promptForms)
-	s = strings.Replace(s, "%v", g.pick(verbs), 1)
-	s = strings.Replace(s, "%n", g.pick(nouns), 1)
+	zh := g.chinese()
+	s := g.pickIn(zh, promptForms, zhPromptForms)
+	s = strings.Replace(s, "%v", g.pickIn(zh, verbs, zhVerbs), 1)
+	s = strings.Replace(s, "%n", g.pickIn(zh, nouns, zhNouns), 1)
 	s = strings.Replace(s, "%f", g.someFile(), 1)
-	s = strings.Replace(s, "%n", g.pick(nouns), 1)
+	s = strings.Replace(s, "%n", g.pickIn(zh, nouns, zhNouns), 1)
 	if g.chance(0.2) {
 		s += "\n\n" + g.sentences(2+g.rng.IntN(4))
 	}
@@ -239,6 +257,32 @@ var (
 		"Write a test for the %n %v path, including the error cases.",
 		"can you rename %n to %n everywhere and update the docs",
 		"The linter complains about `%f`. Fix it without changing behaviour.",
+	}
+	// The Chinese vocabulary (Options.Chinese): prose a user who writes
+	// to the model in Chinese reads and writes.
+	zhNouns   = []string{"账户", "批次", "缓存", "客户端", "配置", "游标", "截止时间", "条目", "事件", "处理器", "索引", "发票", "租约", "限额", "订单", "负载", "支付", "队列", "记录", "报表", "请求", "重试", "路由", "模式", "会话", "分片", "快照", "租户", "工单", "令牌", "用户", "回调", "窗口", "工作进程"}
+	zhVerbs   = []string{"应用", "构建", "取消", "检查", "关闭", "解码", "排空", "编码", "获取", "刷新", "加载", "合并", "打开", "解析", "发布", "渲染", "解决", "重试", "保存", "扫描", "调度", "同步", "裁剪", "校验"}
+	zhFillers = []string{"的", "一个", "每个", "所有", "从", "到", "和", "当", "之前", "之后", "它的", "以及", "或者", "除非", "只有", "一旦", "每次", "关于"}
+
+	zhSentenceForms = []string{
+		"我先看一下 `%f` 里是怎么处理%n的。",
+		"我先%v这个%n，然后再检查%n的路径。",
+		"这里的%n被加载了两次——每个请求一次，工作进程里又一次。",
+		"这就解释了失败的原因：`%f` 从来没有对%n调用%v。",
+		"现在运行测试，确认%n的改动没有问题。",
+		"测试通过了；%n不再需要单独的%v步骤。",
+		"我找到了%n的默认值是在哪里设置的：`%f`。",
+		"一旦%v提前发生，这个%n检查就是多余的。",
+		"在修改%n的签名之前，我先搜一下其他调用方。",
+		"%n的上限是从配置里读的，所以我也在那里%v它。",
+	}
+	zhPromptForms = []string{
+		"上次合并之后 `%f` 里的%n测试失败了，你能查一下原因并修好吗？",
+		"请在%n到达%n处理器之前先%v它。",
+		"为什么%n很大的时候%v这么慢？帮我看看。",
+		"给 `%f` 加一个%n选项，并把它一路传到%n。",
+		"好的，现在把整个测试套件跑一遍，有失败的就修掉",
+		"帮我检查一下 `%f`，如果并发地%v这个%n会出什么问题？",
 	}
 	summaryHeads = []string{"Primary request and intent", "Key technical concepts", "Files and code sections", "Errors and fixes", "Problem solving", "All user messages", "Pending tasks", "Current work", "Optional next step"}
 
