@@ -82,11 +82,12 @@ func AfterTurn() { fit(heapLive) }
 // it: a load that builds less than that (a 100 MB transcript, mapped,
 // about 60 MB) runs with no collection, one that builds more is
 // collected when it reaches the limit, and one that holds nearly as much
-// live goes on at a GC percent instead (see watch). Measured beside GOGC 200 under
-// the same limit (cairn-bench firstreq -against, -pages dropped, the
-// median of the rounds' ratios): the resume to its first request takes
-// 0.91× the time at 100 MB (n=41, 0.94× of the peak memory), 0.93× at
-// 400 MB (n=9, the same peak), and the same at 10 MB (n=41).
+// live goes on at a GC percent instead (see watch). Measured beside
+// GOGC 200 under the same limit (cairn-bench firstreq -against, -pages
+// dropped, the median of the rounds' ratios): the resume to its first
+// request takes 0.91× the time at 100 MB (n=41, 0.94× of the peak
+// memory), 0.93× at 400 MB (n=9, the same peak), and the same at 10 MB
+// (n=41).
 func Load() (done func()) {
 	_, gogc := os.LookupEnv("GOGC")
 	_, limit := os.LookupEnv("GOMEMLIMIT")
@@ -108,9 +109,9 @@ func load(limit int64) func() {
 }
 
 // overLimitPercent is the GC percent for the rest of a load whose live
-// heap is past three quarters of the limit: a collection each time the heap grew by a
-// quarter of what it holds, a few for a load that doubles its heap
-// rather than one after another.
+// heap is past three quarters of the limit: a collection each time the
+// heap grew by a quarter of what it holds, a few for a load that doubles
+// its heap rather than one after another.
 const overLimitPercent = 25
 
 // pace is a load's setting of the collector (see Load).
