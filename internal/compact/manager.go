@@ -173,6 +173,9 @@ type State struct {
 	// tags, so a Marker may leave them to the Manager; unmarked is set
 	// when one did: Send lacks its tags (see Snip.Apply).
 	deferMarks, unmarked bool
+	// floor, once the layers are done, is what Send itself comes to by
+	// the estimate (see Prepare): Remaining is never less.
+	floor int64
 }
 
 // markIndifferent is a layer that reads and changes only what the
@@ -195,13 +198,15 @@ func (st *State) runLater() {
 	st.later = nil
 }
 
-// Remaining is the context's size after the layers so far.
+// Remaining is the context's size after the layers so far: what was
+// used less what they freed, and, once they are done, at least what the
+// request they leave comes to by the estimate.
 func (st *State) Remaining() int64 {
 	n := st.Used
 	for _, f := range st.Freed {
 		n -= f
 	}
-	return n
+	return max(n, st.floor)
 }
 
 // Projected is what the trigger compares with its threshold for a
@@ -314,8 +319,20 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 			st.Send = p.History
 		}
 	}
-	m.lastFreed = st.Used - st.Remaining()
 	w := m.cfg.Window
+	if st.Remaining() < w.AutoCompactAt() {
+		// Used is the last response's usage, and what a layer frees is
+		// an estimate: when the usage a transcript recorded is lower than
+		// the estimate of its content (a server's clearing, another
+		// tool's count), the difference can fall far below the request
+		// that goes out. A resumed 30 MB transcript with no compaction
+		// came to 70K tokens by it and sent 1.9 MB, a request far over
+		// the window. What is sent is counted as itself too (a low
+		// estimate: tokens.EstimateFloor), and the larger of the two is
+		// what decides.
+		st.floor = tokens.EstimateFloor(st.Send)
+	}
+	m.lastFreed = st.Used - st.Remaining()
 	if !overflow && (m.cfg.Disabled || st.Remaining() < w.AutoCompactAt()) {
 		st.marked(m)
 		st.runLater()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,19 @@ func longHistory() []model.Message {
 }
 
 var streamWindow = tokens.Window{Size: 8_192, MaxOutput: 1_024}
+
+// lightHistory is longHistory's first steps with one-line prompts and
+// shorter results: a history that micro-compaction brings well under
+// streamWindow's threshold, from over it.
+func lightHistory(steps int) []model.Message {
+	h := slices.Clone(longHistory()[:3*steps])
+	for i := 0; i < len(h); i += 3 {
+		h[i].Content = []model.Block{model.TextBlock(fmt.Sprintf("step %d", i/3))}
+		id := h[i+2].Content[0].ToolUseID
+		h[i+2].Content = []model.Block{model.ToolResultBlock(id, strings.Repeat(fmt.Sprintf("output %d ", i/3), 120), false)}
+	}
+	return h
+}
 
 // layered returns a Manager with snip and micro-compaction (the cache
 // cold, so micro clears) over model m, as an agent sets it up.
@@ -233,11 +247,20 @@ func TestTagsLeftToTheEnd(t *testing.T) {
 		compacted bool // or the request goes out
 	}{
 		{"summary of the whole history", 4, at + 100, false, 1, true},
-		{"micro brings it under", 12, at + 100, false, 0, false},
+		// The usage agrees with the history: micro's clearing brings the
+		// request itself under the threshold, not only the count.
+		{"micro brings it under", 20, 0, false, 0, false},
 		{"the summary fails, the request fits", 4, at + 100, true, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			history := longHistory()[:3*tc.steps]
+			history, used := longHistory()[:3*tc.steps], tc.used
+			if used == 0 {
+				history = lightHistory(tc.steps)
+				used = tokens.EstimateMessages(history)
+				if used < at {
+					t.Fatalf("the light history comes to %d tokens, under the threshold %d", used, at)
+				}
+			}
 			run := func(eager bool) ([]*model.Request, *engine.Prep) {
 				var reqs []*model.Request
 				m := &modeltest.Scripted{Answer: func(_ context.Context, n int, req *model.Request) ([]model.Block, error) {
@@ -251,7 +274,7 @@ func TestTagsLeftToTheEnd(t *testing.T) {
 				if eager {
 					mgr.AddLayer(plainLayer{})
 				}
-				p := &engine.Prep{History: history, Used: tc.used}
+				p := &engine.Prep{History: history, Used: used}
 				if err := mgr.Prepare(t.Context(), p); err != nil {
 					t.Fatal(err)
 				}
@@ -276,6 +299,44 @@ func TestTagsLeftToTheEnd(t *testing.T) {
 				}
 			} else if len(reqs) == 0 || !strings.Contains(fmt.Sprint(reqs[0].Messages), "[id:") {
 				t.Error("the summary request has no tags")
+			}
+		})
+	}
+}
+
+// TestWhatIsSentCountsToo: a usage lower than what the history holds (a
+// transcript whose recorded usage a server's clearing or another tool's
+// count made low) does not let a request over the threshold go out:
+// micro-compaction's estimate of what it freed took the count below
+// zero, while the request it left was more than twice the threshold.
+// What is sent is weighed as itself (tokens.EstimateFloor) too. A small
+// history with the same usage goes out as it is.
+func TestWhatIsSentCountsToo(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	at := streamWindow.AutoCompactAt()
+	for _, tc := range []struct {
+		name      string
+		history   []model.Message
+		compacted bool
+	}{
+		{"over the threshold as sent", longHistory()[:3*12], true},
+		{"under it", lightHistory(3), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
+				return []model.Block{model.TextBlock("S")}, nil
+			}}
+			mgr := layered(m, &recTranscript{}, now)
+			p := &engine.Prep{History: tc.history, Used: at / 4}
+			if err := mgr.Prepare(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+			sent := p.Send
+			if sent == nil {
+				sent = p.History
+			}
+			if (p.Compaction != nil) != tc.compacted {
+				t.Errorf("compacted %v with a usage of %d and %d tokens sent by the floor's estimate; want %v (threshold %d)", p.Compaction != nil, at/4, tokens.EstimateFloor(sent), tc.compacted, at)
 			}
 		})
 	}

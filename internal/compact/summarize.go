@@ -274,6 +274,8 @@ func (v summaryView) weighs(budget int64, msg func(int) model.Message) bool {
 	for i := range v.msgs {
 		m := msg(i)
 		for j, b := range m.Content {
+			// Each block's framing counts too (see tokens.EstimateFloor).
+			n += tokens.BlockOverhead
 			if b.Type == model.BlockToolResult && v.cleared(i, j) {
 				n += clearedTokens
 			} else {

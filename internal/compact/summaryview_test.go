@@ -42,7 +42,8 @@ func viewHistory() []model.Message {
 // TestSummaryViewReadsAsTheCopies: the view a summary reads block by
 // block says what the copies it replaces said — trim(withoutImages(h))
 // for the messages sent, render of them for the parts — and weighs them
-// as EstimateMessages does, at every budget.
+// as EstimateFloor does (the content and each block's framing), at every
+// budget.
 func TestSummaryViewReadsAsTheCopies(t *testing.T) {
 	h := viewHistory()
 	orig := slices.Clone(h)
@@ -59,7 +60,7 @@ func TestSummaryViewReadsAsTheCopies(t *testing.T) {
 		t.Errorf("lines (-render +view):\n%s", diff)
 	}
 	for _, v := range []summaryView{whole, trimmed} {
-		n := tokens.EstimateMessages(v.messages())
+		n := tokens.EstimateFloor(v.messages())
 		for _, budget := range []int64{1, 10, n / 2, n, n + 1, 10 * n} {
 			if got, want := v.fits(budget), n < budget; got != want {
 				t.Errorf("trim %v: fits(%d) = %v, the copy weighs %d", v.trim, budget, got, n)

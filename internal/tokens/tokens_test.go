@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/model"
@@ -82,5 +83,22 @@ func TestThousands(t *testing.T) {
 		if got := Thousands(n); got != want {
 			t.Errorf("Thousands(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestEstimateFloor: the floor is the content's estimate and
+// BlockOverhead for each block, however the blocks are split among the
+// messages; no block, no overhead.
+func TestEstimateFloor(t *testing.T) {
+	text := strings.Repeat("x", 400) // 100 tokens
+	one := []model.Message{{Role: "user", Content: []model.Block{model.TextBlock(text), model.TextBlock(text)}}}
+	two := []model.Message{{Role: "user", Content: []model.Block{model.TextBlock(text)}}, {Role: "assistant", Content: []model.Block{model.TextBlock(text)}}}
+	for _, msgs := range [][]model.Message{one, two} {
+		if got, want := EstimateFloor(msgs), EstimateMessages(msgs)+2*BlockOverhead; got != want || want != 200+2*BlockOverhead {
+			t.Errorf("EstimateFloor = %d, want %d", got, want)
+		}
+	}
+	if got := EstimateFloor([]model.Message{{Role: "assistant"}}); got != 0 {
+		t.Errorf("a message with no block: %d, want 0", got)
 	}
 }
