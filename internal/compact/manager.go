@@ -173,8 +173,10 @@ type State struct {
 	// tags, so a Marker may leave them to the Manager; unmarked is set
 	// when one did: Send lacks its tags (see Snip.Apply).
 	deferMarks, unmarked bool
-	// floor, once the layers are done, is what Send itself comes to by
-	// the estimate (see Prepare): Remaining is never less.
+	// floor is what Send itself comes to by the estimate, set once the
+	// layers are done when the count is under the threshold and the
+	// server does not clear results (see Prepare): Remaining is never
+	// less. 0 otherwise.
 	floor int64
 }
 
@@ -211,7 +213,8 @@ func (st *State) Remaining() int64 {
 
 // Projected is what the trigger compares with its threshold for a
 // context of used tokens: used less what the lighter layers took off the
-// last request. The context meter shows it, so the display and the
+// last request (nothing once a compaction replaced the history, and
+// nothing when the request weighed as itself came to more). The context meter shows it, so the display and the
 // trigger agree.
 func (m *Manager) Projected(used int64) int64 { return max(0, used-m.lastFreed) }
 
@@ -320,19 +323,24 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		}
 	}
 	w := m.cfg.Window
-	if st.Remaining() < w.AutoCompactAt() {
+	if st.Remaining() < w.AutoCompactAt() && p.ContextManagement == nil {
 		// Used is the last response's usage, and what a layer frees is
 		// an estimate: when the usage a transcript recorded is lower than
-		// the estimate of its content (a server's clearing, another
-		// tool's count), the difference can fall far below the request
-		// that goes out. A resumed 30 MB transcript with no compaction
-		// came to 70K tokens by it and sent 1.9 MB, a request far over
-		// the window. What is sent is counted as itself too (a low
-		// estimate: tokens.EstimateFloor), and the larger of the two is
-		// what decides.
+		// the estimate of its content (another tool's count, a generator's),
+		// the difference can fall far below the request that goes out. A
+		// resumed 30 MB transcript with no compaction came to 70K tokens
+		// by it and sent 1.9 MB, a request far over the window. What is
+		// sent is counted as itself too (a low estimate:
+		// tokens.EstimateFloor), and the larger of the two decides
+		// whether to compact and is the size compacted from. Not when the
+		// server clears results (ContextManagement): the request then
+		// carries results the server takes out before it counts.
 		st.floor = tokens.EstimateFloor(st.Send)
 	}
-	m.lastFreed = st.Used - st.Remaining()
+	// The larger of the usage and the floor is the context compacted
+	// from (a compaction measures its gain against it).
+	pre := max(p.Used, st.floor)
+	m.lastFreed = max(0, st.Used-st.Remaining())
 	if !overflow && (m.cfg.Disabled || st.Remaining() < w.AutoCompactAt()) {
 		st.marked(m)
 		st.runLater()
@@ -344,7 +352,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		if m.cfg.Disabled || m.stopped || !m.early(st.Remaining()) {
 			return nil
 		}
-		res, err := m.compactEarly(ctx, p.History, p.System, p.Tools, p.Used)
+		res, err := m.compactEarly(ctx, p.History, p.System, p.Tools, pre)
 		if err != nil || res == nil {
 			if err != nil && !errors.Is(err, errNotesBehind) {
 				p.Notices = append(p.Notices, fmt.Sprintf("compaction from the session notes skipped: %v", err))
@@ -353,6 +361,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		}
 		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, m.mark(res.history)
 		m.freed["notes"] += max(0, res.report.PreTokens-res.report.PostTokens)
+		m.lastFreed = 0 // what the layers took off was the history's before
 		return nil
 	}
 	if p.Status != nil {
@@ -367,7 +376,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		if st.unmarked {
 			mark = m.mark
 		}
-		res, err = m.compact(ctx, p.History, st.Send, mark, p.System, p.Tools, TriggerAuto, "", p.Used)
+		res, err = m.compact(ctx, p.History, st.Send, mark, p.System, p.Tools, TriggerAuto, "", pre)
 	}
 	if res == nil && err != nil && ctx.Err() != nil {
 		// Cancelled (the user interrupted the turn): nothing was written,
@@ -380,6 +389,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		// the compaction counts as failed.
 		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, m.mark(res.history)
 		m.freed["auto"] += max(0, res.report.PreTokens-res.report.PostTokens)
+		m.lastFreed = 0
 	}
 	if err != nil && err != errBreaker {
 		m.failures++
@@ -410,11 +420,12 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		}
 		// The request does not fit and could not be summarised: drop the
 		// oldest history rather than stop the session.
-		res, err = m.truncate(ctx, p.History, p.System, p.Tools, p.Used)
+		res, err = m.truncate(ctx, p.History, p.System, p.Tools, pre)
 		if err != nil {
 			return err
 		}
 		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, m.mark(res.history)
+		m.lastFreed = 0
 		return nil
 	}
 	m.failures = 0

@@ -193,7 +193,10 @@ var clearedJSON = jsonw.String(ClearedText)
 // the context the last response reported. A clearing is recorded before
 // the request goes out; when the request is over the auto-compaction
 // threshold even so, the Manager's compaction makes the record moot, and
-// it is written only if the request goes out without one.
+// it is written only if the request goes out without one. (When the
+// count is under the threshold but the request weighed as itself is not,
+// the Manager compacts after the record was written: it is a line before
+// the boundary, which a resume reads past.)
 func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 	cold := !m.last.IsZero() && st.Now.Sub(m.last) >= m.cfg.Gap
 	m.last = st.Now

@@ -315,28 +315,42 @@ func TestWhatIsSentCountsToo(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	at := streamWindow.AutoCompactAt()
 	for _, tc := range []struct {
-		name      string
-		history   []model.Message
-		compacted bool
+		name       string
+		history    []model.Message
+		serverSide bool
+		compacted  bool
 	}{
-		{"over the threshold as sent", longHistory()[:3*12], true},
-		{"under it", lightHistory(3), false},
+		{"over the threshold as sent", longHistory()[:3*12], false, true},
+		{"under it", lightHistory(3), false, false},
+		// The server clears results before it counts: the request's
+		// results are not what it weighs.
+		{"the server clears", longHistory()[:3*12], true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
 				return []model.Block{model.TextBlock("S")}, nil
 			}}
 			mgr := layered(m, &recTranscript{}, now)
+			if tc.serverSide {
+				tr := &recTranscript{}
+				mgr = New(Config{Model: m, ModelName: "claude-test", Window: streamWindow, Transcript: tr, Now: func() time.Time { return now }})
+				mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Transcript: tr, Since: now.Add(-2 * time.Hour), ServerSide: true}))
+			}
 			p := &engine.Prep{History: tc.history, Used: at / 4}
 			if err := mgr.Prepare(t.Context(), p); err != nil {
 				t.Fatal(err)
 			}
-			sent := p.Send
-			if sent == nil {
-				sent = p.History
-			}
 			if (p.Compaction != nil) != tc.compacted {
-				t.Errorf("compacted %v with a usage of %d and %d tokens sent by the floor's estimate; want %v (threshold %d)", p.Compaction != nil, at/4, tokens.EstimateFloor(sent), tc.compacted, at)
+				t.Errorf("compacted %v with a usage of %d and a history of %d tokens by the floor's estimate; want %v (threshold %d)", p.Compaction != nil, at/4, tokens.EstimateFloor(tc.history), tc.compacted, at)
+			}
+			// Summarised, measured against the request, not the low
+			// usage: no "not compacted" failure, no oldest messages
+			// dropped for want of a summary.
+			if len(p.Notices) > 0 {
+				t.Errorf("notices: %q; want none", p.Notices)
+			}
+			if c := p.Compaction; c != nil && (!strings.Contains(c.Summary, "into a summary") || c.PreTokens < at) {
+				t.Errorf("compaction %q from %d tokens; want a summary, from at least the threshold (%d): the request was over it", c.Summary, c.PreTokens, at)
 			}
 		})
 	}
