@@ -60,9 +60,11 @@ type Options struct {
 	Start time.Time
 	// Chinese is the share (0 to 1) of the prose (the prompts, the
 	// model's sentences, the code's comments) written in Chinese, as by
-	// a user who works in Chinese. The tool results (code, command
-	// output) stay mostly ASCII, so at 0.5 about 5% of a transcript's
-	// bytes are multi-byte UTF-8, at 1 about 11%. 0 writes English only.
+	// a user who works in Chinese; the fake git log's subjects and the
+	// code's comments come from the same words. The tool results (code,
+	// command output) stay mostly ASCII, so at 0.5 about 5% of a
+	// transcript's bytes are multi-byte UTF-8, at 1 about 11%. 0 writes
+	// English only, the same bytes as before the option.
 	Chinese float64
 }
 

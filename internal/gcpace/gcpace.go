@@ -94,18 +94,18 @@ func Load() (done func()) {
 	if gogc || limit {
 		return AfterLoad
 	}
-	return load(loadLimit)
+	return load(loadLimit).done
 }
 
 // load is Load under the given memory limit.
-func load(limit int64) func() {
+func load(limit int64) *pace {
 	// Past three quarters of the limit live, the limit would have the
 	// collector run again as soon as it is done (see watch).
 	p := &pace{past: uint64(limit / 4 * 3)}
 	debug.SetGCPercent(-1)
 	p.before = debug.SetMemoryLimit(limit)
 	p.watch()
-	return p.done
+	return p
 }
 
 // overLimitPercent is the GC percent for the rest of a load whose live
@@ -120,26 +120,36 @@ type pace struct {
 	mu     sync.Mutex
 	before int64 // the memory limit before the load
 	ended  bool
-	over   bool // the load built more than the limit holds (see watch)
+	over   bool // a collection found more than past live (see watch)
+	looked int  // how many times watch looked at the heap (for tests)
 }
 
-// watch looks at the heap after each collection while the load runs:
-// once what is live is past p.past, the limit would keep the collector
+// watch looks at the heap after the collections while the load runs (on
+// the runtime's cleanup goroutine, soon after each; one that starts
+// while the collector marks waits for the collection after it): once
+// what is live is past p.past, the limit would keep the collector
 // running back to back (a 1 GB transcript's load with no compaction in
 // it holds about 400 MB), so the load goes on with no limit and the
 // collector at overLimitPercent. Measured at 1 GB (cairn-bench firstreq
 // -against, n=3): 5.8 → 3.3 s to the first request, at the same peak
 // (493 against 505 MB; 12 collections during the load, now 4); a load
-// that stays under it (400 MB and less) is as it was.
+// that stays under it (400 MB and less) is as it was. hugeheap.Grow puts
+// back the percent it found when it is done: a switch while it runs
+// would be undone, which a resume avoids by growing the heap before its
+// load builds anything.
 func (p *pace) watch() {
 	// A cleanup runs after the collection that found its object
-	// unreachable; a new one is made for the next.
+	// unreachable; a new one is made for the next. The object is 16
+	// bytes: a smaller one without pointers could share a block with
+	// others (the tiny allocator), which keeps it, and its cleanup, for
+	// as long as they live.
 	runtime.AddCleanup(new([16]byte), func(p *pace) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.ended || p.over {
 			return
 		}
+		p.looked++
 		s := []metrics.Sample{{Name: heapLive}}
 		metrics.Read(s)
 		if s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > p.past {

@@ -85,43 +85,47 @@ func TestLoad(t *testing.T) {
 // TestLoadPastTheLimit: once a collection during the load finds more than
 // three quarters of the limit live, the limit makes way for a GC percent
 // (the limit would have the collector run back to back); a load that
-// stays under it keeps the limit; and the end of the load is final: a
-// collection after it changes nothing the end set.
+// stays under it keeps the limit after the watch looked; and the end of
+// the load is final: a collection after it changes nothing the end set.
 func TestLoadPastTheLimit(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	const limit = 64 << 20
-	settled := func(want int) (int, int64) {
-		// The watch runs on the cleanup goroutine, after the collection.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			p := debug.SetGCPercent(-1)
-			debug.SetGCPercent(p)
-			if p == want || time.Now().After(deadline) {
-				return p, debug.SetMemoryLimit(-1)
-			}
+	percent := func() int {
+		p := debug.SetGCPercent(-1)
+		debug.SetGCPercent(p)
+		return p
+	}
+	// until collects (the watch runs after a collection, on the cleanup
+	// goroutine) until ok, for at most 10 s.
+	until := func(ok func() bool) {
+		for deadline := time.Now().Add(10 * time.Second); !ok() && time.Now().Before(deadline); {
+			runtime.GC()
 			time.Sleep(time.Millisecond)
 		}
 	}
+	looked := func(p *pace) int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.looked
+	}
 
 	runtime.GC() // what earlier tests left is not in use
-	done := load(limit)
-	runtime.GC()
-	runtime.GC()
-	if p, l := settled(-1); p != -1 || l != limit {
-		t.Errorf("a small heap during the load: GC percent %d, limit %d; want off and %d", p, l, limit)
+	p := load(limit)
+	until(func() bool { return looked(p) >= 2 })
+	if n, pct, l := looked(p), percent(), debug.SetMemoryLimit(-1); n < 2 || pct != -1 || l != limit {
+		t.Errorf("a small heap during the load, the watch looked %d times: GC percent %d, limit %d; want off and %d", n, pct, l, limit)
 	}
 	held := make([]byte, limit/4*3+(4<<20)) // live past three quarters
 	for i := range held {
 		held[i] = 1
 	}
-	runtime.GC()
-	if p, l := settled(overLimitPercent); p != overLimitPercent || l != math.MaxInt64 {
-		t.Errorf("%d MiB live under a %d MiB limit: GC percent %d, limit %d; want %d and no limit", len(held)>>20, limit>>20, p, l, overLimitPercent)
+	until(func() bool { return percent() == overLimitPercent })
+	if pct, l := percent(), debug.SetMemoryLimit(-1); pct != overLimitPercent || l != math.MaxInt64 {
+		t.Errorf("%d MiB live under a %d MiB limit: GC percent %d, limit %d; want %d and no limit", len(held)>>20, limit>>20, pct, l, overLimitPercent)
 	}
-	done()
-	after := debug.SetGCPercent(-1)
-	debug.SetGCPercent(after)
+	p.done()
+	after := percent()
 	AfterLoad() // on the same heap: what the end should have set
 	if fitted := debug.SetGCPercent(after); after != fitted || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		t.Errorf("after the load: GC percent %d; want it fitted to the heap (%d) and no limit", after, fitted)
@@ -129,20 +133,20 @@ func TestLoadPastTheLimit(t *testing.T) {
 	runtime.KeepAlive(held)
 
 	// Ended before a collection found the heap past the limit: nothing
-	// changes after the end.
-	done = load(limit)
-	done()
-	ended := debug.SetGCPercent(-1)
-	debug.SetGCPercent(ended)
+	// changes after the end, however many collections follow.
+	p = load(limit)
+	p.done()
+	ended := percent()
 	held = make([]byte, limit)
 	for i := range held {
 		held[i] = 1
 	}
-	runtime.GC()
-	runtime.GC()
-	time.Sleep(50 * time.Millisecond) // a cleanup that would run has run
-	if p, l := debug.SetGCPercent(ended), debug.SetMemoryLimit(-1); p != ended || l != math.MaxInt64 {
-		t.Errorf("a collection after the end: GC percent %d, limit %d; want %d and no limit, as the end left them", p, l, ended)
+	for range 5 {
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+	}
+	if pct, l, n := debug.SetGCPercent(ended), debug.SetMemoryLimit(-1), looked(p); pct != ended || l != math.MaxInt64 || n != 0 {
+		t.Errorf("collections after the end: GC percent %d, limit %d, the watch looked %d times; want %d, no limit, none", pct, l, n, ended)
 	}
 	runtime.KeepAlive(held)
 }

@@ -113,6 +113,7 @@ func printPaired(w io.Writer, progs []program, tsv bool) {
 	}
 	wall, rss := pairedRatios(progs[0].runs, progs[1].runs)
 	if tsv {
+		// Not a program's line: the ratios of time and of peak RSS.
 		fmt.Fprintf(w, "cairn/base\t%.4f\t%.4f\n", wall, rss)
 		return
 	}
@@ -126,10 +127,15 @@ func pairedRatios(a, b []runResult) (wall, rss float64) {
 	if n == 0 {
 		return 0, 0
 	}
-	ws, rs := make([]float64, n), make([]float64, n)
+	ws, rs := make([]float64, 0, n), make([]float64, 0, n)
 	for i := range n {
-		ws[i] = float64(a[i].wall) / float64(b[i].wall)
-		rs[i] = float64(a[i].rss) / float64(b[i].rss)
+		// A round a figure is missing from (0) says nothing.
+		if b[i].wall > 0 {
+			ws = append(ws, float64(a[i].wall)/float64(b[i].wall))
+		}
+		if b[i].rss > 0 {
+			rs = append(rs, float64(a[i].rss)/float64(b[i].rss))
+		}
 	}
 	slices.Sort(ws)
 	slices.Sort(rs)
@@ -137,9 +143,12 @@ func pairedRatios(a, b []runResult) (wall, rss float64) {
 }
 
 // median is the middle of sorted values, or the mean of the two middle
-// ones.
+// ones; 0 for none.
 func median(sorted []float64) float64 {
 	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
 	if n%2 == 1 {
 		return sorted[n/2]
 	}
@@ -158,7 +167,7 @@ func newBenchFlags(fs *flag.FlagSet) benchFlags {
 	return benchFlags{
 		bin:     fs.String("cairn", "", "the cairn binary"),
 		claude:  fs.String("claude", "", "also run this Claude Code binary, alternating with cairn"),
-		against: fs.String("against", "", "also run this other cairn binary (\"base\", as cairn is run), alternating, and report cairn's time and peak RSS over base's, the median of each round's ratio: drift on a shared machine moves both runs of a round alike; with -pages dropped, so that both binaries' pages start alike (peak RSS counts them)"),
+		against: fs.String("against", "", "also run this other cairn binary (\"base\", as cairn is run), alternating, and report cairn's time and peak RSS over base's, the median of each round's ratio: drift on a shared machine moves both runs of a round alike. Give -pages dropped too, so that both binaries' pages start alike (peak RSS counts them)"),
 		resume:  fs.String("resume", "", "a transcript to resume (copied into a temporary home)"),
 		n:       fs.Int("n", 5, "runs of each program"),
 		pages:   fs.String("pages", "as-is", pagesUsage),

@@ -130,7 +130,7 @@ func genCmd(args []string, stdout io.Writer) error {
 	if *out == "" {
 		return usageError{"gen: -out is required"}
 	}
-	if *chinese < 0 || *chinese > 1 {
+	if !(*chinese >= 0 && *chinese <= 1) { // NaN too
 		return usageError{"gen: -chinese: want a share from 0 to 1"}
 	}
 	n, err := parseSize(*size)
@@ -203,7 +203,7 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	mapped := fs.Bool("map", false, "keep the messages in the file's mapping, as a headless resume does (LoadOptions.Map)")
 	cached := fs.Bool("cache", false, "fill a LineCache, as a session that goes on in the file does (LoadOptions.Cache)")
 	huge := fs.Bool("huge", true, "back the heap the load builds with huge pages (hugeheap.Grow by transcript.HeapOf; a resume grows a quarter more, for its start); -huge=false for the plain heap")
-	paced := fs.Bool("pace", true, "set the collector as a resume does while it loads (gcpace.Load: off, under a memory limit), and fit it afterwards; -pace=false for the default collector")
+	paced := fs.Bool("pace", true, "set the collector as a resume does while it loads (gcpace.Load: off, under a memory limit), fitted once the load is done; -pace=false for the default collector")
 	if err := parseFlags(fs, args, 1); err != nil {
 		return err
 	}
@@ -226,9 +226,10 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer src.Close()
+	loaded := func() {}
 	if *paced {
 		// Before Grow, as a resume does: Grow stays under the limit.
-		defer gcpace.Load()()
+		loaded = gcpace.Load()
 	}
 	var grown uint64 // what Grow allocated to grow the heap, not the load's
 	if *huge {
@@ -244,6 +245,7 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		opts.Cache = &transcript.LineCache{}
 	}
 	conv, err := transcript.Load(ctx, src, opts)
+	loaded() // as a resume ends the load's pace: before what it builds on it
 	if err != nil {
 		return fmt.Errorf("load %s: %w", path, err)
 	}
