@@ -214,8 +214,8 @@ func (st *State) Remaining() int64 {
 // Projected is what the trigger compares with its threshold for a
 // context of used tokens: used less what the lighter layers took off the
 // last request (nothing once a compaction replaced the history, and
-// nothing when the request weighed as itself came to more). The context meter shows it, so the display and the
-// trigger agree.
+// nothing when the request weighed as itself came to more). The context
+// meter shows it, so the display and the trigger agree.
 func (m *Manager) Projected(used int64) int64 { return max(0, used-m.lastFreed) }
 
 // Window is the window the thresholds come from: the configured one, or

@@ -47,9 +47,9 @@ func EstimateMessages(msgs []model.Message) int64 {
 
 // BlockOverhead is what the floor (EstimateFloor) counts for each content
 // block besides its content: its framing and ids, which the content's
-// estimate leaves out. Their JSON is about 100 bytes a block; the API
-// counts fewer tokens for them than a quarter of that, so the floor
-// takes a low figure.
+// estimate leaves out. Their JSON is about 100 bytes a block; how many
+// tokens the API counts for them is not measured here, so the floor
+// takes a low figure and errs low.
 const BlockOverhead = 8
 
 // EstimateFloor is a low estimate of what msgs come to as a request
