@@ -23,8 +23,9 @@ func (a *Agent) Window() tokens.Window { return a.compact.Window() }
 
 // Used is the context's size as the auto-compaction trigger compares it
 // with its threshold (SPEC K1, less what snips and micro-compaction took
-// off the last request): the number the context meter shows, so the
-// display and the trigger never disagree.
+// off the last request, and no less than that request weighed as itself
+// when that decided: see compact.Manager.Projected): the number the
+// context meter shows, so the display and the trigger agree.
 func (a *Agent) Used(ctx context.Context) (int64, error) {
 	system, err := a.prompts.Build(ctx)
 	if err != nil {

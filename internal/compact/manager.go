@@ -115,8 +115,11 @@ type Manager struct {
 	waited time.Duration
 	// spent is the usage of those summary requests.
 	spent model.Usage
-	// lastFreed is what the lighter layers took off the last request.
-	lastFreed int64
+	// lastFreed is what the lighter layers took off the last request;
+	// lastFloor what that request came to weighed as itself, when that
+	// decided (see Prepare). Both are 0 once a compaction or a rewind
+	// replaced the history.
+	lastFreed, lastFloor int64
 	// inEarly is set while an early compaction (Config.EarlyAt) writes.
 	inEarly bool
 	// status, while an automatic compaction runs, tells the user how far
@@ -213,10 +216,10 @@ func (st *State) Remaining() int64 {
 
 // Projected is what the trigger compares with its threshold for a
 // context of used tokens: used less what the lighter layers took off the
-// last request (nothing once a compaction replaced the history, and
-// nothing when the request weighed as itself came to more). The context
+// last request, and no less than that request weighed as itself when
+// that decided (after a compaction or a rewind, used alone). The context
 // meter shows it, so the display and the trigger agree.
-func (m *Manager) Projected(used int64) int64 { return max(0, used-m.lastFreed) }
+func (m *Manager) Projected(used int64) int64 { return max(0, used-m.lastFreed, m.lastFloor) }
 
 // Window is the window the thresholds come from: the configured one, or
 // the smaller one a server stated in a prompt-too-long error.
@@ -240,6 +243,7 @@ type Restorer interface {
 // records: after a rewind, the live session then sends what a resume of
 // the new chain would.
 func (m *Manager) Restore(conv *transcript.Conversation) {
+	m.lastFreed, m.lastFloor = 0, 0 // the old chain's
 	for _, l := range m.layers {
 		if r, ok := l.(Restorer); ok {
 			r.Restore(conv)
@@ -340,7 +344,10 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	// The larger of the usage and the floor is the context compacted
 	// from (a compaction measures its gain against it).
 	pre := max(p.Used, st.floor)
-	m.lastFreed = max(0, st.Used-st.Remaining())
+	m.lastFreed, m.lastFloor = max(0, st.Used-st.Remaining()), 0
+	if st.floor > 0 && st.Remaining() == st.floor {
+		m.lastFloor = st.floor // the floor decided
+	}
 	if !overflow && (m.cfg.Disabled || st.Remaining() < w.AutoCompactAt()) {
 		st.marked(m)
 		st.runLater()
@@ -361,7 +368,6 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		}
 		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, m.mark(res.history)
 		m.freed["notes"] += max(0, res.report.PreTokens-res.report.PostTokens)
-		m.lastFreed = 0 // what the layers took off was the history's before
 		return nil
 	}
 	if p.Status != nil {
@@ -389,7 +395,6 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		// the compaction counts as failed.
 		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, m.mark(res.history)
 		m.freed["auto"] += max(0, res.report.PreTokens-res.report.PostTokens)
-		m.lastFreed = 0
 	}
 	if err != nil && err != errBreaker {
 		m.failures++
@@ -425,7 +430,6 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 			return err
 		}
 		p.History, p.Replaced, p.Compaction, p.Send = res.history, true, res.report, m.mark(res.history)
-		m.lastFreed = 0
 		return nil
 	}
 	m.failures = 0
@@ -551,9 +555,12 @@ func (m *Manager) compact(ctx context.Context, history, sent []model.Message, ma
 		res.report.Summary += " (the session notes were the summary: no summary request)"
 	}
 	// A compaction that does not free a real share of the window would
-	// only trigger again at once.
-	if limit := m.cfg.Window.AutoCompactAt() * 8 / 10; res.report.PostTokens > limit {
-		return res, fmt.Errorf("the compacted context still holds %d tokens, over %d: %w", res.report.PostTokens, limit, errNotEnough)
+	// only trigger again at once; weighed as the trigger weighs a
+	// request too (a kept tail of many small blocks comes to more than
+	// its content).
+	post := max(res.report.PostTokens, tokens.EstimateFloor(m.mark(res.history)))
+	if limit := m.cfg.Window.AutoCompactAt() * 8 / 10; post > limit {
+		return res, fmt.Errorf("the compacted context still holds %d tokens, over %d: %w", post, limit, errNotEnough)
 	}
 	return res, nil
 }

@@ -144,6 +144,9 @@ func (m *Manager) write(ctx context.Context, history []model.Message, keep int, 
 	}
 	m.dropped += dropped
 	m.resetLayers()
+	// What the layers took off, and the floor, were the old history's:
+	// the meter counts the new one afresh (see Projected).
+	m.lastFreed, m.lastFloor = 0, 0
 	newHistory, err := t.Reload(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the compacted session back: %w", err)
@@ -182,7 +185,9 @@ func (m *Manager) truncate(ctx context.Context, history []model.Message, system 
 	k := len(history)
 	var size int64
 	for i := len(history) - 1; i >= 1; i-- {
-		n := tokens.EstimateMessages(history[i : i+1])
+		// Weighed as the trigger weighs a request (with each block's
+		// framing), so what is kept does not call for another truncation.
+		n := tokens.EstimateFloor(history[i : i+1])
 		if size+n > budget {
 			break
 		}

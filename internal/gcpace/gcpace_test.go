@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -91,10 +92,12 @@ func TestLoadPastTheLimit(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	const limit = 64 << 20
+	// percent reads the GC percent without setting it: set and put back,
+	// it could undo a switch the watch made in between.
 	percent := func() int {
-		p := debug.SetGCPercent(-1)
-		debug.SetGCPercent(p)
-		return p
+		s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+		metrics.Read(s)
+		return int(s[0].Value.Uint64())
 	}
 	// until collects (the watch runs after a collection, on the cleanup
 	// goroutine) until ok, for at most 10 s.

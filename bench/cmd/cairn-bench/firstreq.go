@@ -117,7 +117,7 @@ func printPaired(w io.Writer, progs []program, tsv bool) {
 		fmt.Fprintf(w, "cairn/base\t%.4f\t%.4f\n", wall, rss)
 		return
 	}
-	fmt.Fprintf(w, "cairn / base, median of %d rounds' ratios: time %.3f×, peak RSS %.3f×\n", len(progs[0].runs), wall, rss)
+	fmt.Fprintf(w, "cairn / base, median of the rounds' ratios (%d rounds): time %.3f×, peak RSS %.3f×\n", min(len(progs[0].runs), len(progs[1].runs)), wall, rss)
 }
 
 // pairedRatios returns the median over rounds of a's time over b's, and
@@ -129,11 +129,11 @@ func pairedRatios(a, b []runResult) (wall, rss float64) {
 	}
 	ws, rs := make([]float64, 0, n), make([]float64, 0, n)
 	for i := range n {
-		// A round a figure is missing from (0) says nothing.
-		if b[i].wall > 0 {
+		// A round a figure is missing from (0) says nothing of it.
+		if a[i].wall > 0 && b[i].wall > 0 {
 			ws = append(ws, float64(a[i].wall)/float64(b[i].wall))
 		}
-		if b[i].rss > 0 {
+		if a[i].rss > 0 && b[i].rss > 0 {
 			rs = append(rs, float64(a[i].rss)/float64(b[i].rss))
 		}
 	}

@@ -181,9 +181,9 @@ func TestPairedRatios(t *testing.T) {
 		t.Errorf("no rounds: %v, %v", wall, rss)
 	}
 	// A round with a figure missing (0) is left out of that ratio.
-	base := ms(100, 100, 100)
-	base[1].rss = 0
-	if wall, rss := pairedRatios(ms(90, 90, 90), base); math.Abs(wall-0.9) > 1e-9 || math.Abs(rss-0.9) > 1e-9 {
-		t.Errorf("a round without base's peak RSS: %v, %v; want 0.9 each", wall, rss)
+	base, cairn := ms(100, 100, 100), ms(90, 90, 90)
+	base[1].rss, cairn[2].rss = 0, 0
+	if wall, rss := pairedRatios(cairn, base); math.Abs(wall-0.9) > 1e-9 || math.Abs(rss-0.9) > 1e-9 {
+		t.Errorf("rounds without a peak RSS: %v, %v; want 0.9 each", wall, rss)
 	}
 }

@@ -1,0 +1,132 @@
+package compact
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/tokens"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
+	"github.com/cairn-dev/cairn/transcript"
+)
+
+// reloadTranscript reads a compaction back as its summary and the
+// messages its boundary preserves, from the messages it was given.
+type reloadTranscript struct {
+	countTranscript
+	byID map[string]model.Message
+	last []model.Message
+}
+
+func newReloadTranscript(h []model.Message) *reloadTranscript {
+	r := &reloadTranscript{byID: map[string]model.Message{}}
+	for _, m := range h {
+		r.byID[m.IDs[0]] = m
+	}
+	return r
+}
+
+func (r *reloadTranscript) Append(_ context.Context, entries ...transcript.Entry) error {
+	if len(entries) < 2 || entries[0].Subtype != transcript.SubtypeCompactBoundary {
+		return nil
+	}
+	var md struct {
+		PreservedMessages struct{ Uuids []string } `json:"preservedMessages"`
+	}
+	if err := json.Unmarshal(entries[0].CompactMetadata, &md); err != nil {
+		return err
+	}
+	out := []model.Message{msg("user", []string{entries[1].UUID}, model.TextBlock("summary S"))}
+	seen := map[string]bool{}
+	for _, id := range md.PreservedMessages.Uuids {
+		if m, ok := r.byID[id]; ok && !seen[m.IDs[0]] {
+			seen[m.IDs[0]] = true
+			out = append(out, m)
+		}
+	}
+	r.byID[entries[1].UUID] = out[0]
+	r.last = out
+	return nil
+}
+
+func (r *reloadTranscript) Reload(context.Context) ([]model.Message, error) { return r.last, nil }
+
+// tinyBlocks is a history of steps calls with one-word results: little
+// content, many blocks.
+func tinyBlocks(steps int) []model.Message {
+	h := []model.Message{msg("user", []string{"p0"}, model.TextBlock("start"))}
+	for i := range steps {
+		call := model.Block{Type: model.BlockToolUse, ID: fmt.Sprint("t", i), Name: "Read", Input: []byte(`{}`)}
+		h = append(h,
+			msg("assistant", []string{fmt.Sprint("a", i)}, model.TextBlock("ok"), call),
+			msg("user", []string{fmt.Sprint("r", i)}, model.ToolResultBlock(call.ID, "x", false)))
+	}
+	return h
+}
+
+// TestFloorEnds: a history whose blocks' framing puts it over the
+// threshold while its content is far under it compacts, and when what a
+// compaction keeps is still over by the same weighing, the compaction
+// counts as failed, the breaker stops it, and the last resort keeps only
+// what fits by that weighing: the requests after it go out, rather than a
+// compaction (or a truncation) on every request.
+func TestFloorEnds(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	h := tinyBlocks(200)
+	at := streamWindow.AutoCompactAt()
+	if est, floor := tokens.EstimateRequest(nil, nil, h), tokens.EstimateFloor(h); est >= at || floor < at {
+		t.Fatalf("the history's content is %d tokens and its floor %d; want the content under the threshold (%d) and the floor over", est, floor, at)
+	}
+	m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
+		return []model.Block{model.TextBlock("S")}, nil
+	}}
+	mgr := layered(m, newReloadTranscript(h), now)
+	compactions := 0
+	var last *engine.Prep
+	for range MaxFailures + 3 {
+		p := &engine.Prep{History: h, Used: tokens.EstimateRequest(nil, nil, h)} // no usage after a compaction
+		if err := mgr.Prepare(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Compaction != nil {
+			compactions++
+		}
+		h, last = p.History, p
+	}
+	if compactions > MaxFailures+1 || last.Compaction != nil {
+		t.Errorf("%d compactions in %d requests, the last one compacted too (%v); want at most %d and the last sent", compactions, MaxFailures+3, last.Compaction != nil, MaxFailures+1)
+	}
+	if floor := tokens.EstimateFloor(h); floor >= at {
+		t.Errorf("the history ends at a floor of %d, over the threshold %d", floor, at)
+	}
+}
+
+// TestMeterAfterACompaction: once a compaction (here a /compact) replaced
+// the history, the meter counts the new history as it is, not less what
+// the layers took off the old one.
+func TestMeterAfterACompaction(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	h := lightHistory(20)
+	m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
+		return []model.Block{model.TextBlock("S")}, nil
+	}}
+	mgr := layered(m, newReloadTranscript(h), now)
+	p := &engine.Prep{History: h, Used: tokens.EstimateMessages(h)}
+	if err := mgr.Prepare(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Compaction != nil || mgr.Projected(p.Used) >= p.Used {
+		t.Fatalf("the layers took nothing off (compaction %v, meter %d of %d): the test needs them to", p.Compaction != nil, mgr.Projected(p.Used), p.Used)
+	}
+	after, _, err := mgr.Compact(t.Context(), p.History, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est := tokens.EstimateRequest(nil, nil, after); mgr.Projected(est) != est {
+		t.Errorf("the meter after /compact shows %d; the new history is %d", mgr.Projected(est), est)
+	}
+}
