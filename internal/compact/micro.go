@@ -193,10 +193,9 @@ var clearedJSON = jsonw.String(ClearedText)
 // the context the last response reported. A clearing is recorded before
 // the request goes out; when the request is over the auto-compaction
 // threshold even so, the Manager's compaction makes the record moot, and
-// it is written only if the request goes out without one. (When the
-// count is under the threshold but the request weighed as itself is not,
-// the Manager compacts after the record was written: it is a line before
-// the boundary, which a resume reads past.)
+// it is written only if the request goes out without one. Over the
+// threshold is also the request weighed as itself (tokens.EstimateFloor,
+// as the Manager weighs it) when the server does not clear results.
 func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 	cold := !m.last.IsZero() && st.Now.Sub(m.last) >= m.cfg.Gap
 	m.last = st.Now
@@ -207,8 +206,14 @@ func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 	var freed int64
 	if trigger, batch, saved := m.batch(results, cold); trigger != "" {
 		pre := st.Remaining()
+		over := pre-saved >= st.Window.AutoCompactAt()
+		if st.managed && !over && !m.cfg.ServerSide {
+			// The Manager also weighs the request as itself (see
+			// State.floor): over by that, it compacts all the same.
+			over = tokens.EstimateFloor(st.Send)-saved >= st.Window.AutoCompactAt()
+		}
 		switch {
-		case st.managed && pre-saved >= st.Window.AutoCompactAt():
+		case st.managed && over:
 			// Over the threshold even so, the Manager compacts, and its
 			// boundary makes the clearing's moot: the clearing is recorded
 			// only if the request goes out as it is after all.

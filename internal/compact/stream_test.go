@@ -330,9 +330,10 @@ func TestWhatIsSentCountsToo(t *testing.T) {
 			m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
 				return []model.Block{model.TextBlock("S")}, nil
 			}}
-			mgr := layered(m, &recTranscript{}, now)
+			tr := &recTranscript{}
+			mgr := layered(m, tr, now)
 			if tc.serverSide {
-				tr := &recTranscript{}
+				tr = &recTranscript{}
 				mgr = New(Config{Model: m, ModelName: "claude-test", Window: streamWindow, Transcript: tr, Now: func() time.Time { return now }})
 				mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Transcript: tr, Since: now.Add(-2 * time.Hour), ServerSide: true}))
 			}
@@ -351,6 +352,15 @@ func TestWhatIsSentCountsToo(t *testing.T) {
 			}
 			if c := p.Compaction; c != nil && (!strings.Contains(c.Summary, "into a summary") || c.PreTokens < at) {
 				t.Errorf("compaction %q from %d tokens; want a summary, from at least the threshold (%d): the request was over it", c.Summary, c.PreTokens, at)
+			}
+			// Micro-compaction's clearing is not recorded when the
+			// compaction makes it moot.
+			if p.Compaction != nil {
+				for _, e := range tr.entries {
+					if e.Subtype == transcript.SubtypeMicrocompactBoundary {
+						t.Error("a micro-compaction record was written before the compaction that made it moot")
+					}
+				}
 			}
 		})
 	}
