@@ -1205,9 +1205,9 @@ func (t transcriptOf) Reload(ctx context.Context) ([]model.Message, error) {
 // forgetReadBack lets go of what the session keeps to read its transcript
 // back cheaply (the line cache and the chain a load read: for a long
 // conversation, all of its entries, most of its memory), once a
-// compaction is under way and once its boundary is written. Reading back then stops at the
-// boundary; a compaction that failed costs the next read back one read of
-// the whole file.
+// compaction is under way and once its boundary is written. Reading back
+// then stops at the boundary; a compaction that failed costs the next
+// read back one read of the whole file.
 func (a *Agent) forgetReadBack() {
 	a.chain.forget()
 	a.lines.Forget()
