@@ -54,6 +54,21 @@ type LoadOptions struct {
 	// reader of them outside a request is not guarded by that check.
 	// Sources that are not files ignore it.
 	Map bool
+	// Raw names line types outside the chain whose lines a caller reads
+	// itself, such as the file history's snapshots: the lines of those
+	// types that the load reads are kept whole in Conversation.Raw, so
+	// the caller need read again only the part of the file before
+	// Conversation.RawFrom, which is none of it when the conversation
+	// goes back to the start of the file. For types of few lines: each
+	// is copied.
+	Raw []string
+}
+
+// RawLine is a line of the file as it was read: where it starts, and its
+// bytes without the newline.
+type RawLine struct {
+	Offset int64
+	Bytes  []byte
 }
 
 // Conversation is a session rebuilt from its transcript.
@@ -93,6 +108,14 @@ type Conversation struct {
 	// boundaries of the chain cleared: a resumed session keeps sending
 	// them cleared (SPEC C2).
 	Cleared map[string]bool
+	// Raw holds, in file order, the lines of the types LoadOptions.Raw
+	// names among those the load read from the file. RawFrom is where
+	// the first line it read starts: it read every line from there to
+	// the end of the file and none before (lines a LoadOptions.Cache held
+	// from an earlier load were not read; the file's size when it read
+	// none). Lines the scanner skipped as damaged are in neither part.
+	Raw     []RawLine
+	RawFrom int64
 	// Collapsed holds the spans the context collapse commits of the chain
 	// folded, in commit order: a resumed session sends them folded as the
 	// live one did (SPEC C3). A compact boundary ends the chain, so commits
@@ -132,6 +155,12 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 		conv:        &Conversation{},
 		arenas:      make([]arena, runtime.GOMAXPROCS(0)),
 	}
+	if len(opts.Raw) > 0 {
+		l.raw = make(map[string]bool, len(opts.Raw))
+		for _, t := range opts.Raw {
+			l.raw[t] = true
+		}
+	}
 	for i := range l.arenas {
 		l.arenas[i].records = true
 	}
@@ -158,6 +187,7 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 	}
 	l.size = size - l.base
 	l.readTo = l.size
+	l.rawFrom = size
 	// Room for the first megabyte's entries, and for those of a cached
 	// prefix, which are replayed into the map (see decodeBatch for a load
 	// that reads on).
@@ -214,6 +244,9 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 // the cache the prefix of the file this load read whole.
 func (l *loader) finish(src Source) {
 	size := src.Size()
+	// Applied last line first.
+	slices.Reverse(l.conv.Raw)
+	l.conv.RawFrom = l.rawFrom
 	// Lines taken from the cache were not read.
 	l.conv.BytesRead = size - (l.base + l.readTo)
 	l.numberLines(src)
@@ -318,7 +351,11 @@ type boundaryInfo struct {
 }
 
 type loader struct {
-	ctx     context.Context
+	ctx context.Context
+	// raw is the set of LoadOptions.Raw; rawFrom the offset of the
+	// lowest line applied from the file (see Conversation.RawFrom).
+	raw     map[string]bool
+	rawFrom int64
 	sc      *jsonl.Backward
 	bof     bool
 	history bool
@@ -881,6 +918,12 @@ func (l *loader) apply(d *decoded) {
 	l.appliedAt = line.Offset
 	if line.Torn {
 		l.tornAt = line.Offset
+	}
+	l.rawFrom = line.Offset
+	if l.raw != nil && d.e != nil && l.raw[d.e.Type] {
+		// The line's block is not read into again before the batch is
+		// applied (see decodeBatch), but it is after.
+		l.conv.Raw = append(l.conv.Raw, RawLine{Offset: line.Offset, Bytes: bytes.Clone(line.Bytes)})
 	}
 	if d.cached {
 		l.see(cachedLine{off: line.Offset, e: d.e, n: int32(d.n), sum: d.sum})

@@ -6,6 +6,7 @@
 package agent
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -317,7 +318,7 @@ type Agent struct {
 	// reading it again decodes only what carried it on since.
 	chain liveChain
 	// snaps gives the file-history snapshots of the resumed transcript,
-	// read beside the conversation; nil when nothing is resumed.
+	// read beside the start; nil when nothing is resumed.
 	snaps <-chan loadedSnapshots
 	// lateJoined is set once Options.Late's tools have joined.
 	lateJoined bool
@@ -396,16 +397,17 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		if o.Fork {
 			cache, chain = nil, nil
 		}
-		// The file-history snapshots are read from the whole transcript,
-		// on another core, while the conversation is.
-		preload := func() { a.snaps = preloadSnapshots(ctx, from, key, o.Cwd) }
 		var grown func()
-		conv, grown, err = load(ctx, from, key, transcript.LoadOptions{NewUUID: o.NewUUID, Now: o.Now, Cache: cache, Map: o.MapTranscript},
-			loadHow{chain: chain, fitGC: o.FitGC, beside: preload})
+		conv, grown, err = load(ctx, from, key, transcript.LoadOptions{NewUUID: o.NewUUID, Now: o.Now, Cache: cache, Map: o.MapTranscript,
+			Raw: []string{transcript.TypeFileHistorySnapshot}}, loadHow{chain: chain, fitGC: o.FitGC})
 		if err != nil {
 			a.release()
 			return nil, err
 		}
+		// The load kept the snapshot lines of what it read; the part of
+		// the transcript before that (none, when the conversation goes
+		// back to its start) is read on another core, beside the start.
+		a.snaps = preloadSnapshots(ctx, from, key, o.Cwd, conv.RawFrom, conv.Raw)
 		// What the start builds on the conversation (its messages, the
 		// tools' state) goes on in the huge pages the load grew into.
 		defer grown()
@@ -558,10 +560,6 @@ type loadHow struct {
 	// fitGC sets the collector (gcpace.Load) and backs the heap the load
 	// builds with huge pages (growHeap, loadHeap): for the resume, once.
 	fitGC bool
-	// beside, if not nil, starts what runs beside the load, once the heap
-	// is grown: a goroutine running while Grow collects would hold up its
-	// pauses.
-	beside func()
 }
 
 // load loads the session key of store with opts (with Map, the messages
@@ -580,9 +578,6 @@ func load(ctx context.Context, store transcript.Store, key string, opts transcri
 	if how.fitGC {
 		loaded = gcpace.Load()
 		grown = growHeap(loadHeap(size))
-	}
-	if how.beside != nil {
-		how.beside()
 	}
 	conv, err := transcript.Load(ctx, src, opts)
 	loaded()
@@ -919,7 +914,7 @@ func (a *Agent) openHistory(ctx context.Context) (*filehistory.History, error) {
 		return filehistory.New(opts, nil), nil
 	}
 	if a.snaps == nil {
-		a.snaps = preloadSnapshots(ctx, a.from, a.fromKey, o.Cwd)
+		a.snaps = preloadSnapshots(ctx, a.from, a.fromKey, o.Cwd, -1, nil)
 	}
 	r := <-a.snaps
 	a.snaps = nil
@@ -937,9 +932,18 @@ type loadedSnapshots struct {
 }
 
 // preloadSnapshots reads the file-history snapshots of session key of
-// store in the background; the channel gives the result once.
-func preloadSnapshots(ctx context.Context, store transcript.Store, key, cwd string) <-chan loadedSnapshots {
+// store in the background; the channel gives the result once. A load
+// that kept the snapshot lines it read gives them as rest, and where
+// its reading began as from: only the transcript before from is read
+// (see filehistory.LoadRest). With from < 0, the whole transcript is.
+func preloadSnapshots(ctx context.Context, store transcript.Store, key, cwd string, from int64, rest []transcript.RawLine) <-chan loadedSnapshots {
 	ch := make(chan loadedSnapshots, 1)
+	if from == 0 {
+		var r loadedSnapshots
+		r.snaps, r.warnings, r.err = filehistory.LoadRest(ctx, bytes.NewReader(nil), rest, cwd)
+		ch <- r
+		return ch
+	}
 	go func() {
 		var r loadedSnapshots
 		src, err := store.OpenSource(ctx, key)
@@ -949,7 +953,10 @@ func preloadSnapshots(ctx context.Context, store transcript.Store, key, cwd stri
 			return
 		}
 		defer src.Close()
-		r.snaps, r.warnings, r.err = filehistory.Load(ctx, io.NewSectionReader(src, 0, src.Size()), cwd)
+		if from < 0 {
+			from = src.Size()
+		}
+		r.snaps, r.warnings, r.err = filehistory.LoadRest(ctx, io.NewSectionReader(src, 0, from), rest, cwd)
 		ch <- r
 	}()
 	return ch

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 
+	"github.com/cairn-dev/cairn/internal/filehistory"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -20,3 +21,7 @@ func KeptEntries(a *Agent) []*transcript.Entry {
 	defer a.chain.mu.Unlock()
 	return append(append([]*transcript.Entry(nil), a.chain.read...), a.chain.added...)
 }
+
+// FileSnapshots returns the snapshots of a's file history, for the tests
+// of package agent_test.
+func FileSnapshots(a *Agent) []filehistory.Snapshot { return a.history.Snapshots() }

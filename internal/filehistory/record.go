@@ -120,37 +120,60 @@ var snapshotMark = []byte(`"` + transcript.TypeFileHistorySnapshot + `"`)
 // directory, for relative paths. Damaged records are skipped with a
 // warning.
 func Load(ctx context.Context, r io.Reader, dir string) ([]Snapshot, []string, error) {
-	var (
-		snaps    []Snapshot
-		warnings []string
-		at       = make(map[string]int)
-	)
-	warn := func(s string) { warnings = append(warnings, s) }
-	rd := newSnapReader(dir)
+	return LoadRest(ctx, r, nil, dir)
+}
+
+// LoadRest is Load for a transcript that a transcript.Load asked for its
+// snapshot lines (LoadOptions.Raw with TypeFileHistorySnapshot) read in
+// part: r is the file before the Conversation's RawFrom, and rest its
+// Raw, the snapshot lines of the part the load read. The records of rest
+// come after those of r, in their order; a damaged one is named by the
+// byte it starts at, not its line number, which that load did not count.
+func LoadRest(ctx context.Context, r io.Reader, rest []transcript.RawLine, dir string) ([]Snapshot, []string, error) {
+	l := snapLoad{rd: newSnapReader(dir), at: make(map[string]int)}
+	warn := func(s string) { l.warnings = append(l.warnings, s) }
 	// The search is for `y-snapshot"`: quotes and most letters are
 	// everywhere in a transcript, and a search stops at each.
 	m := marked{mark: snapshotMark, cut: len(`"file-histor`), block: scanBlock, maxLine: jsonl.MaxLineBytes, warn: warn}
 	err := m.scan(ctx, r, func(no int, line []byte) error {
-		s, ok, err := rd.line(line)
-		if !ok {
-			return nil
-		}
-		if err != nil {
-			warn(fmt.Sprintf("line %d: %v; skipped", no, err))
-			return nil
-		}
-		if i, ok := at[s.MessageID]; ok {
-			snaps[i].Files = s.Files
-			return nil
-		}
-		at[s.MessageID] = len(snaps)
-		snaps = append(snaps, s)
+		l.add(line, func() string { return fmt.Sprintf("line %d", no) })
 		return nil
 	})
 	if err != nil {
-		return nil, warnings, fmt.Errorf("read file-history snapshots: %w", err)
+		return nil, l.warnings, fmt.Errorf("read file-history snapshots: %w", err)
 	}
-	return snaps, warnings, nil
+	for _, line := range rest {
+		l.add(line.Bytes, func() string { return fmt.Sprintf("the line at byte %d", line.Offset) })
+	}
+	return l.snaps, l.warnings, nil
+}
+
+// snapLoad is what Load has read so far.
+type snapLoad struct {
+	rd       *snapReader
+	snaps    []Snapshot
+	warnings []string
+	at       map[string]int // message id → its snapshot in snaps
+}
+
+// add reads the next line: a snapshot record is added, or replaces the
+// one of the same message (an update); a damaged one is skipped with a
+// warning naming it by where; other lines are ignored.
+func (l *snapLoad) add(line []byte, where func() string) {
+	s, ok, err := l.rd.line(line)
+	if !ok {
+		return
+	}
+	if err != nil {
+		l.warnings = append(l.warnings, fmt.Sprintf("%s: %v; skipped", where(), err))
+		return
+	}
+	if i, ok := l.at[s.MessageID]; ok {
+		l.snaps[i].Files = s.Files
+		return
+	}
+	l.at[s.MessageID] = len(l.snaps)
+	l.snaps = append(l.snaps, s)
 }
 
 // Open rebuilds the history of a resumed session from its transcript; it

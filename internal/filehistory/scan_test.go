@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cairn-dev/cairn/internal/jsonl"
+	"github.com/cairn-dev/cairn/transcript"
 )
 
 // TestMarkedScan holds the block scan to jsonl.Forward's lines: the
@@ -193,5 +194,61 @@ func TestLoadLongLineFromAReaderPartlyRead(t *testing.T) {
 	}
 	if len(snaps) != 1 || snaps[0].MessageID != "m" || len(warnings) != 0 {
 		t.Fatalf("snapshots %+v, warnings %q: want the long one only", snaps, warnings)
+	}
+}
+
+// TestLoadRest: the snapshots of a transcript read in two parts, the
+// lines before a point by the scan and the snapshot lines after it as a
+// transcript load keeps them (transcript.RawLine), are those of reading
+// it whole, split at any line: an update after the split replaces a
+// snapshot before it, and a damaged record after it is named by its byte.
+func TestLoadRest(t *testing.T) {
+	snap := func(id, msg, version string, update bool) string {
+		return fmt.Sprintf(`{"type":"file-history-snapshot","messageId":%q,"snapshot":{"messageId":%q,"trackedFileBackups":{"/p/a.go":{"backupFileName":"0123456789abcdef@v%s","version":%s,"backupTime":"2026-01-02T10:00:01.000Z"}},"timestamp":"2026-01-02T10:00:00.000Z"},"isSnapshotUpdate":%v}`, id, msg, version, version, update)
+	}
+	lines := []string{
+		snap("u1", "u1", "1", false),
+		`{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"go"},"uuid":"u1","sessionId":"s"}`,
+		snap("a1", "u1", "2", true),
+		`{"type":"file-history-snapshot","messageId":"bad","snapshot":"not an object"}`,
+		snap("u2", "u2", "3", false),
+		`{"type":"last-prompt","lastPrompt":"go","sessionId":"s"}`,
+		snap("u2", "u2", "4", true),
+	}
+	whole := strings.Join(lines, "\n") + "\n"
+	want, wantWarnings, err := Load(t.Context(), strings.NewReader(whole), "/p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 2 || want[0].Files["/p/a.go"].Version != 2 || want[1].Files["/p/a.go"].Version != 4 || len(wantWarnings) != 1 {
+		t.Fatalf("the whole file gives %+v, warnings %q", want, wantWarnings)
+	}
+	at := 0
+	for i := range len(lines) + 1 {
+		var rest []transcript.RawLine
+		off := at
+		for _, l := range lines[i:] {
+			if strings.Contains(l, `"file-history-snapshot"`) {
+				rest = append(rest, transcript.RawLine{Offset: int64(off), Bytes: []byte(l)})
+			}
+			off += len(l) + 1
+		}
+		got, warnings, err := LoadRest(t.Context(), strings.NewReader(whole[:at]), rest, "/p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got, cmp.Comparer(sameBackup)); d != "" {
+			t.Errorf("split before line %d: snapshots (-whole +parts):\n%s", i+1, d)
+		}
+		wantWarning := "line 4: " // read by the scan
+		if i <= 3 {
+			wantWarning = fmt.Sprintf("the line at byte %d: ", len(strings.Join(lines[:3], "\n"))+1)
+		}
+		if len(warnings) != 1 || !strings.HasPrefix(warnings[0], wantWarning) {
+			t.Errorf("split before line %d: warnings %q, want one starting %q", i+1, warnings, wantWarning)
+		}
+		if i < len(lines) {
+			at += len(lines[i]) + 1
+		}
 	}
 }

@@ -38,6 +38,7 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("firstreq")
 	pf := newBenchFlags(fs)
 	tsv := fs.Bool("tsv", false, "print one tab-separated line per program: name, median seconds, median peak RSS bytes, body bytes (and with -second, median seconds of the second turn)")
+	minBodyFlag := fs.Int64("min-body", 200<<10, "with -resume, the smallest request body, in bytes, that counts as the first request: Claude Code may send small requests of its own first; lower it for a transcript whose conversation since its last compaction is smaller")
 	second := fs.Bool("second", false, "give the prompt and a second one on stdin (--input-format stream-json), and also measure the second turn: from the last answer of the first to the second's request")
 	var extra []string
 	fs.Func("env", "K=V added to cairn's environment (repeatable), such as GOGC=200", func(s string) error {
@@ -66,7 +67,7 @@ func firstReqCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		// Claude Code may send small requests of its own first; the one
 		// that counts carries the conversation.
-		minBody = 200 << 10
+		minBody = *minBodyFlag
 	}
 	front := newTimingFront(minBody)
 	defer front.Close()

@@ -4,7 +4,7 @@
 //	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage] [-chinese 0.5]
 //	cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-pace=false] [-cpuprofile FILE] [-memprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
-//	cairn-bench firstreq -cairn BIN [-claude BIN] [-against BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V] [-pages as-is|dropped|read] [-second]
+//	cairn-bench firstreq -cairn BIN [-claude BIN] [-against BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V] [-pages as-is|dropped|read] [-second] [-min-body 204800]
 //	cairn-bench tuiresume -cairn BIN [-claude BIN] [-against BIN] -resume FILE [-n 5] [-poll 50ms] [-tsv] [-pages as-is|dropped|read]
 //	cairn-bench workload [-turns 5] [-steps 32] [-window 200000] …
 //	cairn-bench context [-workload basic,hard] [-live-claude] …
@@ -63,7 +63,7 @@ const usageText = `usage:
   cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-pace=false] [-cpuprofile FILE] [-memprofile FILE] FILE
   cairn-bench index [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
-  cairn-bench firstreq -cairn BIN [-claude BIN] [-against BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V] [-pages as-is|dropped|read] [-second]
+  cairn-bench firstreq -cairn BIN [-claude BIN] [-against BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V] [-pages as-is|dropped|read] [-second] [-min-body 204800]
   cairn-bench tuiresume -cairn BIN [-claude BIN] [-against BIN] -resume FILE [-n 5] [-poll 50ms] [-tsv] [-pages as-is|dropped|read]
   cairn-bench workload [-turns 5] [-steps 32] [-window 200000] [-min-output 1000] [-max-output 100000] [-seed 1] [-collapse]
   cairn-bench context [-workload basic,hard] [-cairn BIN] [-live-claude [-claude BIN] [-only-claude]] [-seed 1] [-steps N] [-env K=V,...] [-json]`
