@@ -916,12 +916,25 @@ func (a *Agent) openHistory(ctx context.Context) (*filehistory.History, error) {
 	if a.snaps == nil {
 		a.snaps = preloadSnapshots(ctx, a.from, a.fromKey, o.Cwd, -1, nil)
 	}
-	r := <-a.snaps
+	snaps := a.snaps
 	a.snaps = nil
+	from := o.Home.FileHistory(a.fromID)
+	if filepath.Clean(from) == filepath.Clean(opts.Dir) {
+		// The session goes on in its own folder: the first request need
+		// not wait for the snapshots of a long transcript (see
+		// filehistory.OpenLater).
+		return filehistory.OpenLater(ctx, opts, func() ([]filehistory.Snapshot, []string, error) {
+			r := <-snaps
+			return r.snaps, r.warnings, r.err
+		}), nil
+	}
+	// A fork copies the backups and records the snapshots in its own
+	// transcript first.
+	r := <-snaps
 	if r.err != nil {
 		return nil, r.err
 	}
-	return filehistory.OpenLoaded(ctx, r.snaps, r.warnings, o.Home.FileHistory(a.fromID), opts)
+	return filehistory.OpenLoaded(ctx, r.snaps, r.warnings, from, opts)
 }
 
 // loadedSnapshots is what filehistory.Load returned.

@@ -74,8 +74,14 @@ type Options struct {
 // use; one mutex guards all of its state.
 type History struct {
 	opts Options
+	// ready is closed once the snapshots are in (see OpenLater); every
+	// method but Prompt waits for it.
+	ready chan struct{}
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// pending are the messages Prompt was given before ready, in order:
+	// their snapshots are taken once it is.
+	pending  []string
 	snaps    []*Snapshot
 	versions map[string]int // newest version used, by path
 	warned   map[string]bool
@@ -88,7 +94,71 @@ func New(opts Options, snaps []Snapshot) *History {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	h := &History{opts: opts, versions: make(map[string]int), warned: make(map[string]bool)}
+	h := &History{opts: opts, ready: closedReady, versions: make(map[string]int), warned: make(map[string]bool)}
+	h.add(snaps)
+	return h
+}
+
+// closedReady is the ready of a History made with its snapshots.
+var closedReady = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// OpenLater returns a history whose snapshots are still being read (the
+// file before a resumed conversation, which can be hundreds of megabytes):
+// load gives them, on a goroutine of its own, and warnings about the
+// records it skipped. The history is usable at once, so a resumed session
+// need not wait for them before its first request. A Prompt given before
+// they are in takes its snapshot once they are: the project changes
+// between the two only by the tools, and every other method waits for
+// them (so does Close). Should load fail, the history goes on without the
+// earlier snapshots, with a warning: they stay in the transcript, for
+// `sessions rewind` to read.
+func OpenLater(ctx context.Context, opts Options, load func() ([]Snapshot, []string, error)) *History {
+	h := New(opts, nil)
+	h.ready = make(chan struct{})
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		snaps, warnings, err := load()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		defer close(h.ready)
+		for _, w := range warnings {
+			h.warnf("file history: %s", w)
+		}
+		if err != nil {
+			h.warnf("file history: %v; rewinding to a message before this session started will leave the files as they are", err)
+		} else {
+			h.add(snaps)
+		}
+		for _, id := range h.pending {
+			s := h.capture(id)
+			h.snaps = append(h.snaps, s)
+			if err := h.record(ctx, s, false); err != nil {
+				h.warnf("file history: %v", err)
+			}
+		}
+		h.pending = nil
+	}()
+	return h
+}
+
+// lock waits for the snapshots (see OpenLater) and takes h.mu.
+func (h *History) lock() {
+	<-h.ready
+	h.mu.Lock()
+}
+
+func (h *History) warnf(format string, args ...any) {
+	if h.opts.Warn != nil {
+		h.opts.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// add appends snaps to the history (h.mu held, or h not shared yet).
+func (h *History) add(snaps []Snapshot) {
 	for i := range snaps {
 		s := snaps[i].clone()
 		h.snaps = append(h.snaps, s)
@@ -96,7 +166,6 @@ func New(opts Options, snaps []Snapshot) *History {
 			h.versions[path] = max(h.versions[path], b.Version)
 		}
 	}
-	return h
 }
 
 // BackupName is the name of a file's backup: the first 16 hex digits of
@@ -109,7 +178,7 @@ func BackupName(path string, version int) string {
 
 // Snapshots returns copies of the snapshots, oldest first.
 func (h *History) Snapshots() []Snapshot {
-	h.mu.Lock()
+	h.lock()
 	defer h.mu.Unlock()
 	out := make([]Snapshot, len(h.snaps))
 	for i, s := range h.snaps {
@@ -120,7 +189,7 @@ func (h *History) Snapshots() []Snapshot {
 
 // Snapshot returns the snapshot of a message.
 func (h *History) Snapshot(messageID string) (Snapshot, bool) {
-	h.mu.Lock()
+	h.lock()
 	defer h.mu.Unlock()
 	if i := h.find(messageID); i >= 0 {
 		return *h.snaps[i].clone(), true
@@ -145,6 +214,12 @@ func (h *History) find(messageID string) int {
 func (h *History) Prompt(ctx context.Context, messageID string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	select {
+	case <-h.ready:
+	default:
+		h.pending = append(h.pending, messageID)
+		return nil
+	}
 	s := h.capture(messageID)
 	h.snaps = append(h.snaps, s)
 	return h.record(ctx, s, false)
@@ -188,7 +263,7 @@ func (h *History) BeforeChange(path string) error {
 		return fmt.Errorf("file history needs an absolute path, not %q", path)
 	}
 	path = filepath.Clean(path)
-	h.mu.Lock()
+	h.lock()
 	defer h.mu.Unlock()
 	if len(h.snaps) == 0 {
 		return nil
@@ -279,9 +354,10 @@ func (h *History) warnOnce(key, msg string) {
 }
 
 // Close removes the shadow copy of the project, which only this process
-// can use. Backups and snapshots stay.
+// can use, once the snapshots are in (see OpenLater). Backups and
+// snapshots stay.
 func (h *History) Close() error {
-	h.mu.Lock()
+	h.lock()
 	sh := h.shadow
 	h.shadow = nil
 	h.mu.Unlock()

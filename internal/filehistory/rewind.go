@@ -59,7 +59,7 @@ type Plan struct {
 // message goes back to its state when it was first tracked (its state
 // then is its state at the message, unless something else changed it).
 func (h *History) Plan(messageID string) (*Plan, error) {
-	h.mu.Lock()
+	h.lock()
 	defer h.mu.Unlock()
 	return h.plan(messageID)
 }
@@ -152,7 +152,7 @@ func isDirError(path string) bool {
 // undoes this rewind. A file that cannot be rewound does not stop the
 // others; the error lists them.
 func (h *History) Rewind(ctx context.Context, messageID, undoID string) (*Plan, error) {
-	h.mu.Lock()
+	h.lock()
 	defer h.mu.Unlock()
 	p, err := h.plan(messageID)
 	if err != nil {

@@ -62,7 +62,7 @@ func inBackground(input json.RawMessage) bool {
 // shadowOf returns the shadow of root, made on first use. Its store lives
 // in the session's backup folder and is removed by Close.
 func (h *History) shadowOf(root string) *Shadow {
-	h.mu.Lock()
+	h.lock()
 	defer h.mu.Unlock()
 	if h.shadow == nil || h.shadow.root != root {
 		h.shadow = newShadow(root, filepath.Join(h.opts.Dir, "shadow"), []string{filepath.Clean(h.opts.Dir)}, h.opts.Shell, h.opts.Now, h.opts.Warn)
@@ -72,7 +72,7 @@ func (h *History) shadowOf(root string) *Shadow {
 
 // recordShell adds what a command changed to the current snapshot.
 func (h *History) recordShell(ctx context.Context, sh *Shadow, changes []shellChange) {
-	h.mu.Lock()
+	h.lock()
 	defer h.mu.Unlock()
 	if len(h.snaps) == 0 || len(changes) == 0 {
 		return
@@ -110,7 +110,7 @@ func (h *History) recordShell(ctx context.Context, sh *Shadow, changes []shellCh
 
 // warn takes h.mu to report a problem once.
 func (h *History) warn(key, msg string) {
-	h.mu.Lock()
+	h.lock()
 	defer h.mu.Unlock()
 	h.warnOnce(key, msg)
 }
