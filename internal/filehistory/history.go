@@ -119,7 +119,8 @@ var closedReady = func() chan struct{} {
 func OpenLater(ctx context.Context, opts Options, load func() ([]Snapshot, []string, error)) *History {
 	h := New(opts, nil)
 	h.ready = make(chan struct{})
-	ctx = context.WithoutCancel(ctx)
+	stopped := ctx.Err
+	ctx = context.WithoutCancel(ctx) // the snapshots of pending prompts are recorded
 	go func() {
 		snaps, warnings, err := load()
 		h.mu.Lock()
@@ -128,10 +129,11 @@ func OpenLater(ctx context.Context, opts Options, load func() ([]Snapshot, []str
 		for _, w := range warnings {
 			h.warnf("file history: %s", w)
 		}
-		if err != nil {
-			h.warnf("file history: %v; rewinding to a message before this session started will leave the files as they are", err)
-		} else {
+		switch {
+		case err == nil:
 			h.add(snaps)
+		case stopped() == nil: // else the session is being stopped
+			h.warnf("file history: %v; rewinding to a message before this session started will leave the files as they are", err)
 		}
 		for _, id := range h.pending {
 			s := h.capture(id)
