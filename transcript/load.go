@@ -244,9 +244,11 @@ func Load(ctx context.Context, src Source, opts LoadOptions) (*Conversation, err
 // the cache the prefix of the file this load read whole.
 func (l *loader) finish(src Source) {
 	size := src.Size()
-	// Applied last line first.
-	slices.Reverse(l.conv.Raw)
-	l.conv.RawFrom = l.rawFrom
+	defer func() {
+		// After prefix, whose reading on for the cache applies lines too.
+		slices.Reverse(l.conv.Raw) // applied last line first
+		l.conv.RawFrom = l.rawFrom
+	}()
 	// Lines taken from the cache were not read.
 	l.conv.BytesRead = size - (l.base + l.readTo)
 	l.numberLines(src)

@@ -12,8 +12,8 @@ import (
 )
 
 // withSnapshots returns a transcript of bench/gen's with a file-history
-// snapshot line after every seventh line, and those lines as a load that
-// read from the given offset on would keep them.
+// snapshot line after its first line and every seventh, and those lines
+// as a load that read from the given offset on would keep them.
 func withSnapshots(t *testing.T, o gen.Options) (data []byte, snaps func(from int64) []RawLine) {
 	t.Helper()
 	var b bytes.Buffer
@@ -24,7 +24,7 @@ func withSnapshots(t *testing.T, o gen.Options) (data []byte, snaps func(from in
 	var all []RawLine
 	for i, line := range bytes.SplitAfter(b.Bytes(), []byte("\n")) {
 		out.Write(line)
-		if i%7 == 6 {
+		if i%7 == 6 || i == 0 {
 			s := fmt.Sprintf(`{"type":"file-history-snapshot","messageId":"m%d","snapshot":{"messageId":"m%d","trackedFileBackups":{},"timestamp":"2026-01-02T10:00:00.000Z"},"isSnapshotUpdate":false}`, i, i)
 			all = append(all, RawLine{Offset: int64(out.Len()), Bytes: []byte(s)})
 			out.WriteString(s + "\n")
@@ -88,10 +88,16 @@ func TestLoadKeepsRawLines(t *testing.T) {
 				t.Error("no compact boundary before RawFrom")
 			}
 
-			// A second load with the cache reads only what was appended:
-			// RawFrom is past the prefix the cache held.
+			// A load with a cache reads on to the start of the file to
+			// cache it whole (its lines then count as read); a second
+			// one reads only what was appended: RawFrom is past the
+			// prefix the cache held.
 			cache := &LineCache{}
-			load(t, clean, cache)
+			conv = load(t, clean, cache)
+			check(t, clean, conv, cleanSnaps)
+			if conv.RawFrom != 0 {
+				t.Errorf("the load with a cache read the start of the file for it, but RawFrom is %d", conv.RawFrom)
+			}
 			more := append(append([]byte(nil), clean...), `{"type":"file-history-snapshot","messageId":"late","snapshot":{"messageId":"late","trackedFileBackups":{},"timestamp":"2026-01-02T10:00:00.000Z"},"isSnapshotUpdate":false}`+"\n"...)
 			conv = load(t, more, cache)
 			if conv.RawFrom != int64(len(clean)) || len(conv.Raw) != 1 || conv.Raw[0].Offset != int64(len(clean)) {

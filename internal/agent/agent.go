@@ -406,8 +406,10 @@ func open(ctx context.Context, o Options) (*Agent, error) {
 		}
 		// The load kept the snapshot lines of what it read; the part of
 		// the transcript before that (none, when the conversation goes
-		// back to its start) is read on another core, beside the start.
-		a.snaps = preloadSnapshots(ctx, from, key, o.Cwd, conv.RawFrom, conv.Raw)
+		// back to its start) is read on another core, beside the start
+		// and past Open (see openHistory): not with Open's context, which
+		// its caller may end once Open returns (the UI's /resume does).
+		a.snaps = preloadSnapshots(context.WithoutCancel(ctx), from, key, o.Cwd, conv.RawFrom, conv.Raw)
 		// What the start builds on the conversation (its messages, the
 		// tools' state) goes on in the huge pages the load grew into.
 		defer grown()
@@ -914,7 +916,7 @@ func (a *Agent) openHistory(ctx context.Context) (*filehistory.History, error) {
 		return filehistory.New(opts, nil), nil
 	}
 	if a.snaps == nil {
-		a.snaps = preloadSnapshots(ctx, a.from, a.fromKey, o.Cwd, -1, nil)
+		a.snaps = preloadSnapshots(context.WithoutCancel(ctx), a.from, a.fromKey, o.Cwd, -1, nil)
 	}
 	snaps := a.snaps
 	a.snaps = nil
@@ -937,7 +939,7 @@ func (a *Agent) openHistory(ctx context.Context) (*filehistory.History, error) {
 	return filehistory.OpenLoaded(ctx, r.snaps, r.warnings, from, opts)
 }
 
-// loadedSnapshots is what filehistory.Load returned.
+// loadedSnapshots is what filehistory.LoadRest returned.
 type loadedSnapshots struct {
 	snaps    []filehistory.Snapshot
 	warnings []string

@@ -80,8 +80,11 @@ type History struct {
 
 	mu sync.Mutex
 	// pending are the messages Prompt was given before ready, in order:
-	// their snapshots are taken once it is.
+	// their snapshots are taken once it is. off is set when the
+	// snapshots could not be read: Prompt then takes none, so no change
+	// is backed up either.
 	pending  []string
+	off      bool
 	snaps    []*Snapshot
 	versions map[string]int // newest version used, by path
 	warned   map[string]bool
@@ -111,15 +114,16 @@ var closedReady = func() chan struct{} {
 // load gives them, on a goroutine of its own, and warnings about the
 // records it skipped. The history is usable at once, so a resumed session
 // need not wait for them before its first request. A Prompt given before
-// they are in takes its snapshot once they are: the project changes
-// between the two only by the tools, and every other method waits for
-// them (so does Close). Should load fail, the history goes on without the
-// earlier snapshots, with a warning: they stay in the transcript, for
-// `sessions rewind` to read.
+// they are in takes its snapshot once they are, and records it then: the
+// project changes between the two only by the tools, and every other
+// method waits for them (so does Close). Should load fail, the history is
+// off for the session, with a warning: a snapshot taken without the
+// earlier ones would leave out files they track, and rewinding to it
+// would delete those as made after it. What the transcript holds stays
+// for `cairn sessions rewind`.
 func OpenLater(ctx context.Context, opts Options, load func() ([]Snapshot, []string, error)) *History {
 	h := New(opts, nil)
 	h.ready = make(chan struct{})
-	stopped := ctx.Err
 	ctx = context.WithoutCancel(ctx) // the snapshots of pending prompts are recorded
 	go func() {
 		snaps, warnings, err := load()
@@ -129,12 +133,12 @@ func OpenLater(ctx context.Context, opts Options, load func() ([]Snapshot, []str
 		for _, w := range warnings {
 			h.warnf("file history: %s", w)
 		}
-		switch {
-		case err == nil:
-			h.add(snaps)
-		case stopped() == nil: // else the session is being stopped
-			h.warnf("file history: %v; rewinding to a message before this session started will leave the files as they are", err)
+		if err != nil {
+			h.off, h.pending = true, nil
+			h.warnf("file history is off for this session: %v; files are not backed up, and rewinding restores only what the transcript recorded before", err)
+			return
 		}
+		h.add(snaps)
 		for _, id := range h.pending {
 			s := h.capture(id)
 			h.snaps = append(h.snaps, s)
@@ -212,7 +216,9 @@ func (h *History) find(messageID string) int {
 // now, backed up again if it changed since its last backup. It is called
 // when the message is recorded, before the model sees it. A file that
 // cannot be backed up is left out of the snapshot with a warning; the
-// error is about recording the snapshot.
+// error is about recording the snapshot. On a history whose snapshots are
+// still being read (OpenLater), it returns at once: the snapshot is taken
+// and recorded once they are in, an error recording it is a warning.
 func (h *History) Prompt(ctx context.Context, messageID string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -220,6 +226,9 @@ func (h *History) Prompt(ctx context.Context, messageID string) error {
 	case <-h.ready:
 	default:
 		h.pending = append(h.pending, messageID)
+		return nil
+	}
+	if h.off {
 		return nil
 	}
 	s := h.capture(messageID)
@@ -290,7 +299,7 @@ func (h *History) BeforeChange(path string) error {
 
 // backup copies path to its next version, or notes that it does not exist.
 func (h *History) backup(path string) (Backup, error) {
-	v := h.versions[path] + 1
+	v := h.nextVersion(path)
 	b := Backup{Version: v, Time: h.opts.Now()}
 	fi, err := os.Stat(path)
 	switch {
@@ -308,6 +317,20 @@ func (h *History) backup(path string) (Backup, error) {
 	}
 	h.versions[path] = v
 	return b, nil
+}
+
+// nextVersion is the version path's next backup takes: the one after the
+// newest the snapshots name, past any whose backup file is in the folder
+// already. Those are another snapshot's, one the history does not hold
+// (a transcript line it could not read): a backup never replaces one.
+func (h *History) nextVersion(path string) int {
+	v := h.versions[path] + 1
+	for {
+		if _, err := os.Lstat(filepath.Join(h.opts.Dir, BackupName(path, v))); err != nil {
+			return v // absent, or the copy finds out what is wrong
+		}
+		v++
+	}
 }
 
 // unchanged reports whether path is as its backup b holds it: content and

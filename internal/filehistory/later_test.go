@@ -95,29 +95,71 @@ func TestOpenLater(t *testing.T) {
 	mu.Unlock()
 }
 
-// TestOpenLaterFailed: snapshots that cannot be read leave a warning and a
-// history that goes on from the next prompt; the records' warnings are
-// given as Load's are.
+// TestOpenLaterFailed: snapshots that cannot be read turn the history off
+// with a warning (the records' warnings are given as Load's are): a
+// prompt meanwhile or after takes no snapshot and records nothing, so no
+// snapshot that leaves out the files the unread ones track is written.
 func TestOpenLaterFailed(t *testing.T) {
 	var mu sync.Mutex
 	var warnings []string
-	h := OpenLater(t.Context(), Options{Dir: t.TempDir(), Warn: func(s string) {
-		mu.Lock()
-		defer mu.Unlock()
-		warnings = append(warnings, s)
-	}}, func() ([]Snapshot, []string, error) {
+	recorded := 0
+	proj := t.TempDir()
+	release := make(chan struct{})
+	h := OpenLater(t.Context(), Options{Dir: t.TempDir(),
+		Record: func(context.Context, transcript.Entry) error { recorded++; return nil },
+		Warn: func(s string) {
+			mu.Lock()
+			defer mu.Unlock()
+			warnings = append(warnings, s)
+		}}, func() ([]Snapshot, []string, error) {
+		<-release
 		return nil, []string{"line 9: damaged; skipped"}, errors.New("read file-history snapshots: input/output error")
 	})
 	if err := h.Prompt(t.Context(), "u1"); err != nil {
 		t.Fatal(err)
 	}
-	if s := h.Snapshots(); len(s) != 1 || s[0].MessageID != "u1" {
-		t.Errorf("snapshots %+v, want u1's alone", s)
+	close(release)
+	if err := h.Prompt(t.Context(), "u2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.BeforeChange(filepath.Join(proj, "a.go")); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.Snapshots(); len(s) != 0 || recorded != 0 {
+		t.Errorf("snapshots %+v, %d recorded; want none", s, recorded)
 	}
 	h.Close()
 	mu.Lock()
 	defer mu.Unlock()
-	if len(warnings) != 2 || !strings.Contains(warnings[0], "line 9") || !strings.Contains(warnings[1], "input/output error") {
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "line 9") || !strings.Contains(warnings[1], "file history is off") || !strings.Contains(warnings[1], "input/output error") {
 		t.Errorf("warnings %q", warnings)
+	}
+}
+
+// TestBackupNeverReplacesOne: a backup whose version's file is in the
+// folder already (a snapshot the history does not hold named it) takes
+// the next free version, by a change and by a prompt's capture alike.
+func TestBackupNeverReplacesOne(t *testing.T) {
+	dir, proj := t.TempDir(), t.TempDir()
+	path := filepath.Join(proj, "a.go")
+	os.WriteFile(path, []byte("new\n"), 0o644)
+	for v := 1; v <= 2; v++ {
+		os.WriteFile(filepath.Join(dir, BackupName(path, v)), []byte("old\n"), 0o644)
+	}
+	h := New(Options{Dir: dir}, nil)
+	if err := h.Prompt(t.Context(), "u1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.BeforeChange(path); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := h.Snapshot("u1")
+	if b := s.Files[path]; b.Version != 3 {
+		t.Errorf("the backup took version %d, want 3", b.Version)
+	}
+	for v := 1; v <= 2; v++ {
+		if b, _ := os.ReadFile(filepath.Join(dir, BackupName(path, v))); string(b) != "old\n" {
+			t.Errorf("version %d's backup now holds %q", v, b)
+		}
 	}
 }

@@ -83,7 +83,7 @@ func (h *History) recordShell(ctx context.Context, sh *Shadow, changes []shellCh
 		if _, ok := cur.Files[c.path]; ok {
 			continue // backed up earlier in the turn
 		}
-		v := h.versions[c.path] + 1
+		v := h.nextVersion(c.path)
 		b := Backup{Version: v, Time: h.opts.Now()}
 		switch {
 		case c.kind == created:
