@@ -52,6 +52,11 @@ func BenchmarkStep(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
+		// Every step is over the same history: a turn adds two
+		// messages, and without this the history of the thousands of
+		// steps a run makes would be what is measured, not 150K tokens.
+		s.SetHistory(history[:len(history):len(history)])
+		s.SetUsage(model.Usage{InputTokens: 150_000}, len(history)-1)
 		for _, err := range s.Run(context.Background(), engine.Input{Message: model.Message{Role: model.RoleUser, Content: []model.Block{model.TextBlock("next")}}}) {
 			if err != nil {
 				b.Fatal(err)
