@@ -66,6 +66,13 @@ type Options struct {
 	// transcript's bytes are multi-byte UTF-8, at 1 about 11%. 0 writes
 	// English only, the same bytes as before the option.
 	Chinese float64
+	// Terse makes every tool result a few lines (a slice of 3 to 14
+	// lines read, the first 3 lines of a command's output or a search's
+	// hits), as in a session of many small steps: the same bytes hold
+	// several times the lines, and a reader's cost per line shows. The
+	// random choices are the same, so the session takes the same turns
+	// with shorter results.
+	Terse bool
 }
 
 // Stats describes a generated transcript.

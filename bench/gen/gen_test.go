@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -53,6 +54,7 @@ func TestGenerateStats(t *testing.T) {
 		{"no compaction", gen.Options{Size: 400 << 10, Seed: 1}},
 		{"tiny", gen.Options{Size: 1, Seed: 3, Compact: true}},
 		{"chinese", gen.Options{Size: 400 << 10, Seed: 1, Chinese: 0.5}},
+		{"terse", gen.Options{Size: 400 << 10, Seed: 1, Terse: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, st := generate(t, tc.opts)
@@ -283,5 +285,37 @@ func TestGenerateChinese(t *testing.T) {
 	}
 	if !bytes.Contains(zh, []byte("的")) || bytes.Contains(zh, []byte(`\u`)) {
 		t.Error("with Chinese 0.5: want Chinese prose written as UTF-8, with no \\u escapes")
+	}
+}
+
+// TestGenerateTerse: terse results put half as many lines again or more in the
+// same bytes, and every tool result is a few lines.
+func TestGenerateTerse(t *testing.T) {
+	plain, ps := generate(t, gen.Options{Size: 1 << 20, Seed: 4})
+	terse, ts := generate(t, gen.Options{Size: 1 << 20, Seed: 4, Terse: true})
+	perMB := func(st gen.Stats, b []byte) float64 { return float64(st.Lines) / float64(len(b)) * (1 << 20) }
+	if perMB(ts, terse) < 1.5*perMB(ps, plain) {
+		t.Errorf("%.0f lines a megabyte terse, %.0f not: want half as many again at least", perMB(ts, terse), perMB(ps, plain))
+	}
+	for line := range bytes.Lines(terse) {
+		var e struct {
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(line, &e) != nil || !bytes.HasPrefix(e.Message.Content, []byte(`[{"tool_use_id"`)) {
+			continue
+		}
+		var blocks []struct {
+			Content any `json:"content"`
+		}
+		if err := json.Unmarshal(e.Message.Content, &blocks); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			if s, ok := b.Content.(string); ok && strings.Count(s, "\n") > 15 {
+				t.Fatalf("a terse tool result of %d lines:\n%s", strings.Count(s, "\n")+1, s)
+			}
+		}
 	}
 }

@@ -50,6 +50,15 @@ func (g *generator) read() call {
 	if len(f.lines) > 200 && g.chance(0.3) {
 		start = 1 + g.rng.IntN(len(f.lines)-100)
 		n := min(50+g.rng.IntN(150), len(f.lines)-start+1)
+		if g.opts.Terse {
+			n = min(n, 3+n%12)
+		}
+		in.Int("offset", int64(start))
+		in.Int("limit", int64(n))
+		lines, content = n, strings.Join(f.lines[start-1:start-1+n], "\n")
+	} else if g.opts.Terse && len(f.lines) > 3 {
+		start = 1 + len(content)%len(f.lines)
+		n := min(3+len(content)%12, len(f.lines)-start+1)
 		in.Int("offset", int64(start))
 		in.Int("limit", int64(n))
 		lines, content = n, strings.Join(f.lines[start-1:start-1+n], "\n")
@@ -122,6 +131,9 @@ func numberLines(content string, start int) string {
 // bash runs a command; a failing one is answered as an error.
 func (g *generator) bash() call {
 	cmd, desc, stdout, stderr, code := g.command()
+	if g.opts.Terse {
+		stdout, stderr = firstLines(stdout, 3), firstLines(stderr, 3)
+	}
 	var in enc
 	in.Open()
 	in.Str("command", cmd)
@@ -380,6 +392,9 @@ func (g *generator) grep() call {
 				names = append(names, f.path)
 			}
 		}
+		if g.opts.Terse {
+			names = names[:min(len(names), 3)]
+		}
 		d.Str("mode", "files_with_matches")
 		d.Arr("filenames")
 		for _, n := range names {
@@ -395,10 +410,13 @@ func (g *generator) grep() call {
 		in.Str("output_mode", "content")
 		in.Bool("-n", true)
 		var b strings.Builder
-		n := 0
+		n, limit := 0, 60
+		if g.opts.Terse {
+			limit = 3
+		}
 		for _, f := range g.files {
 			for i, l := range f.lines {
-				if n < 60 && strings.Contains(l, word) {
+				if n < limit && strings.Contains(l, word) {
 					fmt.Fprintf(&b, "%s:%d:%s\n", f.path, i+1, l)
 					n++
 				}
@@ -418,4 +436,17 @@ func (g *generator) grep() call {
 	in.End()
 	d.End()
 	return call{name: "Grep", input: in.b, content: content, detail: d.b}
+}
+
+// firstLines returns s cut after its first n lines (with their newlines).
+func firstLines(s string, n int) string {
+	at := 0
+	for range n {
+		i := strings.IndexByte(s[at:], '\n')
+		if i < 0 {
+			return s
+		}
+		at += i + 1
+	}
+	return s[:at]
 }

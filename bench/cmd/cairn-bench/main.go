@@ -1,7 +1,7 @@
 // Command cairn-bench measures cairn's transcript store on synthetic Claude
 // Code sessions:
 //
-//	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage] [-chinese 0.5]
+//	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage] [-chinese 0.5] [-terse]
 //	cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-pace=false] [-cpuprofile FILE] [-memprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
 //	cairn-bench firstreq -cairn BIN [-claude BIN] [-against BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V] [-pages as-is|dropped|read] [-second] [-min-body 204800]
@@ -59,7 +59,7 @@ func main() {
 }
 
 const usageText = `usage:
-  cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage] [-chinese 0.5]
+  cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage] [-chinese 0.5] [-terse]
   cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-pace=false] [-cpuprofile FILE] [-memprofile FILE] FILE
   cairn-bench index [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
@@ -123,6 +123,7 @@ func genCmd(args []string, stdout io.Writer) error {
 	seed := fs.Uint64("seed", 1, "chooses the session")
 	damage := fs.Bool("damage", false, "then damage the file as gen.Damage does: garbage in the middle, a 20 MB line that is no entry, a torn last line")
 	compact := fs.Bool("compact", false, "compact about every -compact-every bytes (default: one unbroken chain, no compaction)")
+	terse := fs.Bool("terse", false, "every tool result a few lines, as in a session of many small steps: several times the lines in the same bytes")
 	chinese := fs.Float64("chinese", 0, "the share (0 to 1) of the prose written in Chinese: prompts, the model's sentences, code comments (tool results stay mostly ASCII: 0.5 makes about 5% of the bytes multi-byte UTF-8, 1 about 11%)")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
@@ -152,7 +153,7 @@ func genCmd(args []string, stdout io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	st, err := gen.Generate(f, gen.Options{Size: n, Seed: *seed, Compact: *compact, CompactEvery: e, Chinese: *chinese})
+	st, err := gen.Generate(f, gen.Options{Size: n, Seed: *seed, Compact: *compact, CompactEvery: e, Chinese: *chinese, Terse: *terse})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
