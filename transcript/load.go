@@ -499,12 +499,34 @@ func (l *loader) warnf(format string, args ...any) {
 	l.conv.Warnings = append(l.conv.Warnings, fmt.Sprintf(format, args...))
 }
 
-// HeapOf is about how much memory Load allocates for a transcript of size
-// bytes whose conversation is the whole file (one with a compact boundary
-// needs less): 0.6 of the file at 100 MB, 0.53 at 400 MB, with messages
-// kept in the file's mapping (LoadOptions.Map); measured with
-// cairn-bench resume -map -cache on bench/gen's sessions.
-func HeapOf(size int64) int64 { return size * 6 / 10 }
+// HeapOf is about how much memory Load allocates for the transcript in
+// src, of size bytes, whose conversation is the whole file (one with a
+// compact boundary needs less), with messages kept in the file's mapping
+// (LoadOptions.Map). It goes by the lines more than the bytes (the
+// entries, their decoded messages and the maps are per line, the text
+// stays in the mapping): about heapPerLine a line, the lines counted in
+// the file's last heapSample bytes, which the load reads first, and at
+// least 0.6 of the file.
+// Measured with cairn-bench resume -map -cache on bench/gen's 100 MB
+// sessions: 62 MB for 32,900 lines, 146 MB for 77,600 (-terse), 0.53 of
+// the file at 400 MB.
+func HeapOf(src io.ReaderAt, size int64) int64 {
+	least := size * 6 / 10
+	sample := make([]byte, min(size, heapSample))
+	n, err := src.ReadAt(sample, size-int64(len(sample)))
+	if n == 0 || (err != nil && err != io.EOF) {
+		return least
+	}
+	lines := int64(bytes.Count(sample[:n], []byte{'\n'})) * size / int64(n)
+	return max(least, lines*heapPerLine)
+}
+
+// heapSample is how much of a transcript's end HeapOf counts lines in, and
+// heapPerLine the heap a line takes.
+const (
+	heapSample  = 256 << 10
+	heapPerLine = 1900
+)
 
 // entriesHint is about how many entries the given bytes of a transcript
 // hold (a line is about 3 KB: 2.7 KB in Claude Code's long sessions, 3.2

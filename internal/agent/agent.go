@@ -579,7 +579,7 @@ func load(ctx context.Context, store transcript.Store, key string, opts transcri
 	loaded, grown := func() {}, func() {}
 	if how.fitGC {
 		loaded = gcpace.Load()
-		grown = growHeap(loadHeap(size))
+		grown = growHeap(loadHeap(src, size))
 	}
 	conv, err := transcript.Load(ctx, src, opts)
 	loaded()

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"io"
 	"iter"
 
 	"github.com/cairn-dev/cairn/engine"
@@ -8,14 +9,15 @@ import (
 	"github.com/cairn-dev/cairn/transcript"
 )
 
-// loadHeap is how much of the heap a resume's load of size bytes grows
-// into is backed by huge pages (see load): what the load builds and a
-// quarter more for what the session's start builds on it (Grow stays
-// under the memory limit, gcpace's while the load runs). At 100 MB, a
-// quarter more took the first request from 0.258 to 0.235 s (8
-// alternating runs), at the same peak memory; half more was no faster.
-func loadHeap(size int64) int {
-	return int(transcript.HeapOf(size) * 5 / 4)
+// loadHeap is how much of the heap a resume's load of src, size bytes,
+// grows into is backed by huge pages (see load): what the load builds
+// (transcript.HeapOf) and a quarter more for what the session's start
+// builds on it (Grow stays under the memory limit, gcpace's while the
+// load runs). At 100 MB, a quarter more took the first request from
+// 0.258 to 0.235 s (8 alternating runs), at the same peak memory; half
+// more was no faster.
+func loadHeap(src io.ReaderAt, size int64) int {
+	return int(transcript.HeapOf(src, size) * 5 / 4)
 }
 
 // refitAfter fits the collector again (gcpace.AfterTurn) once a turn's

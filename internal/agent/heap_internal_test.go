@@ -10,7 +10,7 @@ import (
 )
 
 // TestLoadHeap: a load with fitGC backs the heap it builds with huge
-// pages, as much as loadHeap says for the file's size, and leaves ending
+// pages, as much as loadHeap says for the file, and leaves ending
 // that to its caller; one without asks for none.
 func TestLoadHeap(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
@@ -29,6 +29,7 @@ func TestLoadHeap(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := src.Size()
+	want := loadHeap(src, size)
 	src.Close()
 	defer func(g func(int) func()) { growHeap = g }(growHeap)
 	for _, fit := range []bool{false, true} {
@@ -52,8 +53,8 @@ func TestLoadHeap(t *testing.T) {
 		switch {
 		case !fit && len(asked) != 0:
 			t.Errorf("a load without fitGC grew the heap: %v", asked)
-		case fit && (len(asked) != 1 || asked[0] != loadHeap(size) || ended != 1):
-			t.Errorf("a load with fitGC of %d bytes grew the heap by %v, ended by grown %d times; want [%d], once", size, asked, ended, loadHeap(size))
+		case fit && (len(asked) != 1 || asked[0] != want || ended != 1):
+			t.Errorf("a load with fitGC of %d bytes grew the heap by %v, ended by grown %d times; want [%d], once", size, asked, ended, want)
 		}
 	}
 }

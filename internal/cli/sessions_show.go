@@ -97,7 +97,7 @@ func loadSession(cmd *cobra.Command, env Env, ref string, opts transcript.LoadOp
 	// the load built: what is printed of a long conversation is garbage
 	// made on top of it, which would otherwise pile up as high.
 	paced := gcpace.Load()
-	grown := hugeheap.Grow(int(transcript.HeapOf(src.Size())))
+	grown := hugeheap.Grow(int(transcript.HeapOf(src, src.Size())))
 	conv, err := transcript.Load(cmd.Context(), src, opts)
 	grown()
 	paced()

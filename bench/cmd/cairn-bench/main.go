@@ -236,7 +236,7 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if *huge {
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		defer hugeheap.Grow(int(transcript.HeapOf(src.Size())))()
+		defer hugeheap.Grow(int(transcript.HeapOf(src, src.Size())))()
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
 		grown = after.TotalAlloc - before.TotalAlloc
