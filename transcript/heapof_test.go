@@ -7,7 +7,8 @@ import (
 )
 
 // TestHeapOf: the heap a load builds goes by the lines of the file's end:
-// short lines ask for more than 0.6 of the file, long ones for that; a
+// short lines ask for more than 0.6 of the file (up to four times it),
+// long ones for that; a
 // file that cannot be read, and one smaller than the sample, are
 // estimated too.
 func TestHeapOf(t *testing.T) {
@@ -23,8 +24,12 @@ func TestHeapOf(t *testing.T) {
 	if got, want := HeapOf(bytes.NewReader(long), int64(len(long))), int64(len(long))*6/10; got != want {
 		t.Errorf("lines of 100 KB: %d, want %d (0.6 of the file)", got, want)
 	}
-	small := bytes.Repeat(line(100), 1000)
-	if got, want := HeapOf(bytes.NewReader(small), int64(len(small))), int64(1000)*heapPerLine; got != want {
+	tiny := bytes.Repeat(line(2), 1000)
+	if got, want := HeapOf(bytes.NewReader(tiny), int64(len(tiny))), int64(len(tiny))*4; got != want {
+		t.Errorf("lines of 2 bytes: %d, want %d (four times the file, at most)", got, want)
+	}
+	small := bytes.Repeat(line(1000), 200)
+	if got, want := HeapOf(bytes.NewReader(small), int64(len(small))), int64(200)*heapPerLine; got != want {
 		t.Errorf("a file smaller than the sample: %d, want %d", got, want)
 	}
 	if got, want := HeapOf(readerAt{}, size), int64(size)*6/10; got != want {

@@ -505,8 +505,8 @@ func (l *loader) warnf(format string, args ...any) {
 // (LoadOptions.Map). It goes by the lines more than the bytes (the
 // entries, their decoded messages and the maps are per line, the text
 // stays in the mapping): about heapPerLine a line, the lines counted in
-// the file's last heapSample bytes, which the load reads first, and at
-// least 0.6 of the file.
+// the file's last heapSample bytes, which the load reads first; at least
+// 0.6 of the file and at most four times it.
 // Measured with cairn-bench resume -map -cache on bench/gen's 100 MB
 // sessions: 62 MB for 32,900 lines, 146 MB for 77,600 (-terse), 0.53 of
 // the file at 400 MB.
@@ -518,7 +518,10 @@ func HeapOf(src io.ReaderAt, size int64) int64 {
 		return least
 	}
 	lines := int64(bytes.Count(sample[:n], []byte{'\n'})) * size / int64(n)
-	return max(least, lines*heapPerLine)
+	// At most four times the file (650-byte lines take 3.7): the end
+	// of a file may be denser than the rest, and the heap is grown by
+	// this much.
+	return min(max(least, lines*heapPerLine), size*4)
 }
 
 // heapSample is how much of a transcript's end HeapOf counts lines in, and
