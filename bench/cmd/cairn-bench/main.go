@@ -234,9 +234,10 @@ func resumeCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	var grown uint64 // what Grow allocated to grow the heap, not the load's
 	if *huge {
+		heap := int(transcript.HeapOf(src, src.Size())) // its sample read is the resume's, not Grow's
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		defer hugeheap.Grow(int(transcript.HeapOf(src, src.Size())))()
+		defer hugeheap.Grow(heap)()
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
 		grown = after.TotalAlloc - before.TotalAlloc
