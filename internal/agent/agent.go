@@ -915,28 +915,14 @@ func (a *Agent) openHistory(ctx context.Context) (*filehistory.History, error) {
 	if a.from == nil {
 		return filehistory.New(opts, nil), nil
 	}
-	if a.snaps == nil {
-		a.snaps = preloadSnapshots(context.WithoutCancel(ctx), a.from, a.fromKey, o.Cwd, -1, nil)
-	}
+	// The snapshots are read since the load (see open); the first
+	// request need not wait for those of a long transcript.
 	snaps := a.snaps
 	a.snaps = nil
-	from := o.Home.FileHistory(a.fromID)
-	if filepath.Clean(from) == filepath.Clean(opts.Dir) {
-		// The session goes on in its own folder: the first request need
-		// not wait for the snapshots of a long transcript (see
-		// filehistory.OpenLater).
-		return filehistory.OpenLater(ctx, opts, func() ([]filehistory.Snapshot, []string, error) {
-			r := <-snaps
-			return r.snaps, r.warnings, r.err
-		}), nil
-	}
-	// A fork copies the backups and records the snapshots in its own
-	// transcript first.
-	r := <-snaps
-	if r.err != nil {
-		return nil, r.err
-	}
-	return filehistory.OpenLoaded(ctx, r.snaps, r.warnings, from, opts)
+	return filehistory.OpenLater(ctx, o.Home.FileHistory(a.fromID), opts, func() ([]filehistory.Snapshot, []string, error) {
+		r := <-snaps
+		return r.snaps, r.warnings, r.err
+	})
 }
 
 // loadedSnapshots is what filehistory.LoadRest returned.
@@ -947,10 +933,9 @@ type loadedSnapshots struct {
 }
 
 // preloadSnapshots reads the file-history snapshots of session key of
-// store in the background; the channel gives the result once. A load
-// that kept the snapshot lines it read gives them as rest, and where
-// its reading began as from: only the transcript before from is read
-// (see filehistory.LoadRest). With from < 0, the whole transcript is.
+// store in the background; the channel gives the result once. The load
+// kept the snapshot lines it read (rest) and its reading began at from:
+// only the transcript before from is read (see filehistory.LoadRest).
 func preloadSnapshots(ctx context.Context, store transcript.Store, key, cwd string, from int64, rest []transcript.RawLine) <-chan loadedSnapshots {
 	ch := make(chan loadedSnapshots, 1)
 	if from == 0 {
@@ -968,9 +953,6 @@ func preloadSnapshots(ctx context.Context, store transcript.Store, key, cwd stri
 			return
 		}
 		defer src.Close()
-		if from < 0 {
-			from = src.Size()
-		}
 		r.snaps, r.warnings, r.err = filehistory.LoadRest(ctx, io.NewSectionReader(src, 0, from), rest, cwd)
 		ch <- r
 	}()

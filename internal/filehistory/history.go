@@ -121,7 +121,19 @@ var closedReady = func() chan struct{} {
 // earlier ones would leave out files they track, and rewinding to it
 // would delete those as made after it. What the transcript holds stays
 // for `cairn sessions rewind`.
-func OpenLater(ctx context.Context, opts Options, load func() ([]Snapshot, []string, error)) *History {
+//
+// from is the folder of the session the snapshots are from, as for
+// OpenLoaded: when it is another session's (a fork), the backups are
+// copied and the snapshots recorded in this session's transcript first,
+// so OpenLater waits for them and is OpenLoaded.
+func OpenLater(ctx context.Context, from string, opts Options, load func() ([]Snapshot, []string, error)) (*History, error) {
+	if !ownFolder(from, opts.Dir) {
+		snaps, warnings, err := load()
+		if err != nil {
+			return nil, err
+		}
+		return OpenLoaded(ctx, snaps, warnings, from, opts)
+	}
 	h := New(opts, nil)
 	h.ready = make(chan struct{})
 	ctx = context.WithoutCancel(ctx) // the snapshots of pending prompts are recorded
@@ -148,7 +160,13 @@ func OpenLater(ctx context.Context, opts Options, load func() ([]Snapshot, []str
 		}
 		h.pending = nil
 	}()
-	return h
+	return h, nil
+}
+
+// ownFolder reports whether snapshots from the session folder from belong
+// to the session whose folder is dir: its own, or none ("").
+func ownFolder(from, dir string) bool {
+	return from == "" || filepath.Clean(from) == filepath.Clean(dir)
 }
 
 // lock waits for the snapshots (see OpenLater) and takes h.mu.

@@ -27,7 +27,7 @@ func TestOpenLater(t *testing.T) {
 	var mu sync.Mutex
 	var recorded []string
 	release := make(chan struct{})
-	h := OpenLater(t.Context(), Options{Dir: dir, Record: func(_ context.Context, e transcript.Entry) error {
+	h, _ := OpenLater(t.Context(), "", Options{Dir: dir, Record: func(_ context.Context, e transcript.Entry) error {
 		mu.Lock()
 		defer mu.Unlock()
 		var id string
@@ -105,7 +105,7 @@ func TestOpenLaterFailed(t *testing.T) {
 	recorded := 0
 	proj := t.TempDir()
 	release := make(chan struct{})
-	h := OpenLater(t.Context(), Options{Dir: t.TempDir(),
+	h, _ := OpenLater(t.Context(), "", Options{Dir: t.TempDir(),
 		Record: func(context.Context, transcript.Entry) error { recorded++; return nil },
 		Warn: func(s string) {
 			mu.Lock()

@@ -200,7 +200,7 @@ func OpenLoaded(ctx context.Context, snaps []Snapshot, warnings []string, from s
 		}
 	}
 	h := New(opts, snaps)
-	if from == "" || filepath.Clean(from) == filepath.Clean(opts.Dir) {
+	if ownFolder(from, opts.Dir) {
 		return h, nil
 	}
 	if _, err := CopyBackups(from, opts.Dir); err != nil {
