@@ -366,6 +366,21 @@ func testCollapseFoldsAndResumes(t *testing.T, k storeKind) {
 		t.Errorf("the resumed request read %d tokens from the cache, want %d", read, prompt(last))
 	}
 	golden(t, "collapse_resumed.golden", resumed, r.cwd)
+	// A snip reminder names only messages the request carries (tagged),
+	// not those a fold replaced.
+	named := regexp.MustCompile(`- \[id:([0-9a-z]+)\] about`)
+	reminded := 0
+	for k, req := range append(reqs, resumed) {
+		for _, m := range named.FindAllSubmatch(req.Body, -1) {
+			reminded++
+			if n := bytes.Count(req.Body, []byte("[id:"+string(m[1])+"]")); n < 2 {
+				t.Errorf("request %d: the snip reminder names %s, which the request does not carry", k, m[1])
+			}
+		}
+	}
+	if reminded == 0 {
+		t.Error("no request carries a snip reminder: the check above needs one")
+	}
 	if n := len(commits(t, b)); n != 1 {
 		t.Errorf("%d commits after the resume, want still 1", n)
 	}

@@ -130,3 +130,35 @@ func TestMeterAfterACompaction(t *testing.T) {
 		t.Errorf("the meter after /compact shows %d; the new history is %d", mgr.Projected(est), est)
 	}
 }
+
+// TestFloorCountsTheTags: the snip layer leaves its tags to the Manager
+// until it knows the request goes out as it is, and the floor that
+// decides counts them all the same. Here the history's floor is under
+// the threshold without its tags and over it with them: it compacts.
+func TestFloorCountsTheTags(t *testing.T) {
+	w := tokens.Window{Size: 100_000, MaxOutput: 20_000} // compacts at 67,000
+	var h []model.Message
+	for i := range 3_500 { // 9 tokens a message, 3 more with a tag: 63,000 and 73,500
+		h = append(h,
+			msg("user", []string{fmt.Sprintf("%08x-0000-4000-8000-000000000000", 2*i)}, model.TextBlock("x")),
+			msg("assistant", []string{fmt.Sprintf("%08x-0000-4000-8000-000000000000", 2*i+1)}, model.TextBlock("ok")))
+	}
+	h = append(h, msg("user", []string{"ffffffff-0000-4000-8000-000000000000"}, model.TextBlock("go on")))
+	snip := NewSnip(SnipConfig{})
+	at := w.AutoCompactAt()
+	if bare, tagged := tokens.EstimateFloor(h), tokens.EstimateFloor(snip.Mark(h)); bare >= at || tagged < at {
+		t.Fatalf("floor %d without the tags and %d with them; want the threshold %d between", bare, tagged, at)
+	}
+	m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
+		return []model.Block{model.TextBlock("<summary>S</summary>")}, nil
+	}}
+	mgr := New(Config{Model: m, ModelName: "claude-test", Window: w, Transcript: newReloadTranscript(h)})
+	mgr.AddLayer(snip)
+	p := &engine.Prep{History: h, Used: 20_000}
+	if err := mgr.Prepare(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Compaction == nil {
+		t.Errorf("not compacted: the floor left out the tags")
+	}
+}

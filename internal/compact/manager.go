@@ -174,8 +174,10 @@ type State struct {
 	later   []func(*State)
 	// deferMarks is set when the layers after the Markers ignore their
 	// tags, so a Marker may leave them to the Manager; unmarked is set
-	// when one did: Send lacks its tags (see Snip.Apply).
+	// when one did: Send lacks its tags (see Snip.Apply), which mgr adds
+	// once it knows the request goes out as it is.
 	deferMarks, unmarked bool
+	mgr                  *Manager
 	// floor is what Send itself comes to by the estimate, set once the
 	// layers are done when the count is under the threshold and the
 	// server does not clear results (see Prepare): Remaining is never
@@ -193,6 +195,20 @@ func (st *State) marked(m *Manager) {
 	if st.unmarked {
 		st.Send, st.unmarked = m.mark(st.Send), false
 	}
+}
+
+// sendFloor is what Send comes to by tokens.EstimateFloor with the tags
+// the Markers left to the Manager counted as if they were on.
+func (st *State) sendFloor() int64 {
+	n := tokens.EstimateFloor(st.Send)
+	if st.unmarked {
+		for _, l := range st.mgr.layers {
+			if mk, ok := l.(Marker); ok {
+				n += mk.MarkWeight(st.Send)
+			}
+		}
+	}
+	return n
 }
 
 // runLater does what the layers left for a request sent as it is.
@@ -269,6 +285,10 @@ func (m *Manager) resetLayers() {
 // unmarked ones (the summary weighs them unmarked first).
 type Marker interface {
 	Mark(msgs []model.Message) []model.Message
+	// MarkWeight is what Mark adds to msgs as tokens.EstimateFloor
+	// counts it, found without marking them: EstimateFloor(Mark(msgs))
+	// is EstimateFloor(msgs) + MarkWeight(msgs).
+	MarkWeight(msgs []model.Message) int64
 }
 
 // marksDeferrable reports whether every layer after the first Marker is
@@ -311,7 +331,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		p.Notices = append(p.Notices, fmt.Sprintf("the model's context window is %d tokens, not the %d assumed; compacting for %d", p.Overflow.Limit, m.cfg.Window.Size, p.Overflow.Limit))
 		m.cfg.Window.Size = int64(p.Overflow.Limit)
 	}
-	st := &State{Prep: p, Send: p.History, Used: p.Used, Freed: map[string]int64{}, Window: m.cfg.Window, Now: m.cfg.Now(), managed: true, deferMarks: m.marksDeferrable()}
+	st := &State{Prep: p, Send: p.History, Used: p.Used, Freed: map[string]int64{}, Window: m.cfg.Window, Now: m.cfg.Now(), managed: true, deferMarks: m.marksDeferrable(), mgr: m}
 	for _, l := range m.layers {
 		history, send := p.History, st.Send
 		freed, err := l.Apply(ctx, st)
@@ -339,7 +359,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		// whether to compact and is the size compacted from. Not when the
 		// server clears results (ContextManagement): the request then
 		// carries results the server takes out before it counts.
-		st.floor = tokens.EstimateFloor(st.Send)
+		st.floor = st.sendFloor()
 	}
 	// The larger of the usage and the floor is the context compacted
 	// from (a compaction measures its gain against it).

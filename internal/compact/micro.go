@@ -210,7 +210,7 @@ func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 		if st.managed && !over && !m.cfg.ServerSide {
 			// The Manager also weighs the request as itself (see
 			// State.floor): over by that, it compacts all the same.
-			over = tokens.EstimateFloor(st.Send)-saved >= st.Window.AutoCompactAt()
+			over = st.sendFloor()-saved >= st.Window.AutoCompactAt()
 		}
 		switch {
 		case st.managed && over:

@@ -133,10 +133,13 @@ func (s *Snip) Apply(ctx context.Context, st *State) (int64, error) {
 	if st.Prep != nil {
 		s.last = st.Prep.History
 	}
-	if st.managed && st.deferMarks && st.Remaining()-freed >= st.Window.AutoCompactAt() {
-		// At the threshold the Manager compacts, and the summary reads
-		// each message tagged only as far as it reads: the Manager tags
-		// them all only if the request goes out as it is after all.
+	if st.managed && st.deferMarks {
+		// Whether the Manager compacts is known only once the layers are
+		// done: the usage may be under the threshold and the request,
+		// weighed as itself, over it. A summary reads each message tagged
+		// only as far as it reads, so the Manager tags them all only if
+		// the request goes out as it is (weighing the tags before, by
+		// MarkWeight).
 		st.unmarked = true
 	} else {
 		st.Send = s.Mark(st.Send)
@@ -152,13 +155,14 @@ func (s *Snip) Apply(ctx context.Context, st *State) (int64, error) {
 					s.since = 0
 				}
 			}
-			if !st.managed || used < threshold {
+			if !st.managed {
 				remind(st)
 			} else {
-				// Over the threshold the Manager compacts, and the summary
+				// At the threshold the Manager compacts, and the summary
 				// replaces what would carry the reminder: it is made (the
-				// transcript read back, every message weighed) only if the
-				// request goes out as it is after all.
+				// transcript read back, every message weighed) only once
+				// the Manager knows the request goes out as it is, which
+				// it may not before the layers are done (see above).
 				st.later = append(st.later, func(st *State) {
 					s.mu.Lock()
 					defer s.mu.Unlock()
@@ -197,6 +201,32 @@ func (s *Snip) Mark(msgs []model.Message) []model.Message {
 		return msgs
 	}
 	return out
+}
+
+// MarkWeight implements Marker: the tokens tokens.EstimateFloor counts
+// for the tags Mark would add to msgs, without adding them.
+func (s *Snip) MarkWeight(msgs []model.Message) int64 {
+	var n int64
+	var buf [16]byte
+	for _, m := range msgs {
+		if m.Role != model.RoleUser || len(m.IDs) == 0 || isMeta(m) {
+			continue
+		}
+		tag := len(appendTag(buf[:0], m.IDs[0]))
+		last := -1
+		for i, b := range m.Content {
+			if b.Type == model.BlockText && !harnessText(b.Text) {
+				last = i
+			}
+		}
+		if last >= 0 {
+			text := len(m.Content[last].Text)
+			n += tokens.EstimateLen(text+1+tag) - tokens.EstimateLen(text)
+		} else {
+			n += tokens.EstimateLen(tag) + tokens.BlockOverhead
+		}
+	}
+	return n
 }
 
 // ShortID derives the short id a message is tagged with from its uuid, as

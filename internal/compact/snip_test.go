@@ -112,7 +112,20 @@ func TestMarkTags(t *testing.T) {
 			if again := s.Mark(in); fmt.Sprint(again) != fmt.Sprint(out) {
 				t.Error("a second Mark differs from the first")
 			}
+			if got, want := s.MarkWeight(in), tokens.EstimateFloor(out)-tokens.EstimateFloor(in); got != want {
+				t.Errorf("MarkWeight = %d, the tags weigh %d", got, want)
+			}
 		})
+	}
+	var all []model.Message
+	for _, tt := range tests {
+		all = append(all, tt.in)
+	}
+	for i := range 200 { // texts of every length modulo the estimate's 4 bytes a token
+		all = append(all, user([]string{uid(100 + i)}, model.TextBlock(strings.Repeat("x", i))))
+	}
+	if got, want := s.MarkWeight(all), tokens.EstimateFloor(s.Mark(all))-tokens.EstimateFloor(all); got != want || got == 0 {
+		t.Errorf("MarkWeight of the whole history = %d, the tags weigh %d", got, want)
 	}
 }
 
@@ -462,6 +475,10 @@ func TestSnipNudgeWaitsForTheCompactionDecision(t *testing.T) {
 		{"compaction off", compact.Config{Disabled: true}, 67_500, true},
 		{"compaction failed, the request fits", compact.Config{Model: summarizer(errors.New("down"))}, 67_500, true},
 		{"compacted", compact.Config{Model: summarizer(nil)}, 67_500, false},
+		// The usage a transcript recorded is under the threshold and the
+		// request weighed as itself (the floor) over it: the Manager
+		// compacts, which the layer cannot know when it runs.
+		{"compacted by the floor", compact.Config{Model: summarizer(nil)}, 50_000, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -470,6 +487,11 @@ func TestSnipNudgeWaitsForTheCompactionDecision(t *testing.T) {
 			mgr := compact.New(tt.cfg)
 			mgr.AddLayer(compact.NewSnip(compact.SnipConfig{Transcript: log}))
 			p := &engine.Prep{History: history, Used: tt.used}
+			if tt.name == "compacted by the floor" {
+				// A first prompt of 280 KB: 70,000 tokens by the estimate.
+				p.History = slices.Clone(history)
+				p.History[0].Content = []model.Block{model.TextBlock(strings.Repeat("word ", 56_000))}
+			}
 			if err := mgr.Prepare(t.Context(), p); err != nil {
 				t.Fatal(err)
 			}

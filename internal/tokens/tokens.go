@@ -29,10 +29,10 @@ const (
 )
 
 // Estimate returns a rough token count of text: about 4 bytes a token.
-func Estimate(text string) int64 { return estimateLen(len(text)) }
+func Estimate(text string) int64 { return EstimateLen(len(text)) }
 
-// estimateLen is Estimate of a text of n bytes.
-func estimateLen(n int) int64 { return int64((n + BytesPerToken - 1) / BytesPerToken) }
+// EstimateLen is Estimate of a text of n bytes.
+func EstimateLen(n int) int64 { return int64((n + BytesPerToken - 1) / BytesPerToken) }
 
 // EstimateMessages estimates the tokens of messages from their encoding.
 func EstimateMessages(msgs []model.Message) int64 {
@@ -74,7 +74,7 @@ func EstimateBlock(b model.Block) int64 {
 	case model.BlockThinking:
 		return Estimate(b.Thinking)
 	case model.BlockToolUse:
-		return Estimate(b.Name) + estimateLen(len(b.Input))
+		return Estimate(b.Name) + EstimateLen(len(b.Input))
 	case model.BlockToolResult:
 		c := b.Content
 		// Content in a file's mapping is a string (transcript maps no
@@ -82,7 +82,7 @@ func EstimateBlock(b model.Block) int64 {
 		if filemap.Holds(c) || len(c) > 0 && c[0] == '"' {
 			// A string: its encoded length is close enough, and decoding
 			// every result on every count would cost more than it tells.
-			return estimateLen(len(c) - 2)
+			return EstimateLen(len(c) - 2)
 		}
 		var blocks []model.Block
 		if len(c) > 0 && c[0] == '[' {
