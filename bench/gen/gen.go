@@ -73,6 +73,15 @@ type Options struct {
 	// random choices are the same, so the session takes the same turns
 	// with shorter results.
 	Terse bool
+	// Window caps the usage each response records: a server takes no
+	// request over its window, so in a real session the recorded context
+	// (input, cache writes and reads) and the reply never come to more.
+	// Without compaction the context soon outgrows any window, and the
+	// usage then stays at the cap while the transcript grows: a resume
+	// knows from the usage only that the context is near the window, and
+	// weighs the rest itself. 0 (the default) lets the usage follow the
+	// context, past any window, the same bytes as before the option.
+	Window int64
 }
 
 // Stats describes a generated transcript.
@@ -660,6 +669,10 @@ func (g *generator) usage(out int64) []byte {
 		fresh, created, read = 1200+g.rng.Int64N(800), 16000+g.rng.Int64N(4000), 0
 	}
 	g.cacheWrite = 0
+	if w := g.opts.Window; w > 0 {
+		created = min(created, max(w-out-fresh, 0))
+		read = min(read, max(w-out-fresh-created, 0))
+	}
 	e.Int("input_tokens", fresh)
 	e.Int("cache_creation_input_tokens", created)
 	e.Int("cache_read_input_tokens", read)

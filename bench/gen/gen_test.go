@@ -319,3 +319,41 @@ func TestGenerateTerse(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateWindow: with a window, no response records more usage than
+// it, the usage reaches it once the context outgrows it, and the session
+// is the same one (the same lines and turns).
+func TestGenerateWindow(t *testing.T) {
+	const window = 200_000
+	plain, ps := generate(t, gen.Options{Size: 4 << 20, Seed: 4})
+	capped, cs := generate(t, gen.Options{Size: 4 << 20, Seed: 4, Window: window})
+	if ps.Lines != cs.Lines || ps.Turns != cs.Turns {
+		t.Errorf("%d lines and %d turns with the window, %d and %d without", cs.Lines, cs.Turns, ps.Lines, ps.Turns)
+	}
+	most := func(out []byte) (n int64) {
+		for line := range bytes.Lines(out) {
+			var e struct {
+				Message struct {
+					Usage struct {
+						Input    int64 `json:"input_tokens"`
+						Creation int64 `json:"cache_creation_input_tokens"`
+						Read     int64 `json:"cache_read_input_tokens"`
+						Output   int64 `json:"output_tokens"`
+					} `json:"usage"`
+				} `json:"message"`
+			}
+			if err := json.Unmarshal(line, &e); err != nil {
+				t.Fatal(err)
+			}
+			u := e.Message.Usage
+			n = max(n, u.Input+u.Creation+u.Read+u.Output)
+		}
+		return n
+	}
+	if n := most(plain); n <= window {
+		t.Fatalf("without the window the usage reaches %d: the test needs a context past %d", n, window)
+	}
+	if n := most(capped); n > window || n < window*9/10 {
+		t.Errorf("with a window of %d the usage reaches %d: want it near the window, never over", window, n)
+	}
+}

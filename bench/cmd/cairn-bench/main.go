@@ -1,7 +1,7 @@
 // Command cairn-bench measures cairn's transcript store on synthetic Claude
 // Code sessions:
 //
-//	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage] [-chinese 0.5] [-terse]
+//	cairn-bench gen -size 100MB -out FILE [-seed N] [-compact] [-damage] [-chinese 0.5] [-terse] [-window 200000]
 //	cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-pace=false] [-cpuprofile FILE] [-memprofile FILE] FILE
 //	cairn-bench append [-tsv] [-n 10000] DIR
 //	cairn-bench firstreq -cairn BIN [-claude BIN] [-against BIN] [-resume FILE] [-n 5] [-tsv] [-env K=V] [-pages as-is|dropped|read] [-second] [-min-body 204800]
@@ -59,7 +59,7 @@ func main() {
 }
 
 const usageText = `usage:
-  cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage] [-chinese 0.5] [-terse]
+  cairn-bench gen -size 100MB -out FILE [-seed N] [-compact [-compact-every 1.5MB]] [-damage] [-chinese 0.5] [-terse] [-window 200000]
   cairn-bench resume [-tsv] [-map] [-cache] [-huge=false] [-pace=false] [-cpuprofile FILE] [-memprofile FILE] FILE
   cairn-bench index [-tsv] FILE
   cairn-bench append [-tsv] [-n 10000] DIR
@@ -124,6 +124,7 @@ func genCmd(args []string, stdout io.Writer) error {
 	damage := fs.Bool("damage", false, "then damage the file as gen.Damage does: garbage in the middle, a 20 MB line that is no entry, a torn last line")
 	compact := fs.Bool("compact", false, "compact about every -compact-every bytes (default: one unbroken chain, no compaction)")
 	terse := fs.Bool("terse", false, "every tool result a few lines, as in a session of many small steps: several times the lines in the same bytes")
+	window := fs.Int64("window", 0, "cap the usage each response records at this many tokens, as a server with this window would (200000 for Claude's); 0 lets it follow the context")
 	chinese := fs.Float64("chinese", 0, "the share (0 to 1) of the prose written in Chinese: prompts, the model's sentences, code comments (tool results stay mostly ASCII: 0.5 makes about 5% of the bytes multi-byte UTF-8, 1 about 11%)")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
@@ -153,7 +154,7 @@ func genCmd(args []string, stdout io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	st, err := gen.Generate(f, gen.Options{Size: n, Seed: *seed, Compact: *compact, CompactEvery: e, Chinese: *chinese, Terse: *terse})
+	st, err := gen.Generate(f, gen.Options{Size: n, Seed: *seed, Compact: *compact, CompactEvery: e, Chinese: *chinese, Terse: *terse, Window: *window})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
