@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,5 +161,46 @@ func TestFloorCountsTheTags(t *testing.T) {
 	}
 	if p.Compaction == nil {
 		t.Errorf("not compacted: the floor left out the tags")
+	}
+}
+
+// TestFloorCountsTheClearing: micro-compaction leaves its clearing to
+// the Manager, and the floor that decides counts it all the same. Here
+// the history's floor is over the threshold as it is and far under it
+// with micro's clearing: the request goes out cleared, not compacted.
+func TestFloorCountsTheClearing(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	w := tokens.Window{Size: 100_000, MaxOutput: 20_000} // compacts at 67,000
+	id := func(i int) []string { return []string{fmt.Sprintf("%08x-0000-4000-8000-000000000000", i)} }
+	h := []model.Message{msg("user", id(0), model.TextBlock("build it"))}
+	for i := range 8 { // the first result 80,000 tokens, the others small
+		out := "ok"
+		if i == 0 {
+			out = strings.Repeat("BIG ", 80_000)
+		}
+		call := model.Block{Type: model.BlockToolUse, ID: fmt.Sprint("t", i), Name: "Bash", Input: []byte(`{}`)}
+		h = append(h, msg("assistant", id(2*i+1), call), msg("user", id(2*i+2), model.ToolResultBlock(call.ID, out, false)))
+	}
+	if floor := tokens.EstimateFloor(h); floor < w.AutoCompactAt() {
+		t.Fatalf("the history's floor is %d: the test needs it over the threshold %d", floor, w.AutoCompactAt())
+	}
+	m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
+		return []model.Block{model.TextBlock("<summary>S</summary>")}, nil
+	}}
+	mgr := New(Config{Model: m, ModelName: "claude-test", Window: w, Transcript: &recTranscript{}, Now: func() time.Time { return now }})
+	mgr.AddLayer(NewSnip(SnipConfig{}))
+	mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Since: now.Add(-2 * time.Hour)}))
+	p := &engine.Prep{History: h, Used: 20_000}
+	if err := mgr.Prepare(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Compaction != nil {
+		t.Fatal("compacted: the floor left out micro's clearing")
+	}
+	if p.Send == nil || p.Send[2].Content[0].ResultText() != ClearedText || !strings.Contains(p.Send[2].Text(), "[id:") {
+		t.Errorf("the request does not carry the result cleared and tagged: %.200v", p.Send)
+	}
+	if got, want := mgr.Projected(p.Used), tokens.EstimateFloor(p.Send); got > want {
+		t.Errorf("the meter shows %d; the request sent weighs %d", got, want)
 	}
 }

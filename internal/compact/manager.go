@@ -178,6 +178,13 @@ type State struct {
 	// once it knows the request goes out as it is.
 	deferMarks, unmarked bool
 	mgr                  *Manager
+	// last is set while the last layer runs; projected, when set, is
+	// what it left for the Manager to apply to Send (see Micro.Apply)
+	// once it knows the request goes out as it is, as the Markers leave
+	// their tags, and projectedWeight what that changes Send's floor by.
+	last            bool
+	projected       func([]model.Message) []model.Message
+	projectedWeight int64
 	// floor is what Send itself comes to by the estimate, set once the
 	// layers are done when the count is under the threshold and the
 	// server does not clear results (see Prepare): Remaining is never
@@ -190,17 +197,27 @@ type State struct {
 // messages tagged or not.
 type markIndifferent interface{ indifferentToMarks() }
 
-// marked adds the tags the Markers left to the Manager.
-func (st *State) marked(m *Manager) {
-	if st.unmarked {
-		st.Send, st.unmarked = m.mark(st.Send), false
-	}
+// settle applies to Send what the layers left to the Manager: the last
+// layer's projection, the Markers' tags.
+func (st *State) settle() {
+	st.Send = st.owed().apply(st.Send)
+	st.projected, st.projectedWeight, st.unmarked = nil, 0, false
 }
 
-// sendFloor is what Send comes to by tokens.EstimateFloor with the tags
-// the Markers left to the Manager counted as if they were on.
+// owed is what the layers left to the Manager, for a summary to apply to
+// each message of Send it reads.
+func (st *State) owed() owed {
+	o := owed{project: st.projected}
+	if st.unmarked {
+		o.mark = st.mgr.mark
+	}
+	return o
+}
+
+// sendFloor is what Send comes to by tokens.EstimateFloor with what the
+// layers left to the Manager counted as if it were done.
 func (st *State) sendFloor() int64 {
-	n := tokens.EstimateFloor(st.Send)
+	n := tokens.EstimateFloor(st.Send) + st.projectedWeight
 	if st.unmarked {
 		for _, l := range st.mgr.layers {
 			if mk, ok := l.(Marker); ok {
@@ -332,8 +349,9 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		m.cfg.Window.Size = int64(p.Overflow.Limit)
 	}
 	st := &State{Prep: p, Send: p.History, Used: p.Used, Freed: map[string]int64{}, Window: m.cfg.Window, Now: m.cfg.Now(), managed: true, deferMarks: m.marksDeferrable(), mgr: m}
-	for _, l := range m.layers {
+	for i, l := range m.layers {
 		history, send := p.History, st.Send
+		st.last = i == len(m.layers)-1
 		freed, err := l.Apply(ctx, st)
 		if err != nil {
 			return fmt.Errorf("%s: %w", l.Name(), err)
@@ -369,7 +387,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 		m.lastFloor = st.floor // the floor decided
 	}
 	if !overflow && (m.cfg.Disabled || st.Remaining() < w.AutoCompactAt()) {
-		st.marked(m)
+		st.settle()
 		st.runLater()
 	}
 	if !slicesSame(st.Send, p.History) {
@@ -398,11 +416,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 	var res *result
 	err := errBreaker
 	if !m.stopped || overflow {
-		var mark func([]model.Message) []model.Message
-		if st.unmarked {
-			mark = m.mark
-		}
-		res, err = m.compact(ctx, p.History, st.Send, mark, p.System, p.Tools, TriggerAuto, "", pre)
+		res, err = m.compact(ctx, p.History, st.Send, st.owed(), p.System, p.Tools, TriggerAuto, "", pre)
 	}
 	if res == nil && err != nil && ctx.Err() != nil {
 		// Cancelled (the user interrupted the turn): nothing was written,
@@ -436,7 +450,7 @@ func (m *Manager) Prepare(ctx context.Context, p *engine.Prep) error {
 			// The request still fits; the next one will try again. Unless
 			// a summary replaced it, it goes out as the layers left it.
 			if res == nil {
-				st.marked(m)
+				st.settle()
 				if st.runLater(); !slicesSame(st.Send, p.History) {
 					p.Send = st.Send
 				}
@@ -509,7 +523,7 @@ func slicesSame(a, b []model.Message) bool {
 func (m *Manager) Compact(ctx context.Context, history []model.Message, system []model.SystemBlock, tools []model.ToolSpec, instructions string) ([]model.Message, *engine.Compaction, error) {
 	used := tokens.EstimateRequest(system, tools, history)
 	// Marked as requests were, so the summary request reads them from the cache.
-	res, err := m.compact(ctx, history, m.mark(history), nil, system, tools, TriggerManual, instructions, used)
+	res, err := m.compact(ctx, history, m.mark(history), owed{}, system, tools, TriggerManual, instructions, used)
 	if err != nil {
 		if res != nil {
 			return res.history, res.report, err
@@ -533,9 +547,9 @@ var ErrNothingToCompact = errors.New("nothing to compact yet")
 // summary request repeats it, so its whole prefix is read from the cache;
 // what is kept and measured is chosen on the full history.
 //
-// When mark is set, sent lacks the tags the Marker layers put on what is
-// sent, and the summary adds them to each message it reads.
-func (m *Manager) compact(ctx context.Context, history, sent []model.Message, mark func([]model.Message) []model.Message, system []model.SystemBlock, tools []model.ToolSpec, trigger, instructions string, used int64) (*result, error) {
+// sent lacks what owe adds (the Markers' tags, the last layer's
+// projection), which the summary adds to each message it reads.
+func (m *Manager) compact(ctx context.Context, history, sent []model.Message, owe owed, system []model.SystemBlock, tools []model.ToolSpec, trigger, instructions string, used int64) (*result, error) {
 	start := m.cfg.Now()
 	m.waited, m.spent = 0, model.Usage{}
 	if len(history) < 2 {
@@ -558,7 +572,7 @@ func (m *Manager) compact(ctx context.Context, history, sent []model.Message, ma
 	summary, keep, fromNotes := m.fromNotes(ctx, history, keep, trigger, system, tools)
 	var err error
 	if !fromNotes {
-		summary, err = m.summarize(ctx, sent, mark, keep < len(history), system, tools, instructions)
+		summary, err = m.summarize(ctx, sent, owe, keep < len(history), system, tools, instructions)
 	}
 	if err != nil {
 		return nil, err

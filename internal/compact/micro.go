@@ -233,7 +233,25 @@ func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 			freed = saved
 		}
 	}
-	st.Send = m.project(st.Send, results)
+	if st.managed && st.last {
+		// Nothing after this layer reads what is sent: the Manager
+		// clears the results in it once it knows the request goes out as
+		// it is, and a summary as it reads each message. A resumed long
+		// session's first request, over the threshold, is a summary that
+		// reads the first part of the history only.
+		if w, ok := m.weighProjection(results); ok {
+			send := st.Send
+			st.projected = func(msgs []model.Message) []model.Message {
+				if slicesSame(msgs, send) {
+					return m.project(msgs, results) // the whole request
+				}
+				return m.projectEach(msgs)
+			}
+			st.projectedWeight = w
+		}
+	} else {
+		st.Send = m.project(st.Send, results)
+	}
 	if m.cfg.ServerSide && len(results) > 0 {
 		m.askServer(st)
 	}
@@ -394,6 +412,50 @@ func (m *Micro) project(msgs []model.Message, results []compactable) []model.Mes
 			last = r.msg
 		}
 		out[r.msg].Content[r.blk].Content = clearedJSON
+	}
+	return out
+}
+
+// weighProjection returns what project would change the floor
+// (tokens.EstimateFloor) of the messages results were collected from by;
+// ok is false when it would change nothing.
+func (m *Micro) weighProjection(results []compactable) (int64, bool) {
+	var w int64
+	ok := false
+	for _, r := range results {
+		if r.isCleared || !m.cleared[r.id] {
+			continue
+		}
+		cleared := *r.block
+		cleared.Content = clearedJSON
+		w += tokens.EstimateBlock(cleared) - tokens.EstimateBlock(*r.block)
+		ok = true
+	}
+	return w, ok
+}
+
+// projectEach is project for messages read one at a time: a result is
+// cleared by its id alone (project's results also tell which tools are
+// compactable, which only choosing a batch needs).
+func (m *Micro) projectEach(msgs []model.Message) []model.Message {
+	var out []model.Message
+	for i := range msgs {
+		copied := false
+		for j, b := range msgs[i].Content {
+			if b.Type != model.BlockToolResult || !m.cleared[b.ToolUseID] || bytes.Equal(b.Content, clearedJSON) {
+				continue
+			}
+			if out == nil {
+				out = slices.Clone(msgs)
+			}
+			if !copied {
+				out[i].Content, copied = slices.Clone(msgs[i].Content), true
+			}
+			out[i].Content[j].Content = clearedJSON
+		}
+	}
+	if out == nil {
+		return msgs
 	}
 	return out
 }

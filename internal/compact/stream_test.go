@@ -365,3 +365,60 @@ func TestWhatIsSentCountsToo(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryWeighsTheClearedHistory: micro-compaction, the last layer,
+// leaves its clearing to the Manager, and the summary applies it to each
+// message it weighs. A history over the summary's budget only by a
+// result micro clears is summarised whole, as the request would carry
+// it: the newest five results (micro keeps five) in it, the cleared one
+// not; not trimmed, which would keep three results.
+func TestSummaryWeighsTheClearedHistory(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	w := tokens.Window{Size: 100_000, MaxOutput: 20_000} // compacts at 67,000; a summary may read 84,000
+	id := func(i int) []string { return []string{fmt.Sprintf("%08x-0000-4000-8000-000000000000", i)} }
+	step := func(i int, out string) []model.Message {
+		call := model.Block{Type: model.BlockToolUse, ID: fmt.Sprint("t", i), Name: "Bash", Input: []byte(`{"command":"make"}`)}
+		return []model.Message{
+			msg("assistant", id(2*i+1), call),
+			msg("user", id(2*i+2), model.ToolResultBlock(call.ID, out, false)),
+		}
+	}
+	h := []model.Message{msg("user", id(0), model.TextBlock("build it"))}
+	h = append(h, step(0, strings.Repeat("BIG ", 50_000))...) // 50,000 tokens
+	for i := 1; i <= 5; i++ {
+		h = append(h, step(i, fmt.Sprint("out-", i))...)
+	}
+	for i := range 4 { // 70,000 tokens
+		h = append(h, msg("assistant", id(100+2*i), model.TextBlock("ok")),
+			msg("user", id(101+2*i), model.TextBlock(strings.Repeat("more ", 14_000))))
+	}
+	var asked []*model.Request
+	m := &modeltest.Scripted{Answer: func(_ context.Context, _ int, req *model.Request) ([]model.Block, error) {
+		asked = append(asked, req)
+		return []model.Block{model.TextBlock("<summary>S</summary>")}, nil
+	}}
+	mgr := New(Config{Model: m, ModelName: "claude-test", Window: w, Transcript: &recTranscript{}, Now: func() time.Time { return now }})
+	mgr.AddLayer(NewSnip(SnipConfig{}))
+	mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Since: now.Add(-2 * time.Hour)}))
+	p := &engine.Prep{History: h, Used: 30_000}
+	if err := mgr.Prepare(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Compaction == nil || len(asked) != 1 {
+		t.Fatalf("compaction %v after %d summary requests; want one request, whole", p.Compaction != nil, len(asked))
+	}
+	var body strings.Builder
+	for _, m := range asked[0].Messages {
+		for _, b := range m.Content {
+			body.WriteString(b.Text + b.ResultText() + "\n")
+		}
+	}
+	for i := 1; i <= 5; i++ {
+		if !strings.Contains(body.String(), fmt.Sprint("out-", i)) {
+			t.Errorf("the summary request lacks result %d: the history was trimmed, not summarised whole", i)
+		}
+	}
+	if strings.Contains(body.String(), "BIG BIG") || !strings.Contains(body.String(), ClearedText) {
+		t.Error("the summary request carries the result micro cleared")
+	}
+}

@@ -40,9 +40,8 @@ const chunkInstruction = `The text above is one part of a long conversation betw
 // is read from the prompt cache. When that request would not fit, old tool
 // output is cleared, then the history is summarised in chunks.
 //
-// When mark is set, history lacks the tags the conversation's requests
-// carried and mark adds them, to each message as it is read.
-func (m *Manager) summarize(ctx context.Context, history []model.Message, mark func([]model.Message) []model.Message, keepsTail bool, system []model.SystemBlock, tools []model.ToolSpec, instructions string) (string, error) {
+// history lacks what owed adds (see owed), to each message as it is read.
+func (m *Manager) summarize(ctx context.Context, history []model.Message, owe owed, keepsTail bool, system []model.SystemBlock, tools []model.ToolSpec, instructions string) (string, error) {
 	instr := summaryInstruction
 	if keepsTail {
 		instr += "\n\nThe last messages of the conversation will stay verbatim after the summary; summarise them briefly."
@@ -63,7 +62,7 @@ func (m *Manager) summarize(ctx context.Context, history []model.Message, mark f
 	// history far over the window is neither copied nor weighed whole
 	// before its first part is asked.
 	base := tokens.EstimateRequest(system, tools, nil)
-	whole := summaryView{msgs: history, mark: mark}
+	whole := summaryView{msgs: history, owed: owe}
 	if whole.fits(budget - base) {
 		s, err := m.ask(ctx, system, tools, appendInstruction(whole.messages(), instr))
 		if err == nil || !errors.Is(err, model.ErrPromptTooLong) {
@@ -186,17 +185,48 @@ func stripped(b model.Block) (model.Block, bool) {
 	return b, false
 }
 
-// summaryView is a history as a summary request reads it — tagged as the
-// conversation's requests were (mark), images as markers (withoutImages)
+// owed is what the layers left for the Manager to apply to what a request
+// carries once it knows whether the request goes out (see State): each
+// maps messages to what the request carries of them, one at a time.
+type owed struct {
+	// project, when set, shrinks messages (micro-compaction's clearing).
+	project func([]model.Message) []model.Message
+	// mark, when set, tags messages as the conversation's requests
+	// carried them; tags only add text, never a tool result, and move
+	// none.
+	mark func([]model.Message) []model.Message
+}
+
+// apply returns msgs as the request carries them.
+func (o owed) apply(msgs []model.Message) []model.Message {
+	return o.tag(o.shrunk(msgs))
+}
+
+// shrunk returns msgs projected, not tagged.
+func (o owed) shrunk(msgs []model.Message) []model.Message {
+	if o.project != nil {
+		msgs = o.project(msgs)
+	}
+	return msgs
+}
+
+// tag returns msgs tagged.
+func (o owed) tag(msgs []model.Message) []model.Message {
+	if o.mark != nil {
+		msgs = o.mark(msgs)
+	}
+	return msgs
+}
+
+// summaryView is a history as a summary request reads it — as the
+// conversation's requests carried it (owed), images as markers (withoutImages)
 // and, trimmed, all but the newest tool results cleared and long texts
 // shortened (trim) — made message by message as it is read, so a history
 // far over the window is never copied whole.
 type summaryView struct {
 	msgs []model.Message
-	// mark, when set, tags messages as the conversation's requests carried
-	// them (msgs lacks the tags); tags only add text, never a tool result,
-	// and move none.
-	mark func([]model.Message) []model.Message
+	// owed is what msgs lack of what the requests carried.
+	owed
 	trim bool
 	// keepMsg, keepBlk is where the newest keepResults tool results
 	// start: those from there on stay (trimmed view).
@@ -219,12 +249,12 @@ func (v summaryView) trimmed() summaryView {
 	return v
 }
 
-// msg returns message i, tagged.
+// msg returns message i as the requests carried it.
 func (v summaryView) msg(i int) model.Message {
-	if v.mark == nil {
+	if v.project == nil && v.mark == nil {
 		return v.msgs[i]
 	}
-	return v.mark(v.msgs[i : i+1])[0]
+	return v.apply(v.msgs[i : i+1])[0]
 }
 
 // cleared reports whether the trimmed view clears the tool result at
@@ -263,7 +293,12 @@ func (v summaryView) fits(budget int64) bool {
 	if v.mark == nil {
 		return v.weighs(budget, v.msg)
 	}
-	untagged := func(i int) model.Message { return v.msgs[i] }
+	untagged := func(i int) model.Message {
+		if v.project == nil {
+			return v.msgs[i]
+		}
+		return v.project(v.msgs[i : i+1])[0]
+	}
 	return v.weighs(budget, untagged) && v.weighs(budget, v.msg)
 }
 
@@ -293,9 +328,7 @@ func (v summaryView) weighs(budget int64, msg func(int) model.Message) bool {
 // messages, and trim of those for a trimmed view.
 func (v summaryView) messages() []model.Message {
 	msgs := v.msgs
-	if v.mark != nil {
-		msgs = v.mark(msgs)
-	}
+	msgs = v.apply(msgs)
 	if !v.trim {
 		return withoutImages(msgs)
 	}
