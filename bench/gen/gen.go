@@ -79,8 +79,13 @@ type Options struct {
 	// Without compaction the context soon outgrows any window, and the
 	// usage then stays at the cap while the transcript grows: a resume
 	// knows from the usage only that the context is near the window, and
-	// weighs the rest itself. 0 (the default) lets the usage follow the
-	// context, past any window, the same bytes as before the option.
+	// weighs the rest itself. The random choices are the same as
+	// without it: the same session, to the turn at which Size is reached
+	// (capped counts have fewer digits, so it may take a turn more). A
+	// reply's own tokens are not capped: the window should be far larger
+	// than a reply (Claude's 200,000). 0 (the default) lets the usage
+	// follow the context, past any window, the same bytes as before the
+	// option.
 	Window int64
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -322,13 +323,26 @@ func TestGenerateTerse(t *testing.T) {
 
 // TestGenerateWindow: with a window, no response records more usage than
 // it, the usage reaches it once the context outgrows it, and the session
-// is the same one (the same lines and turns).
+// is the same one: its lines but for the usage are those without the
+// window, to where that file ends (capped counts are shorter, so the
+// size may be reached a turn later).
 func TestGenerateWindow(t *testing.T) {
 	const window = 200_000
 	plain, ps := generate(t, gen.Options{Size: 4 << 20, Seed: 4})
 	capped, cs := generate(t, gen.Options{Size: 4 << 20, Seed: 4, Window: window})
-	if ps.Lines != cs.Lines || ps.Turns != cs.Turns {
+	if cs.Lines < ps.Lines || cs.Turns < ps.Turns {
 		t.Errorf("%d lines and %d turns with the window, %d and %d without", cs.Lines, cs.Turns, ps.Lines, ps.Turns)
+	}
+	usage := regexp.MustCompile(`"usage":\{("[a-z_]+":(\d+|"[a-z]*"|\{[^{}]*\}|\[\]),?)*\}`)
+	cappedLines := bytes.Split(capped, []byte("\n"))
+	for i, line := range bytes.Split(plain, []byte("\n")) {
+		a, b := usage.ReplaceAll(line, nil), usage.ReplaceAll(cappedLines[i], nil)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("line %d differs beyond its usage:\n%.300s\n%.300s", i+1, a, b)
+		}
+		if bytes.Contains(a, []byte(`"usage"`)) {
+			t.Fatalf("line %d: the usage pattern missed its usage: %.300s", i+1, a)
+		}
 	}
 	most := func(out []byte) (n int64) {
 		for line := range bytes.Lines(out) {

@@ -3,6 +3,7 @@ package compact
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -198,9 +199,90 @@ func TestFloorCountsTheClearing(t *testing.T) {
 		t.Fatal("compacted: the floor left out micro's clearing")
 	}
 	if p.Send == nil || p.Send[2].Content[0].ResultText() != ClearedText || !strings.Contains(p.Send[2].Text(), "[id:") {
-		t.Errorf("the request does not carry the result cleared and tagged: %.200v", p.Send)
+		t.Error("the request does not carry the first result cleared and tagged")
 	}
 	if got, want := mgr.Projected(p.Used), tokens.EstimateFloor(p.Send); got > want {
 		t.Errorf("the meter shows %d; the request sent weighs %d", got, want)
+	}
+}
+
+// noReload is a transcript whose compacted session cannot be read back.
+type noReload struct{ recTranscript }
+
+func (*noReload) Reload(context.Context) ([]model.Message, error) {
+	return nil, errors.New("the disk went away")
+}
+
+// TestClearingSurvivesAFailedReadBack: a compaction that was written but
+// could not be read back fails after its cleanup reset the layers; the
+// request then goes out as the layers left it, with the results micro
+// cleared for it (the floor counted them cleared, and the transcript
+// records them so).
+func TestClearingSurvivesAFailedReadBack(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	w := tokens.Window{Size: 100_000, MaxOutput: 20_000} // compacts at 67,000; a request under 68,000 still fits
+	id := func(i int) []string { return []string{fmt.Sprintf("%08x-0000-4000-8000-000000000000", i)} }
+	h := []model.Message{msg("user", id(0), model.TextBlock("build it"))}
+	for i := range 8 { // the first result 1,100 tokens
+		out := "ok"
+		if i == 0 {
+			out = strings.Repeat("BIG ", 1_100)
+		}
+		call := model.Block{Type: model.BlockToolUse, ID: fmt.Sprint("t", i), Name: "Bash", Input: []byte(`{}`)}
+		h = append(h, msg("assistant", id(2*i+1), call), msg("user", id(2*i+2), model.ToolResultBlock(call.ID, out, false)))
+	}
+	m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
+		return []model.Block{model.TextBlock("<summary>S</summary>")}, nil
+	}}
+	tr := &noReload{}
+	mgr := New(Config{Model: m, ModelName: "claude-test", Window: w, Transcript: tr, Now: func() time.Time { return now }})
+	mgr.AddLayer(NewSnip(SnipConfig{}))
+	mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Transcript: tr, Since: now.Add(-2 * time.Hour)}))
+	p := &engine.Prep{History: h, Used: 68_600} // 67,500 once micro cleared the first result
+	if err := mgr.Prepare(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Compaction != nil || len(p.Notices) == 0 {
+		t.Fatalf("compaction %v, notices %q: the test needs a compaction that failed after its write", p.Compaction != nil, p.Notices)
+	}
+	if p.Send == nil {
+		t.Fatal("the request is the history as it is")
+	}
+	if got := p.Send[2].Content[0].ResultText(); got != ClearedText {
+		t.Errorf("the request carries the result micro cleared, %d bytes of it", len(got))
+	}
+}
+
+// TestReminderWeighsTheRequest: the snip reminder is made from the
+// request as the layers leave it, micro's clearing done: a result a
+// resume restored as cleared is a placeholder in the request and is not
+// named as one of the largest messages to snip.
+func TestReminderWeighsTheRequest(t *testing.T) {
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	w := tokens.Window{Size: 100_000, MaxOutput: 20_000} // reminds from 46,900, compacts at 67,000
+	id := func(i int) string { return fmt.Sprintf("%08x-0000-4000-8000-000000000000", i) }
+	h := []model.Message{msg("user", []string{id(0)}, model.TextBlock("build it"))}
+	for i := range 2 { // t0 3,000 tokens, cleared before the resume; t1 1,000
+		call := model.Block{Type: model.BlockToolUse, ID: fmt.Sprint("t", i), Name: "Bash", Input: []byte(`{}`)}
+		out := strings.Repeat("out ", 3_000-2_000*i)
+		h = append(h, msg("assistant", []string{id(2*i + 1)}, call), msg("user", []string{id(2*i + 2)}, model.ToolResultBlock(call.ID, out, false)))
+	}
+	h = append(h, msg("assistant", []string{id(5)}, model.TextBlock("built")), msg("user", []string{id(6)}, model.TextBlock("now test it")))
+	mgr := New(Config{ModelName: "claude-test", Window: w, Transcript: &recTranscript{}, Now: func() time.Time { return now }})
+	mgr.AddLayer(NewSnip(SnipConfig{}))
+	mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Cleared: map[string]bool{"t0": true}, Since: now.Add(-time.Minute)}))
+	p := &engine.Prep{History: h, Used: 50_000}
+	if err := mgr.Prepare(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Compaction != nil || p.Send == nil {
+		t.Fatalf("compacted %v, sent the history as it is %v", p.Compaction != nil, p.Send == nil)
+	}
+	reminder := p.Send[len(p.Send)-1].Text()
+	if !strings.Contains(reminder, "- "+Tag(id(4))) {
+		t.Fatalf("the reminder does not name t1's result (%s): %q", Tag(id(4)), reminder)
+	}
+	if strings.Contains(reminder, "- "+Tag(id(2))) {
+		t.Errorf("the reminder names t0's result, which the request carries cleared: %q", reminder)
 	}
 }

@@ -178,17 +178,18 @@ type State struct {
 	// once it knows the request goes out as it is.
 	deferMarks, unmarked bool
 	mgr                  *Manager
-	// last is set while the last layer runs; projected, when set, is
+	// last is set from when the last layer runs; projected, when set, is
 	// what it left for the Manager to apply to Send (see Micro.Apply)
 	// once it knows the request goes out as it is, as the Markers leave
 	// their tags, and projectedWeight what that changes Send's floor by.
 	last            bool
 	projected       func([]model.Message) []model.Message
 	projectedWeight int64
-	// floor is what Send itself comes to by the estimate, set once the
-	// layers are done when the count is under the threshold and the
-	// server does not clear results (see Prepare): Remaining is never
-	// less. 0 otherwise.
+	// floor is what the request comes to by the estimate (sendFloor:
+	// Send, with what the layers left to the Manager counted as done),
+	// set once the layers are done when the count is under the threshold
+	// and the server does not clear results (see Prepare): Remaining is
+	// never less. 0 otherwise.
 	floor int64
 }
 
@@ -215,7 +216,10 @@ func (st *State) owed() owed {
 }
 
 // sendFloor is what Send comes to by tokens.EstimateFloor with what the
-// layers left to the Manager counted as if it were done.
+// layers left to the Manager counted as if it were done. The Markers'
+// weights are each weighed on untagged messages: exact for one Marker
+// (snip's tags, the only one), or for several whose tags do not change
+// where the others go.
 func (st *State) sendFloor() int64 {
 	n := tokens.EstimateFloor(st.Send) + st.projectedWeight
 	if st.unmarked {

@@ -153,13 +153,15 @@ func (m *Micro) indifferentToMarks() {}
 
 // Reset forgets what was cleared: after a compaction (SPEC C4's
 // post-compaction cleanup) the history starts afresh, and a resume reads
-// no clearing from before the compaction's boundary.
-func (m *Micro) Reset() { clear(m.cleared) }
+// no clearing from before the compaction's boundary. The set is a new
+// one: a clearing left to the Manager keeps the set it was decided with
+// (see Apply).
+func (m *Micro) Reset() { m.cleared = map[string]bool{} }
 
 // Restore implements Restorer: the results cleared so far are the ones
 // conv's chain records as cleared.
 func (m *Micro) Restore(conv *transcript.Conversation) {
-	clear(m.cleared)
+	m.cleared = make(map[string]bool, len(conv.Cleared)) // a new set, as Reset's
 	for id, ok := range conv.Cleared {
 		if ok {
 			m.cleared[id] = true
@@ -194,8 +196,10 @@ var clearedJSON = jsonw.String(ClearedText)
 // the request goes out; when the request is over the auto-compaction
 // threshold even so, the Manager's compaction makes the record moot, and
 // it is written only if the request goes out without one. Over the
-// threshold is also the request weighed as itself (tokens.EstimateFloor,
-// as the Manager weighs it) when the server does not clear results.
+// threshold is also the request weighed as itself (State.sendFloor, as
+// the Manager weighs it) when the server does not clear results. As the
+// last layer, it leaves the clearing itself to the Manager (see
+// State.projected).
 func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 	cold := !m.last.IsZero() && st.Now.Sub(m.last) >= m.cfg.Gap
 	m.last = st.Now
@@ -240,17 +244,20 @@ func (m *Micro) Apply(ctx context.Context, st *State) (int64, error) {
 		// session's first request, over the threshold, is a summary that
 		// reads the first part of the history only.
 		if w, ok := m.weighProjection(results); ok {
-			send := st.Send
+			// The results cleared are those of now: a compaction's
+			// cleanup (Reset) replaces the set before a request that goes
+			// out as it is after all (the compaction's read back failed).
+			send, cleared := st.Send, m.cleared
 			st.projected = func(msgs []model.Message) []model.Message {
 				if slicesSame(msgs, send) {
-					return m.project(msgs, results) // the whole request
+					return project(msgs, results, cleared) // the whole request
 				}
-				return m.projectEach(msgs)
+				return projectEach(msgs, cleared)
 			}
 			st.projectedWeight = w
 		}
 	} else {
-		st.Send = m.project(st.Send, results)
+		st.Send = project(st.Send, results, m.cleared)
 	}
 	if m.cfg.ServerSide && len(results) > 0 {
 		m.askServer(st)
@@ -384,13 +391,14 @@ func recordSystem(ctx context.Context, t Transcript, subtype, content, key strin
 	return t.Append(ctx, e)
 }
 
-// project returns msgs with every cleared result's content replaced, the
-// messages it changes copied (msgs itself is left as it is).
-func (m *Micro) project(msgs []model.Message, results []compactable) []model.Message {
+// project returns msgs with the content of every result of results that
+// cleared holds replaced, the messages it changes copied (msgs itself is
+// left as it is).
+func project(msgs []model.Message, results []compactable, cleared map[string]bool) []model.Message {
 	// One allocation holds the copied messages' blocks.
 	n, last := 0, -1
 	for _, r := range results {
-		if !r.isCleared && m.cleared[r.id] && r.msg != last {
+		if !r.isCleared && cleared[r.id] && r.msg != last {
 			n += len(msgs[r.msg].Content)
 			last = r.msg
 		}
@@ -402,7 +410,7 @@ func (m *Micro) project(msgs []model.Message, results []compactable) []model.Mes
 	pool := make([]model.Block, 0, n)
 	last = -1
 	for _, r := range results {
-		if r.isCleared || !m.cleared[r.id] {
+		if r.isCleared || !cleared[r.id] {
 			continue
 		}
 		if r.msg != last {
@@ -437,12 +445,12 @@ func (m *Micro) weighProjection(results []compactable) (int64, bool) {
 // projectEach is project for messages read one at a time: a result is
 // cleared by its id alone (project's results also tell which tools are
 // compactable, which only choosing a batch needs).
-func (m *Micro) projectEach(msgs []model.Message) []model.Message {
+func projectEach(msgs []model.Message, cleared map[string]bool) []model.Message {
 	var out []model.Message
 	for i := range msgs {
 		copied := false
 		for j, b := range msgs[i].Content {
-			if b.Type != model.BlockToolResult || !m.cleared[b.ToolUseID] || bytes.Equal(b.Content, clearedJSON) {
+			if b.Type != model.BlockToolResult || !cleared[b.ToolUseID] || bytes.Equal(b.Content, clearedJSON) {
 				continue
 			}
 			if out == nil {

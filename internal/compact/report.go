@@ -16,7 +16,7 @@ func Resumed(conv *transcript.Conversation) []model.Message {
 	msgs := conv.Messages()
 	if len(conv.Cleared) > 0 {
 		m := NewMicro(MicroConfig{Cleared: conv.Cleared})
-		msgs = m.project(msgs, m.collect(msgs))
+		msgs = project(msgs, m.collect(msgs), m.cleared)
 	}
 	return collapseView(msgs, conv.Collapsed)
 }

@@ -162,7 +162,9 @@ func (s *Snip) Apply(ctx context.Context, st *State) (int64, error) {
 				// replaces what would carry the reminder: it is made (the
 				// transcript read back, every message weighed) only once
 				// the Manager knows the request goes out as it is, which
-				// it may not before the layers are done (see above).
+				// it may not before the layers are done (see above), and
+				// from the request as they left it: results micro cleared
+				// weigh as cleared, spans collapse folded are not named.
 				st.later = append(st.later, func(st *State) {
 					s.mu.Lock()
 					defer s.mu.Unlock()

@@ -90,6 +90,9 @@ func TestMarkTags(t *testing.T) {
 		{"tool results", user([]string{uid(3)}, result("t1", "out")),
 			[]model.Block{result("t1", "out"), model.TextBlock(tag(3))}},
 		{"meta only", user([]string{uid(4)}, reminder), nil},
+		{"tool results with a reminder", user([]string{uid(6)}, result("t2", "out"), reminder),
+			[]model.Block{result("t2", "out"), reminder, model.TextBlock(tag(6))}},
+		{"empty", user([]string{uid(7)}), nil},
 		{"assistant", assistant(uid(5), model.TextBlock("hi")), nil},
 		{"not in the transcript", user(nil, model.TextBlock("hi")), nil},
 	}

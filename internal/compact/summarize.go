@@ -199,21 +199,17 @@ type owed struct {
 
 // apply returns msgs as the request carries them.
 func (o owed) apply(msgs []model.Message) []model.Message {
-	return o.tag(o.shrunk(msgs))
+	msgs = o.shrunk(msgs)
+	if o.mark != nil {
+		msgs = o.mark(msgs)
+	}
+	return msgs
 }
 
 // shrunk returns msgs projected, not tagged.
 func (o owed) shrunk(msgs []model.Message) []model.Message {
 	if o.project != nil {
 		msgs = o.project(msgs)
-	}
-	return msgs
-}
-
-// tag returns msgs tagged.
-func (o owed) tag(msgs []model.Message) []model.Message {
-	if o.mark != nil {
-		msgs = o.mark(msgs)
 	}
 	return msgs
 }
@@ -288,17 +284,13 @@ var clearedTokens = tokens.EstimateBlock(model.ToolResultBlock("", clearedText, 
 // fits reports whether the view's messages are estimated at fewer than
 // budget tokens, weighing them only until the budget is reached. Tags
 // only add text, so messages that do not fit untagged do not fit tagged:
-// they are weighed untagged first, and tagged only when they fit.
+// they are weighed untagged first (projected, as owed.shrunk), and tagged
+// only when they fit.
 func (v summaryView) fits(budget int64) bool {
 	if v.mark == nil {
 		return v.weighs(budget, v.msg)
 	}
-	untagged := func(i int) model.Message {
-		if v.project == nil {
-			return v.msgs[i]
-		}
-		return v.project(v.msgs[i : i+1])[0]
-	}
+	untagged := func(i int) model.Message { return v.shrunk(v.msgs[i : i+1])[0] }
 	return v.weighs(budget, untagged) && v.weighs(budget, v.msg)
 }
 
@@ -324,8 +316,8 @@ func (v summaryView) weighs(budget int64, msg func(int) model.Message) bool {
 	return n < budget
 }
 
-// messages returns the view's messages: withoutImages of the tagged
-// messages, and trim of those for a trimmed view.
+// messages returns the view's messages: withoutImages of the messages as
+// the requests carried them (owed), and trim of those for a trimmed view.
 func (v summaryView) messages() []model.Message {
 	msgs := v.msgs
 	msgs = v.apply(msgs)
