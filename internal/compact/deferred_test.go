@@ -13,7 +13,6 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
-	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -99,20 +98,18 @@ func TestDeferredLayersSendWhatEagerOnesWould(t *testing.T) {
 		}
 		prepare := func(eager bool) run {
 			var out run
-			m := &modeltest.Scripted{Answer: func(_ context.Context, _ int, req *model.Request) ([]model.Block, error) {
-				out.asked = append(out.asked, fmt.Sprint(req.Messages))
-				return []model.Block{model.TextBlock("<summary>S</summary>")}, nil
-			}}
+			var asked []*model.Request
 			tr := &writtenTranscript{reloadTranscript: newReloadTranscript(h)}
-			mgr := New(Config{Model: m, ModelName: "claude-test", Window: w, Transcript: tr, Now: func() time.Time { return now }})
-			mgr.AddLayer(NewSnip(SnipConfig{Transcript: tr}))
-			mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Transcript: tr, Cleared: cleared, Since: since}))
+			mgr := defaultLayers(summarizer(&asked), w, tr, now, since, cleared)
 			if eager {
 				mgr.AddLayer(passLayer{})
 			}
 			p := &engine.Prep{History: h, Used: used}
 			if err := mgr.Prepare(t.Context(), p); err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
+			}
+			for _, req := range asked {
+				out.asked = append(out.asked, fmt.Sprint(req.Messages))
 			}
 			out.send = p.Send
 			if out.send == nil {

@@ -133,6 +133,35 @@ func TestMeterAfterACompaction(t *testing.T) {
 	}
 }
 
+// uuidOf is the transcript uuid of message i: its first digits, which a
+// tag is made from, differ for each i.
+func uuidOf(i int) string { return fmt.Sprintf("%08x-0000-4000-8000-000000000000", i) }
+
+// idsOf is uuidOf(i) as a message's ids.
+func idsOf(i int) []string { return []string{uuidOf(i)} }
+
+// summarizer answers every summary request with a summary, recording the
+// requests in asked when it is not nil.
+func summarizer(asked *[]*model.Request) *modeltest.Scripted {
+	return &modeltest.Scripted{Answer: func(_ context.Context, _ int, req *model.Request) ([]model.Block, error) {
+		if asked != nil {
+			*asked = append(*asked, req)
+		}
+		return []model.Block{model.TextBlock("<summary>S</summary>")}, nil
+	}}
+}
+
+// defaultLayers is a Manager over w with the layers a session has by
+// default: snip, then micro-compaction of Bash results, whose last request
+// was at since (two hours before now: the cache is cold) and which
+// cleared the results cleared names.
+func defaultLayers(m model.Model, w tokens.Window, tr Transcript, now, since time.Time, cleared map[string]bool) *Manager {
+	mgr := New(Config{Model: m, ModelName: "claude-test", Window: w, Transcript: tr, Now: func() time.Time { return now }})
+	mgr.AddLayer(NewSnip(SnipConfig{}))
+	mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Transcript: tr, Cleared: cleared, Since: since}))
+	return mgr
+}
+
 // TestFloorCountsTheTags: the snip layer leaves its tags to the Manager
 // until it knows the request goes out as it is, and the floor that
 // decides counts them all the same. Here the history's floor is under
@@ -142,19 +171,16 @@ func TestFloorCountsTheTags(t *testing.T) {
 	var h []model.Message
 	for i := range 3_500 { // 9 tokens a message, 3 more with a tag: 63,000 and 73,500
 		h = append(h,
-			msg("user", []string{fmt.Sprintf("%08x-0000-4000-8000-000000000000", 2*i)}, model.TextBlock("x")),
-			msg("assistant", []string{fmt.Sprintf("%08x-0000-4000-8000-000000000000", 2*i+1)}, model.TextBlock("ok")))
+			msg("user", idsOf(2*i), model.TextBlock("x")),
+			msg("assistant", idsOf(2*i+1), model.TextBlock("ok")))
 	}
-	h = append(h, msg("user", []string{"ffffffff-0000-4000-8000-000000000000"}, model.TextBlock("go on")))
+	h = append(h, msg("user", idsOf(7_000), model.TextBlock("go on")))
 	snip := NewSnip(SnipConfig{})
 	at := w.AutoCompactAt()
 	if bare, tagged := tokens.EstimateFloor(h), tokens.EstimateFloor(snip.Mark(h)); bare >= at || tagged < at {
 		t.Fatalf("floor %d without the tags and %d with them; want the threshold %d between", bare, tagged, at)
 	}
-	m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
-		return []model.Block{model.TextBlock("<summary>S</summary>")}, nil
-	}}
-	mgr := New(Config{Model: m, ModelName: "claude-test", Window: w, Transcript: newReloadTranscript(h)})
+	mgr := New(Config{Model: summarizer(nil), ModelName: "claude-test", Window: w, Transcript: newReloadTranscript(h)})
 	mgr.AddLayer(snip)
 	p := &engine.Prep{History: h, Used: 20_000}
 	if err := mgr.Prepare(t.Context(), p); err != nil {
@@ -172,25 +198,19 @@ func TestFloorCountsTheTags(t *testing.T) {
 func TestFloorCountsTheClearing(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	w := tokens.Window{Size: 100_000, MaxOutput: 20_000} // compacts at 67,000
-	id := func(i int) []string { return []string{fmt.Sprintf("%08x-0000-4000-8000-000000000000", i)} }
-	h := []model.Message{msg("user", id(0), model.TextBlock("build it"))}
+	h := []model.Message{msg("user", idsOf(0), model.TextBlock("build it"))}
 	for i := range 8 { // the first result 80,000 tokens, the others small
 		out := "ok"
 		if i == 0 {
 			out = strings.Repeat("BIG ", 80_000)
 		}
 		call := model.Block{Type: model.BlockToolUse, ID: fmt.Sprint("t", i), Name: "Bash", Input: []byte(`{}`)}
-		h = append(h, msg("assistant", id(2*i+1), call), msg("user", id(2*i+2), model.ToolResultBlock(call.ID, out, false)))
+		h = append(h, msg("assistant", idsOf(2*i+1), call), msg("user", idsOf(2*i+2), model.ToolResultBlock(call.ID, out, false)))
 	}
 	if floor := tokens.EstimateFloor(h); floor < w.AutoCompactAt() {
 		t.Fatalf("the history's floor is %d: the test needs it over the threshold %d", floor, w.AutoCompactAt())
 	}
-	m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
-		return []model.Block{model.TextBlock("<summary>S</summary>")}, nil
-	}}
-	mgr := New(Config{Model: m, ModelName: "claude-test", Window: w, Transcript: &recTranscript{}, Now: func() time.Time { return now }})
-	mgr.AddLayer(NewSnip(SnipConfig{}))
-	mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Since: now.Add(-2 * time.Hour)}))
+	mgr := defaultLayers(summarizer(nil), w, &recTranscript{}, now, now.Add(-2*time.Hour), nil)
 	p := &engine.Prep{History: h, Used: 20_000}
 	if err := mgr.Prepare(t.Context(), p); err != nil {
 		t.Fatal(err)
@@ -221,23 +241,16 @@ func (*noReload) Reload(context.Context) ([]model.Message, error) {
 func TestClearingSurvivesAFailedReadBack(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	w := tokens.Window{Size: 100_000, MaxOutput: 20_000} // compacts at 67,000; a request under 68,000 still fits
-	id := func(i int) []string { return []string{fmt.Sprintf("%08x-0000-4000-8000-000000000000", i)} }
-	h := []model.Message{msg("user", id(0), model.TextBlock("build it"))}
+	h := []model.Message{msg("user", idsOf(0), model.TextBlock("build it"))}
 	for i := range 8 { // the first result 1,100 tokens
 		out := "ok"
 		if i == 0 {
 			out = strings.Repeat("BIG ", 1_100)
 		}
 		call := model.Block{Type: model.BlockToolUse, ID: fmt.Sprint("t", i), Name: "Bash", Input: []byte(`{}`)}
-		h = append(h, msg("assistant", id(2*i+1), call), msg("user", id(2*i+2), model.ToolResultBlock(call.ID, out, false)))
+		h = append(h, msg("assistant", idsOf(2*i+1), call), msg("user", idsOf(2*i+2), model.ToolResultBlock(call.ID, out, false)))
 	}
-	m := &modeltest.Scripted{Answer: func(context.Context, int, *model.Request) ([]model.Block, error) {
-		return []model.Block{model.TextBlock("<summary>S</summary>")}, nil
-	}}
-	tr := &noReload{}
-	mgr := New(Config{Model: m, ModelName: "claude-test", Window: w, Transcript: tr, Now: func() time.Time { return now }})
-	mgr.AddLayer(NewSnip(SnipConfig{}))
-	mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Transcript: tr, Since: now.Add(-2 * time.Hour)}))
+	mgr := defaultLayers(summarizer(nil), w, &noReload{}, now, now.Add(-2*time.Hour), nil)
 	p := &engine.Prep{History: h, Used: 68_600} // 67,500 once micro cleared the first result
 	if err := mgr.Prepare(t.Context(), p); err != nil {
 		t.Fatal(err)
@@ -260,17 +273,14 @@ func TestClearingSurvivesAFailedReadBack(t *testing.T) {
 func TestReminderWeighsTheRequest(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	w := tokens.Window{Size: 100_000, MaxOutput: 20_000} // reminds from 46,900, compacts at 67,000
-	id := func(i int) string { return fmt.Sprintf("%08x-0000-4000-8000-000000000000", i) }
-	h := []model.Message{msg("user", []string{id(0)}, model.TextBlock("build it"))}
+	h := []model.Message{msg("user", idsOf(0), model.TextBlock("build it"))}
 	for i := range 2 { // t0 3,000 tokens, cleared before the resume; t1 1,000
 		call := model.Block{Type: model.BlockToolUse, ID: fmt.Sprint("t", i), Name: "Bash", Input: []byte(`{}`)}
 		out := strings.Repeat("out ", 3_000-2_000*i)
-		h = append(h, msg("assistant", []string{id(2*i + 1)}, call), msg("user", []string{id(2*i + 2)}, model.ToolResultBlock(call.ID, out, false)))
+		h = append(h, msg("assistant", idsOf(2*i+1), call), msg("user", idsOf(2*i+2), model.ToolResultBlock(call.ID, out, false)))
 	}
-	h = append(h, msg("assistant", []string{id(5)}, model.TextBlock("built")), msg("user", []string{id(6)}, model.TextBlock("now test it")))
-	mgr := New(Config{ModelName: "claude-test", Window: w, Transcript: &recTranscript{}, Now: func() time.Time { return now }})
-	mgr.AddLayer(NewSnip(SnipConfig{}))
-	mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Cleared: map[string]bool{"t0": true}, Since: now.Add(-time.Minute)}))
+	h = append(h, msg("assistant", idsOf(5), model.TextBlock("built")), msg("user", idsOf(6), model.TextBlock("now test it")))
+	mgr := defaultLayers(nil, w, &recTranscript{}, now, now.Add(-time.Minute), map[string]bool{"t0": true})
 	p := &engine.Prep{History: h, Used: 50_000}
 	if err := mgr.Prepare(t.Context(), p); err != nil {
 		t.Fatal(err)
@@ -279,10 +289,10 @@ func TestReminderWeighsTheRequest(t *testing.T) {
 		t.Fatalf("compacted %v, sent the history as it is %v", p.Compaction != nil, p.Send == nil)
 	}
 	reminder := p.Send[len(p.Send)-1].Text()
-	if !strings.Contains(reminder, "- "+Tag(id(4))) {
-		t.Fatalf("the reminder does not name t1's result (%s): %q", Tag(id(4)), reminder)
+	if !strings.Contains(reminder, "- "+Tag(uuidOf(4))) {
+		t.Fatalf("the reminder does not name t1's result (%s): %q", Tag(uuidOf(4)), reminder)
 	}
-	if strings.Contains(reminder, "- "+Tag(id(2))) {
+	if strings.Contains(reminder, "- "+Tag(uuidOf(2))) {
 		t.Errorf("the reminder names t0's result, which the request carries cleared: %q", reminder)
 	}
 }

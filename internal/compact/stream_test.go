@@ -375,31 +375,24 @@ func TestWhatIsSentCountsToo(t *testing.T) {
 func TestSummaryWeighsTheClearedHistory(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	w := tokens.Window{Size: 100_000, MaxOutput: 20_000} // compacts at 67,000; a summary may read 84,000
-	id := func(i int) []string { return []string{fmt.Sprintf("%08x-0000-4000-8000-000000000000", i)} }
 	step := func(i int, out string) []model.Message {
 		call := model.Block{Type: model.BlockToolUse, ID: fmt.Sprint("t", i), Name: "Bash", Input: []byte(`{"command":"make"}`)}
 		return []model.Message{
-			msg("assistant", id(2*i+1), call),
-			msg("user", id(2*i+2), model.ToolResultBlock(call.ID, out, false)),
+			msg("assistant", idsOf(2*i+1), call),
+			msg("user", idsOf(2*i+2), model.ToolResultBlock(call.ID, out, false)),
 		}
 	}
-	h := []model.Message{msg("user", id(0), model.TextBlock("build it"))}
+	h := []model.Message{msg("user", idsOf(0), model.TextBlock("build it"))}
 	h = append(h, step(0, strings.Repeat("BIG ", 50_000))...) // 50,000 tokens
 	for i := 1; i <= 5; i++ {
 		h = append(h, step(i, fmt.Sprint("out-", i))...)
 	}
 	for i := range 4 { // 70,000 tokens
-		h = append(h, msg("assistant", id(100+2*i), model.TextBlock("ok")),
-			msg("user", id(101+2*i), model.TextBlock(strings.Repeat("more ", 14_000))))
+		h = append(h, msg("assistant", idsOf(100+2*i), model.TextBlock("ok")),
+			msg("user", idsOf(101+2*i), model.TextBlock(strings.Repeat("more ", 14_000))))
 	}
 	var asked []*model.Request
-	m := &modeltest.Scripted{Answer: func(_ context.Context, _ int, req *model.Request) ([]model.Block, error) {
-		asked = append(asked, req)
-		return []model.Block{model.TextBlock("<summary>S</summary>")}, nil
-	}}
-	mgr := New(Config{Model: m, ModelName: "claude-test", Window: w, Transcript: &recTranscript{}, Now: func() time.Time { return now }})
-	mgr.AddLayer(NewSnip(SnipConfig{}))
-	mgr.AddLayer(NewMicro(MicroConfig{Tools: []string{"Bash"}, Since: now.Add(-2 * time.Hour)}))
+	mgr := defaultLayers(summarizer(&asked), w, &recTranscript{}, now, now.Add(-2*time.Hour), nil)
 	p := &engine.Prep{History: h, Used: 30_000}
 	if err := mgr.Prepare(t.Context(), p); err != nil {
 		t.Fatal(err)
