@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/tokens"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/model/modeltest"
 	"github.com/cairn-dev/cairn/transcript"
 )
 
@@ -70,7 +71,8 @@ func randomHistory(r *rand.Rand) (h []model.Message, ids []string) {
 // request prepares as it did with each layer doing its work at once (a
 // layer after them that reads everything keeps them from leaving it): the
 // same request, the same compaction decision, the same summary requests,
-// the same meter, the same lines written.
+// the same meter, the same lines written; also when the server refused
+// the request as too long, and when the summary fails.
 func TestDeferredLayersSendWhatEagerOnesWould(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	w := tokens.Window{Size: 100_000, MaxOutput: 20_000}
@@ -89,6 +91,11 @@ func TestDeferredLayersSendWhatEagerOnesWould(t *testing.T) {
 			since = now.Add(-2 * time.Hour) // the cache is cold: micro clears a batch
 		}
 		used := r.Int64N(120_000)
+		down := r.IntN(6) == 0 // the summary fails: a request that fits goes out as the layers left it
+		var overflow *model.APIError
+		if r.IntN(8) == 0 { // the server refused the request as too long
+			overflow = &model.APIError{Status: 400, Type: "invalid_request_error", Message: "prompt is too long"}
+		}
 		type run struct {
 			send      []model.Message
 			compacted bool
@@ -100,11 +107,18 @@ func TestDeferredLayersSendWhatEagerOnesWould(t *testing.T) {
 			var out run
 			var asked []*model.Request
 			tr := &writtenTranscript{reloadTranscript: newReloadTranscript(h)}
-			mgr := defaultLayers(summarizer(&asked), w, tr, now, since, cleared)
+			var m model.Model = summarizer(&asked)
+			if down {
+				m = &modeltest.Scripted{Answer: func(_ context.Context, _ int, req *model.Request) ([]model.Block, error) {
+					asked = append(asked, req)
+					return nil, &model.APIError{Status: 529, Type: "overloaded_error"}
+				}}
+			}
+			mgr := defaultLayers(m, w, tr, now, since, cleared)
 			if eager {
 				mgr.AddLayer(passLayer{})
 			}
-			p := &engine.Prep{History: h, Used: used}
+			p := &engine.Prep{History: h, Used: used, Overflow: overflow}
 			if err := mgr.Prepare(t.Context(), p); err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
