@@ -22,9 +22,11 @@ echo "== generate"
 for mb in 1 10 100; do
   "$bin" gen -size "${mb}MB" -compact -out "$out/session-${mb}MB.jsonl"
 done
-# No compaction (the default): the whole file is the conversation.
+# No compaction (the default): the whole file is the conversation. Its
+# responses record the usage a 200K window allows, as a real session's
+# do: the resume must weigh the content to know it is over the window.
 for mb in 1 10 100 400; do
-  "$bin" gen -size "${mb}MB" -out "$out/flat-${mb}MB.jsonl"
+  "$bin" gen -size "${mb}MB" -window 200000 -out "$out/flat-${mb}MB.jsonl"
 done
 "$bin" gen -size 100MB -damage -out "$out/damaged-100MB.jsonl"
 
