@@ -185,6 +185,13 @@ type State struct {
 	last            bool
 	projected       func([]model.Message) []model.Message
 	projectedWeight int64
+	// weighed is the Send sendFloor last weighed, tagged or not as
+	// weighedUnmarked says, and base what it came to before the
+	// projection: micro weighs the request, and the Manager the same one
+	// again once the layers are done.
+	weighed         []model.Message
+	weighedUnmarked bool
+	base            int64
 	// floor is what the request comes to by the estimate (sendFloor:
 	// Send, with what the layers left to the Manager counted as done),
 	// set once the layers are done when the count is under the threshold
@@ -221,15 +228,18 @@ func (st *State) owed() owed {
 // (snip's tags, the only one), or for several whose tags do not change
 // where the others go.
 func (st *State) sendFloor() int64 {
-	n := tokens.EstimateFloor(st.Send) + st.projectedWeight
-	if st.unmarked {
-		for _, l := range st.mgr.layers {
-			if mk, ok := l.(Marker); ok {
-				n += mk.MarkWeight(st.Send)
+	if st.weighed == nil || !slicesSame(st.weighed, st.Send) || st.weighedUnmarked != st.unmarked {
+		n := tokens.EstimateFloor(st.Send)
+		if st.unmarked {
+			for _, l := range st.mgr.layers {
+				if mk, ok := l.(Marker); ok {
+					n += mk.MarkWeight(st.Send)
+				}
 			}
 		}
+		st.weighed, st.weighedUnmarked, st.base = st.Send, st.unmarked, n
 	}
-	return n
+	return st.base + st.projectedWeight
 }
 
 // runLater does what the layers left for a request sent as it is.
