@@ -185,13 +185,12 @@ type State struct {
 	last            bool
 	projected       func([]model.Message) []model.Message
 	projectedWeight int64
-	// weighed is the Send sendFloor last weighed, tagged or not as
-	// weighedUnmarked says, and base what it came to before the
-	// projection: micro weighs the request, and the Manager the same one
-	// again once the layers are done.
-	weighed         []model.Message
-	weighedUnmarked bool
-	base            int64
+	// weighed is the Send sendFloor last weighed (until settle applies
+	// what was left) and base what it came to before the projection:
+	// micro weighs the request, and the Manager the same one again once
+	// the layers are done.
+	weighed []model.Message
+	base    int64
 	// floor is what the request comes to by the estimate (sendFloor:
 	// Send, with what the layers left to the Manager counted as done),
 	// set once the layers are done when the count is under the threshold
@@ -209,7 +208,7 @@ type markIndifferent interface{ indifferentToMarks() }
 // layer's projection, the Markers' tags.
 func (st *State) settle() {
 	st.Send = st.owed().apply(st.Send)
-	st.projected, st.projectedWeight, st.unmarked = nil, 0, false
+	st.projected, st.projectedWeight, st.unmarked, st.weighed = nil, 0, false, nil
 }
 
 // owed is what the layers left to the Manager, for a summary to apply to
@@ -228,7 +227,7 @@ func (st *State) owed() owed {
 // (snip's tags, the only one), or for several whose tags do not change
 // where the others go.
 func (st *State) sendFloor() int64 {
-	if st.weighed == nil || !slicesSame(st.weighed, st.Send) || st.weighedUnmarked != st.unmarked {
+	if st.weighed == nil || !slicesSame(st.weighed, st.Send) {
 		n := tokens.EstimateFloor(st.Send)
 		if st.unmarked {
 			for _, l := range st.mgr.layers {
@@ -237,7 +236,7 @@ func (st *State) sendFloor() int64 {
 				}
 			}
 		}
-		st.weighed, st.weighedUnmarked, st.base = st.Send, st.unmarked, n
+		st.weighed, st.base = st.Send, n
 	}
 	return st.base + st.projectedWeight
 }
