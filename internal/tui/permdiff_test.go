@@ -54,7 +54,12 @@ func TestEditPermissionDiff(t *testing.T) {
 	d.waitFor("to auto-compact")
 	d.typeText("spell out line 7")
 	d.press("enter")
-	asked := d.waitFor("Do you want to proceed?")
+	// The question and the call's line come from two goroutines (the
+	// permission gate, the turn's events), in either order: the frame
+	// compared is the one showing both.
+	asked := d.waitUntil("the question under its call", func(f string) bool {
+		return strings.Contains(f, "Do you want to proceed?") && strings.Contains(f, "Edit(notes.txt)")
+	})
 	golden(t, "permission_edit", asked)
 	want := []string{"4   line 4", "5   line 5", "6   line 6", "7 - line 7", "7 + line seven", "8   line 8", "9   line 9", "10   line 10"}
 	if diff := cmp.Diff(want, diffLines(asked)); diff != "" {
